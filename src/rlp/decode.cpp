@@ -99,9 +99,11 @@ Expected<u256, DecodingError> decode_u256(BytesView& from) noexcept {
 
 namespace {
 Expected<Item, DecodingError> decode_item_at(BytesView& from, size_t depth) {
-    if (depth > kMaxDepth) return unexpected(DecodingError::too_deep);
     const auto h = decode_header(from);
     if (!h) return unexpected(h.error());
+    // `depth` lists enclose this item, so a list here is nesting level depth + 1. Checking lists
+    // only makes the limit independent of what the innermost list holds.
+    if (h->list && depth >= kMaxDepth) return unexpected(DecodingError::too_deep);
     Item item;
     item.list = h->list;
     BytesView payload = from.first(h->payload_length);

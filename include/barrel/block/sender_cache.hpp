@@ -1,0 +1,62 @@
+#pragma once
+/// @file
+/// A bounded, thread-safe map from transaction hash to recovered sender, filled when a
+/// transaction is verified (and by a transaction pool when it admits one), consulted before the
+/// ~50 µs secp256k1 recovery.
+///
+/// Exactness: the key is keccak256 of the transaction's complete signed encoding, so a hit is only
+/// possible for identical bytes; any change to any field, the signature included, is a new key.
+///
+/// Eviction is first-in first-out per shard. Blocks arrive in order and a transaction is included
+/// at most once, so the entries least likely to be needed again are the oldest ones; FIFO needs no
+/// bookkeeping on lookup (unlike LRU), which keeps hits cheap under contention.
+
+#include <barrel/core/bytes.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+namespace barrel::block {
+
+class SenderCache {
+public:
+    struct Stats {
+        uint64_t hits{0};
+        uint64_t misses{0};
+        uint64_t insertions{0};
+        uint64_t evictions{0};
+        size_t size{0};
+    };
+
+    /// Holds at most `capacity` entries (rounded up to a multiple of the shard count).
+    explicit SenderCache(size_t capacity = 1u << 20);
+    ~SenderCache();
+    SenderCache(const SenderCache&) = delete;
+    SenderCache& operator=(const SenderCache&) = delete;
+
+    /// The cached sender of the transaction with this hash; counts a hit or a miss.
+    std::optional<Address> find(const Hash& tx_hash) noexcept;
+
+    /// Records a verified sender; evicts the shard's oldest entry when the shard is full.
+    void insert(const Hash& tx_hash, const Address& sender);
+
+    /// Drops every entry (counters are kept).
+    void clear();
+
+    Stats stats() const;
+    size_t capacity() const noexcept;
+
+private:
+    struct Shard;
+    Shard& shard_of(const Hash& tx_hash) noexcept;
+
+    std::unique_ptr<Shard[]> m_shards;
+    size_t m_shard_capacity;
+};
+
+}  // namespace barrel::block

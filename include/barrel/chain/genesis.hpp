@@ -1,0 +1,44 @@
+#pragma once
+/// @file
+/// The genesis of a chain: chain parameters and the initial state, read from a JSON file
+/// (docs/formats.md, "Genesis"), and the block-0 header every chain file builds on.
+
+#include <barrel/block/header.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/state/state.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace barrel::chain {
+
+struct Genesis {
+    exec::ChainConfig config;
+    uint64_t gas_limit{200'000'000};  ///< block gas limit blocks are sealed with
+    uint64_t timestamp{0};
+    Address coinbase;                 ///< fee recipient of generated blocks
+    /// The initial state as a write set (sorted by key), which is also what its root commits to.
+    state::WriteSet alloc;
+
+    friend bool operator==(const Genesis&, const Genesis&) = default;
+};
+
+/// Parses a genesis document. Errors are one line naming the offending member, e.g.
+/// "accounts.0x12…: balance: not an unsigned 256-bit integer".
+Expected<Genesis, std::string> parse_genesis(std::string_view json_text);
+
+/// Serialises a genesis document (integers as 0x quantities, keys sorted): parse_genesis of the
+/// result gives back an equal Genesis.
+std::string to_json_text(const Genesis& genesis);
+
+/// keccak256(32 zero bytes ‖ hash_of(alloc)): the genesis is a block whose parent root is zero.
+Hash state_root(const Genesis& genesis);
+
+/// Block 0: number 0, zero parent, empty roots for transactions and receipts, the genesis state
+/// root. Block 1's parent_hash is its hash.
+block::Header genesis_header(const Genesis& genesis);
+
+/// A memory state holding the genesis allocation.
+state::MemoryState genesis_state(const Genesis& genesis);
+
+}  // namespace barrel::chain

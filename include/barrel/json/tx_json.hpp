@@ -1,0 +1,35 @@
+#pragma once
+/// @file
+/// JSON form of a transaction, following the conventions of barrel/json/conventions.hpp.
+
+#include <barrel/core/bytes.hpp>
+#include <barrel/json/conventions.hpp>
+#include <barrel/tx/transaction.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+
+namespace barrel {
+
+/// A transaction as a JSON object with the keys
+///
+///     type                      quantity: 0 legacy, 1 EIP-2930, 2 EIP-1559
+///     chain_id                  quantity, null for a pre-EIP-155 legacy transaction
+///     nonce, gas_limit          quantity
+///     gas_price                 quantity (legacy and type 1 only)
+///     max_fee_per_gas,          quantity (type 2 only)
+///     max_priority_fee_per_gas
+///     to                        address, null for a contract creation
+///     value                     quantity
+///     input                     bytes (calldata or init code)
+///     access_list               [{address, storage_keys: [hash…]}] (types 1 and 2 only)
+///     v                         quantity: the y parity (0/1) for typed transactions, the legacy
+///                               v (27/28, or chain_id × 2 + 35/36 under EIP-155) for legacy ones
+///     r, s                      quantity
+///     hash                      hash (the caller's: keccak256 of the encoding)
+///     sender                    address, null if `sender` is absent (not recovered)
+nlohmann::json to_json(const tx::Transaction& tx, const Hash& hash,
+                       const std::optional<Address>& sender);
+
+}  // namespace barrel

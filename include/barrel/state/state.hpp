@@ -1,0 +1,75 @@
+#pragma once
+/// @file
+/// World state: accounts (address → nonce, balance) and the DagTransfer table (user → balance).
+/// Execution only reads a StateReader; what a block changes comes back as a WriteSet that the
+/// caller applies (memory) or commits (RocksDB), so a rejected block leaves state untouched.
+
+#include <barrel/core/bytes.hpp>
+#include <barrel/core/uint256.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace barrel::state {
+
+struct Account {
+    uint64_t nonce{0};
+    u256 balance;
+    friend bool operator==(const Account&, const Account&) = default;
+};
+
+/// Read access to the state a block executes against. Implementations must allow concurrent
+/// calls from many threads (execution loads keys lazily from parallel tasks).
+class StateReader {
+public:
+    virtual ~StateReader() = default;
+    virtual std::optional<Account> account(const Address& address) const = 0;
+    virtual std::optional<u256> user(std::string_view name) const = 0;
+};
+
+/// Everything a block changed, sorted by key: the input of the state root and of the commit.
+/// `nullopt` never occurs today (nothing is deleted) but keeps the type honest for later.
+struct WriteSet {
+    std::vector<std::pair<Address, Account>> accounts;   ///< sorted by address
+    std::vector<std::pair<std::string, u256>> users;     ///< sorted by name (bytewise)
+
+    bool empty() const noexcept { return accounts.empty() && users.empty(); }
+    size_t size() const noexcept { return accounts.size() + users.size(); }
+    friend bool operator==(const WriteSet&, const WriteSet&) = default;
+};
+
+/// keccak256 of the write set's canonical encoding (docs/formats.md): the concatenation, in key
+/// order, of RLP([0x01 ‖ address, [nonce, balance]]) for accounts then RLP([0x02 ‖ name,
+/// balance]) for users. Accounts sort before users because of the kind byte.
+Hash hash_of(const WriteSet& writes);
+
+/// The chained state commitment: keccak256(parent_state_root ‖ hash_of(writes)).
+Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes);
+
+struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+/// The in-memory state: for tests, the generator's sealer and as the store's cache model.
+class MemoryState final : public StateReader {
+public:
+    std::optional<Account> account(const Address& address) const override;
+    std::optional<u256> user(std::string_view name) const override;
+
+    void set_account(const Address& address, const Account& account);
+    void set_user(std::string_view name, const u256& balance);
+    void apply(const WriteSet& writes);
+
+    const std::unordered_map<Address, Account, FixedBytesHasher>& accounts() const noexcept { return m_accounts; }
+    const std::unordered_map<std::string, u256, StringHash, std::equal_to<>>& users() const noexcept { return m_users; }
+
+private:
+    std::unordered_map<Address, Account, FixedBytesHasher> m_accounts;
+    std::unordered_map<std::string, u256, StringHash, std::equal_to<>> m_users;
+};
+
+}  // namespace barrel::state

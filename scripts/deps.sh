@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 (bookworm) packages barrel needs, if any are missing.
+#
+#   scripts/deps.sh          build + test + benchmark dependencies
+#   scripts/deps.sh --fuzz   also clang, libFuzzer (libclang-rt-14-dev) and llvm (llvm-symbolizer,
+#                            for symbolised stack traces from clang-built sanitizers)
+#
+# Runs `apt-get update` only when something has to be installed; uses sudo when not root.
+set -euo pipefail
+
+packages=(
+    build-essential cmake ninja-build pkg-config
+    libtbb-dev libboost-dev libsecp256k1-dev librocksdb-dev nlohmann-json3-dev
+    libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev
+)
+
+for arg in "$@"; do
+    case "$arg" in
+        --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
+        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+        *) echo "error: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+missing=()
+for pkg in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$pkg")
+    fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null; then
+        sudo=(sudo)
+    else
+        echo "error: missing packages (${missing[*]}) and not root, no sudo" >&2
+        exit 1
+    fi
+fi
+
+echo "deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Builds barrel and runs its tests. What CI runs (.ci/run) and the README's test command.
+#
+#   scripts/test.sh                  all phases: release, asan, tsan, fuzz
+#   scripts/test.sh --quick          release phase only
+#   scripts/test.sh --only PHASE     one phase: release | asan | tsan | fuzz
+#
+# Phases (each in its own build tree under build/, reused between runs):
+#   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run
+#   asan     Debug -O1 (gcc), AddressSanitizer + UndefinedBehaviorSanitizer: unit tests
+#   tsan     Debug -O1 (gcc), ThreadSanitizer against a TSan-built oneTBB (scripts/tsan-tbb.sh)
+#   fuzz     clang + libFuzzer + ASan/UBSan: every fuzzer for BARREL_FUZZ_SECONDS (ctest -R ^fuzz_)
+#
+# With CI set in the environment, warnings are errors (BARREL_WERROR=ON).
+# Stops at the first failing phase with a non-zero exit status.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+
+phases=(release asan tsan fuzz)
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) phases=(release) ;;
+        --only)
+            [[ $# -ge 2 ]] || { echo "error: --only needs a phase" >&2; exit 2; }
+            case "$2" in
+                release|asan|tsan|fuzz) phases=("$2") ;;
+                *) echo "error: unknown phase '$2' (release, asan, tsan, fuzz)" >&2; exit 2 ;;
+            esac
+            shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "error: unknown argument '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+jobs=$(nproc)
+werror=OFF
+[[ -n "${CI:-}" ]] && werror=ON
+
+deps_args=()
+[[ " ${phases[*]} " == *" fuzz "* ]] && deps_args+=(--fuzz)
+"$repo/scripts/deps.sh" "${deps_args[@]}"
+
+# Sanitizer run-time options, exported for the build too: gtest_discover_tests runs the test
+# binary at build time.
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:print_stacktrace=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export TSAN_OPTIONS="suppressions=$repo/test/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+
+banner() {
+    echo
+    echo "================================================================================"
+    echo "== $*"
+    echo "================================================================================"
+}
+
+# configure DIR CMAKE_ARGS... ; build DIR [TARGET] ; run_ctest DIR CTEST_ARGS...
+configure() {
+    local dir=$1; shift
+    cmake -S "$repo" -B "$dir" -G Ninja -DBARREL_WERROR="$werror" "$@"
+}
+build() {
+    local dir=$1; shift
+    cmake --build "$dir" -j "$jobs" "$@"
+}
+run_ctest() {
+    local dir=$1; shift
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 "$@"
+}
+
+phase_release() {
+    configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    build build/release
+    run_ctest build/release
+}
+
+phase_asan() {
+    configure build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+        -DBARREL_SANITIZE=address,undefined -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF
+    build build/asan
+    run_ctest build/asan
+}
+
+phase_tsan() {
+    # Debian's libtbb is not instrumented; TSan needs one that is (see test/tsan.supp).
+    local tbb_dir
+    tbb_dir=$("$repo/scripts/tsan-tbb.sh")
+    configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+        -DBARREL_SANITIZE=thread -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
+        -DTBB_DIR="$tbb_dir"
+    build build/tsan
+    run_ctest build/tsan
+}
+
+phase_fuzz() {
+    CC=clang CXX=clang++ configure build/fuzz \
+        -DCMAKE_CXX_COMPILER=clang++ \
+        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+        -DBARREL_FUZZING=ON -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF
+    # Only the fuzzers: the unit tests already ran in the other phases.
+    build build/fuzz --target barrel-fuzzers
+    run_ctest build/fuzz -R '^fuzz_'
+}
+
+total_start=$(date +%s)
+summary=()
+for phase in "${phases[@]}"; do
+    banner "phase $phase  ($(date '+%H:%M:%S'), $jobs jobs)"
+    start=$(date +%s)
+    # A subshell outside any `if`, so that `set -e` still stops the phase at its first failure.
+    set +e
+    ( set -e; "phase_$phase" )
+    rc=$?
+    set -e
+    elapsed=$(( $(date +%s) - start ))
+    if [[ $rc -ne 0 ]]; then
+        banner "phase $phase FAILED (exit $rc) after ${elapsed}s"
+        exit "$rc"
+    fi
+    summary+=("$(printf '%-8s %5ss' "$phase" "$elapsed")")
+    banner "phase $phase passed in ${elapsed}s"
+done
+
+echo
+echo "test.sh: all phases passed in $(( $(date +%s) - total_start ))s"
+printf '  %s\n' "${summary[@]}"

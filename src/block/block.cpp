@@ -1,0 +1,294 @@
+#include <barrel/block/block.hpp>
+#include <barrel/core/keccak.hpp>
+#include <barrel/core/parallel.hpp>
+#include <barrel/rlp/encode.hpp>
+
+namespace barrel::block {
+
+std::string_view to_string(BlockErrorCode code) noexcept {
+    switch (code) {
+        case BlockErrorCode::malformed_block: return "malformed_block";
+        case BlockErrorCode::malformed_header: return "malformed_header";
+        case BlockErrorCode::truncated_index: return "truncated_index";
+        case BlockErrorCode::count_too_large: return "count_too_large";
+        case BlockErrorCode::first_offset_not_zero: return "first_offset_not_zero";
+        case BlockErrorCode::offsets_not_increasing: return "offsets_not_increasing";
+        case BlockErrorCode::offset_out_of_range: return "offset_out_of_range";
+        case BlockErrorCode::last_offset_mismatch: return "last_offset_mismatch";
+        case BlockErrorCode::malformed_tx_list: return "malformed_tx_list";
+        case BlockErrorCode::slot_trailing_bytes: return "slot_trailing_bytes";
+        case BlockErrorCode::malformed_tx: return "malformed_tx";
+        case BlockErrorCode::invalid_tx: return "invalid_tx";
+        case BlockErrorCode::wrong_chain_id: return "wrong_chain_id";
+    }
+    return "unknown";
+}
+
+std::string describe(const BlockError& e) {
+    std::string out;
+    if (e.tx_index) out += "transaction " + std::to_string(*e.tx_index) + ": ";
+    out += to_string(e.code);
+    switch (e.code) {
+        case BlockErrorCode::malformed_block:
+        case BlockErrorCode::malformed_tx_list:
+            out += ": ";
+            out += rlp::to_string(e.rlp);
+            break;
+        case BlockErrorCode::malformed_header:
+            out += ": ";
+            out += to_string(e.header_field);
+            out += ": ";
+            out += rlp::to_string(e.rlp);
+            break;
+        case BlockErrorCode::malformed_tx:
+        case BlockErrorCode::invalid_tx:
+            out += ": ";
+            out += tx::describe(e.tx);
+            break;
+        default: break;
+    }
+    return out;
+}
+
+namespace {
+
+Unexpected<BlockError> error(BlockErrorCode code, std::optional<size_t> index = std::nullopt) {
+    BlockError e;
+    e.code = code;
+    e.tx_index = index;
+    return unexpected(e);
+}
+
+Unexpected<BlockError> rlp_error(BlockErrorCode code, rlp::DecodingError r) {
+    BlockError e;
+    e.code = code;
+    e.rlp = r;
+    return unexpected(e);
+}
+
+void put_be32(Bytes& out, uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
+}
+
+uint32_t get_be32(const uint8_t* p) noexcept {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+/// Splits an offset-indexed list into its slots after checking the whole index.
+Expected<void, BlockError> split_indexed(BytesView payload, std::vector<BytesView>& slots) {
+    if (payload.size() < 4) return error(BlockErrorCode::truncated_index);
+    const uint64_t count = get_be32(payload.data());
+    // Check that the index fits before allocating anything in proportion to `count`.
+    const uint64_t index_size = 4 + 4 * (count + 1);
+    if (index_size > payload.size()) return error(BlockErrorCode::count_too_large);
+    const uint8_t* offsets = payload.data() + 4;
+    const BytesView area = payload.subspan(index_size);
+    if (get_be32(offsets) != 0) return error(BlockErrorCode::first_offset_not_zero);
+    slots.resize(count);
+    uint32_t begin = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const uint32_t end = get_be32(offsets + 4 * (i + 1));
+        if (end <= begin) return error(BlockErrorCode::offsets_not_increasing, i);
+        if (end > area.size()) return error(BlockErrorCode::offset_out_of_range, i);
+        slots[i] = area.subspan(begin, end - begin);
+        begin = end;
+    }
+    if (begin != area.size()) return error(BlockErrorCode::last_offset_mismatch);
+    return {};
+}
+
+/// Splits a plain RLP list of transactions: legacy ones are list items (the item is the
+/// encoding), typed ones are string items whose payload is the envelope.
+Expected<void, BlockError> split_plain(BytesView payload, std::vector<BytesView>& slots) {
+    while (!payload.empty()) {
+        const BytesView item_start = payload;
+        BytesView rest = payload;
+        auto h = rlp::decode_header(rest);
+        if (!h) return rlp_error(BlockErrorCode::malformed_tx_list, h.error());
+        const size_t header_size = item_start.size() - rest.size();
+        if (h->list) {
+            slots.push_back(item_start.first(header_size + h->payload_length));
+        } else {
+            slots.push_back(rest.first(h->payload_length));
+        }
+        payload = rest.subspan(h->payload_length);
+    }
+    return {};
+}
+
+/// Splits the transactions of a block or a bare list: an RLP string holds an offset-indexed list,
+/// an RLP list is a plain list.
+Expected<void, BlockError> split_txs(BytesView& from, std::vector<BytesView>& slots) {
+    BytesView rest = from;
+    auto h = rlp::decode_header(rest);
+    if (!h) return rlp_error(BlockErrorCode::malformed_block, h.error());
+    const BytesView payload = rest.first(h->payload_length);
+    from = rest.subspan(h->payload_length);
+    if (h->list) return split_plain(payload, slots);
+    if (h->payload_length == 1 && payload[0] < 0x80) return error(BlockErrorCode::truncated_index);
+    return split_indexed(payload, slots);
+}
+
+/// Stage 1 proper: decode every slot and hash it, in parallel, each index writing its own slot.
+Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
+    const size_t n = b.tx_encodings.size();
+    b.txs.resize(n);
+    b.tx_hashes.resize(n);
+    std::vector<tx::TxError> errors(n);
+    LowestIndex bad{n};
+    for_each_index(n, parallel, [&](size_t i) {
+        if (bad.beyond(i)) return;
+        auto decoded = tx::decode(b.tx_encodings[i]);
+        if (!decoded) {
+            errors[i] = decoded.error();
+            bad.record(i);
+            return;
+        }
+        b.txs[i] = std::move(decoded).value();
+        b.tx_hashes[i] = tx::hash_of(b.tx_encodings[i]);
+    });
+    if (!bad.any()) return {};
+    const size_t i = bad.lowest();
+    const tx::TxError& te = errors[i];
+    if (te.code == tx::TxErrorCode::malformed_rlp && te.field == tx::Field::envelope &&
+        te.rlp == rlp::DecodingError::trailing_bytes)
+        return error(BlockErrorCode::slot_trailing_bytes, i);
+    BlockError e;
+    e.code = BlockErrorCode::malformed_tx;
+    e.tx_index = i;
+    e.tx = te;
+    return unexpected(e);
+}
+
+}  // namespace
+
+void encode_indexed_txs(Bytes& out, std::span<const BytesView> txs) {
+    size_t area = 0;
+    for (const auto& t : txs) area += t.size();
+    out.reserve(out.size() + 8 + 4 * txs.size() + area);
+    put_be32(out, static_cast<uint32_t>(txs.size()));
+    uint32_t offset = 0;
+    put_be32(out, 0);
+    for (const auto& t : txs) {
+        offset += static_cast<uint32_t>(t.size());
+        put_be32(out, offset);
+    }
+    for (const auto& t : txs) out.insert(out.end(), t.begin(), t.end());
+}
+
+void encode_block(Bytes& out, const Header& header, std::span<const BytesView> txs) {
+    Bytes payload;
+    encode(payload, header);
+    Bytes index;
+    encode_indexed_txs(index, txs);
+    rlp::encode(payload, BytesView{index});
+    rlp::encode_list(out, payload);
+}
+
+Bytes encode_block(const Header& header, std::span<const BytesView> txs) {
+    Bytes out;
+    encode_block(out, header, txs);
+    return out;
+}
+
+Bytes encode_plain_tx_list(std::span<const BytesView> txs) {
+    Bytes payload;
+    for (const auto& t : txs) {
+        if (!t.empty() && t[0] >= 0xc0)
+            payload.insert(payload.end(), t.begin(), t.end());
+        else
+            rlp::encode(payload, t);  // a typed envelope travels as a byte string
+    }
+    Bytes out;
+    rlp::encode_list(out, payload);
+    return out;
+}
+
+Expected<BytesView, BlockError> split_block(BytesView& from) noexcept {
+    const BytesView start = from;
+    auto h = rlp::decode_header(from);
+    if (!h) return rlp_error(BlockErrorCode::malformed_block, h.error());
+    if (!h->list) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::unexpected_string);
+    from = from.subspan(h->payload_length);
+    return start.first(start.size() - from.size());
+}
+
+Expected<Block, BlockError> decode_block(Bytes wire, bool parallel) {
+    Block b;
+    b.wire = std::move(wire);
+    BytesView in{b.wire};
+    auto body = rlp::decode_list(in);
+    if (!body) return rlp_error(BlockErrorCode::malformed_block, body.error());
+    if (!in.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+
+    BytesView rest = *body;
+    const BytesView header_start = rest;
+    auto header = decode_header(rest);
+    if (!header) {
+        BlockError e;
+        e.code = BlockErrorCode::malformed_header;
+        e.header_field = header.error().field;
+        e.rlp = header.error().rlp;
+        return unexpected(e);
+    }
+    b.header = *header;
+    // Decoding is canonical, so the header's bytes are exactly RLP(header): hash them in place.
+    b.hash = keccak256(header_start.first(header_start.size() - rest.size()));
+
+    if (rest.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::input_too_short);
+    BARREL_TRY(split_txs(rest, b.tx_encodings));
+    if (!rest.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    BARREL_TRY(decode_slots(b, parallel));
+    return b;
+}
+
+Expected<Block, BlockError> decode_tx_list(Bytes wire, bool parallel) {
+    Block b;
+    b.wire = std::move(wire);
+    BytesView in{b.wire};
+    BARREL_TRY(split_txs(in, b.tx_encodings));
+    if (!in.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    BARREL_TRY(decode_slots(b, parallel));
+    return b;
+}
+
+Expected<void, BlockError> recover_senders(Block& b, uint64_t chain_id, SenderCache* cache, bool parallel) {
+    if (b.header && b.header->chain_id != chain_id) return error(BlockErrorCode::wrong_chain_id);
+    const size_t n = b.txs.size();
+    b.senders.resize(n);
+    std::vector<tx::TxError> errors(n);
+    LowestIndex bad{n};
+    for_each_index(n, parallel, [&](size_t i) {
+        if (bad.beyond(i)) return;
+        const tx::Transaction& t = b.txs[i];
+        // The stateless rules apply even to a cached sender: the cache answers "who signed",
+        // not "is it valid here".
+        if (auto valid = tx::validate(t, chain_id); !valid) {
+            errors[i] = valid.error();
+            bad.record(i);
+            return;
+        }
+        if (cache != nullptr) {
+            if (auto hit = cache->find(b.tx_hashes[i])) {
+                b.senders[i] = *hit;
+                return;
+            }
+        }
+        auto sender = tx::recover_sender(t, tx::signing_hash(t));
+        if (!sender) {
+            errors[i] = sender.error();
+            bad.record(i);
+            return;
+        }
+        b.senders[i] = *sender;
+        if (cache != nullptr) cache->insert(b.tx_hashes[i], *sender);
+    });
+    if (!bad.any()) return {};
+    BlockError e;
+    e.code = BlockErrorCode::invalid_tx;
+    e.tx_index = bad.lowest();
+    e.tx = errors[bad.lowest()];
+    return unexpected(e);
+}
+
+}  // namespace barrel::block

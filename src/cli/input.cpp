@@ -1,0 +1,47 @@
+#include "command.hpp"
+
+#include <barrel/core/hex.hpp>
+#include <barrel/core/uint256.hpp>
+
+#include <istream>
+#include <iterator>
+
+namespace barrel::cli {
+
+void fail(const std::string& message) { throw InputError(message); }
+
+namespace {
+constexpr std::string_view kWhitespace = " \t\r\n\v\f";
+
+std::string_view trim(std::string_view s) noexcept {
+    const auto first = s.find_first_not_of(kWhitespace);
+    if (first == std::string_view::npos) return {};
+    const auto last = s.find_last_not_of(kWhitespace);
+    return s.substr(first, last - first + 1);
+}
+}  // namespace
+
+std::string read_text_argument(Context& ctx, std::string_view arg) {
+    if (arg != "-") return std::string{trim(arg)};
+    std::string text{std::istreambuf_iterator<char>{ctx.in}, std::istreambuf_iterator<char>{}};
+    // A read error is the environment's fault, not the input's: internal failure.
+    if (ctx.in.bad()) throw std::runtime_error("cannot read standard input");
+    return std::string{trim(text)};
+}
+
+std::vector<uint8_t> read_hex_argument(Context& ctx, std::string_view arg) {
+    const std::string text = read_text_argument(ctx, arg);
+    auto bytes = from_hex(text);
+    if (!bytes) fail("invalid hex: " + std::string{to_string(bytes.error())});
+    if (bytes->empty()) fail("empty input");
+    return std::move(bytes).value();
+}
+
+uint64_t parse_u64_option(std::string_view name, std::string_view value) {
+    const auto v = parse_u64(value);
+    if (!v) fail(std::string{name} + ": expected an unsigned 64-bit integer, got '" +
+                 std::string{value} + "'");
+    return *v;
+}
+
+}  // namespace barrel::cli

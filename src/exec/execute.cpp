@@ -1,0 +1,432 @@
+#include <barrel/block/merkle.hpp>
+#include <barrel/core/keccak.hpp>
+#include <barrel/core/parallel.hpp>
+#include <barrel/exec/dag.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/rlp/encode.hpp>
+
+#include <tbb/parallel_for_each.h>
+#include <tbb/parallel_sort.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+
+namespace barrel::exec {
+
+std::string_view to_string(Schedule s) noexcept {
+    switch (s) {
+        case Schedule::automatic: return "automatic";
+        case Schedule::serial: return "serial";
+        case Schedule::levels: return "levels";
+        case Schedule::dynamic: return "dynamic";
+    }
+    return "unknown";
+}
+
+std::string_view to_string(ExecErrorCode code) noexcept {
+    switch (code) {
+        case ExecErrorCode::missing_header: return "missing_header";
+        case ExecErrorCode::missing_senders: return "missing_senders";
+        case ExecErrorCode::nonce_mismatch: return "nonce_mismatch";
+        case ExecErrorCode::insufficient_balance: return "insufficient_balance";
+        case ExecErrorCode::fee_cap_below_base_fee: return "fee_cap_below_base_fee";
+        case ExecErrorCode::block_gas_exceeded: return "block_gas_exceeded";
+        case ExecErrorCode::balance_overflow: return "balance_overflow";
+    }
+    return "unknown";
+}
+
+std::string describe(const ExecError& e) {
+    return "transaction " + std::to_string(e.tx_index) + ": " + std::string{to_string(e.code)};
+}
+
+std::string_view to_string(SealErrorCode code) noexcept {
+    switch (code) {
+        case SealErrorCode::gas_used_mismatch: return "gas_used_mismatch";
+        case SealErrorCode::txs_root_mismatch: return "txs_root_mismatch";
+        case SealErrorCode::receipts_root_mismatch: return "receipts_root_mismatch";
+        case SealErrorCode::state_root_mismatch: return "state_root_mismatch";
+    }
+    return "unknown";
+}
+
+Hash receipt_hash(const Hash& tx_hash, const Receipt& r) {
+    Bytes payload;
+    payload.reserve(64 + r.output.size());
+    rlp::encode(payload, tx_hash);
+    rlp::encode(payload, uint64_t{r.status ? 1u : 0u});
+    rlp::encode(payload, r.gas_used);
+    rlp::encode(payload, r.cumulative_gas_used);
+    rlp::encode(payload, BytesView{r.output});
+    Bytes out;
+    rlp::encode_list(out, payload);
+    return keccak256(out);
+}
+
+Expected<void, SealErrorCode> check_seal(const block::Header& h, const Outcome& o) noexcept {
+    if (h.gas_used != o.gas_used) return unexpected(SealErrorCode::gas_used_mismatch);
+    if (h.txs_root != o.txs_root) return unexpected(SealErrorCode::txs_root_mismatch);
+    if (h.receipts_root != o.receipts_root) return unexpected(SealErrorCode::receipts_root_mismatch);
+    if (h.state_root != o.state_root) return unexpected(SealErrorCode::state_root_mismatch);
+    return {};
+}
+
+namespace {
+
+enum class TxKind : uint8_t {
+    transfer,     ///< value transfer to an account without code
+    dag_call,     ///< a well-formed DagTransfer call
+    failed_call,  ///< a malformed or payable call to the precompile: status 0, all gas
+    creation,     ///< unsupported: status 0, all gas, conflicts with everything
+};
+
+struct Plan {
+    TxKind kind{TxKind::transfer};
+    DagCall call;
+    uint64_t gas_used{0};
+};
+
+/// The value of one conflict key during the block: loaded from the parent on first touch. The
+/// DAG gives each key to one transaction at a time, so slots need no locks.
+struct Slot {
+    bool loaded{false};
+    bool existed{false};
+    bool exists{false};
+    state::Account original;
+    state::Account account;  ///< account slots; user slots keep their balance in account.balance
+};
+
+/// Everything one execution shares between its transactions.
+class BlockRun {
+public:
+    BlockRun(const block::Block& block, const state::StateReader& parent, const ChainConfig& config)
+        : m_block{block}, m_parent{parent}, m_config{config} {}
+
+    const block::Block& m_block;
+    const state::StateReader& m_parent;
+    const ChainConfig& m_config;
+    std::vector<Plan> plans;
+    std::vector<TxKeys> keys;
+    Dag dag;
+    std::vector<Slot> slots;
+    std::vector<Receipt> receipts;
+    std::vector<Hash> receipt_hashes;
+    std::vector<u256> fees;
+    std::vector<ExecErrorCode> errors;
+
+    Slot& slot(size_t tx, size_t key) noexcept { return slots[dag.key_slot[tx * 3 + key]]; }
+
+    void load(Slot& s, const ConflictKey& key) const {
+        if (s.loaded) return;
+        s.loaded = true;
+        if (key.kind == KeyKind::account) {
+            const auto a = m_parent.account(Address::from_view(as_bytes(key.bytes)));
+            s.existed = a.has_value();
+            if (a) s.original = *a;
+        } else {
+            const auto b = m_parent.user(key.bytes);
+            s.existed = b.has_value();
+            if (b) s.original.balance = *b;
+        }
+        s.exists = s.existed;
+        s.account = s.original;
+    }
+
+    Slot& touch(size_t tx, size_t key) {
+        Slot& s = slot(tx, key);
+        load(s, dag.slots[dag.key_slot[tx * 3 + key]]);
+        return s;
+    }
+
+    /// Runs transaction i; returns an error if it makes the block invalid (then nothing changed).
+    std::optional<ExecErrorCode> run(size_t i);
+
+private:
+    DagCode run_dag_call(size_t i, const DagCall& call, Bytes& output);
+};
+
+u256 effective_price(const tx::Transaction& t, const ChainConfig& config) {
+    if (t.type != tx::TxType::dynamic_fee) return t.max_fee_per_gas;
+    const auto tip_cap = checked_add(config.base_fee, t.max_priority_fee_per_gas);
+    return tip_cap && *tip_cap < t.max_fee_per_gas ? *tip_cap : t.max_fee_per_gas;
+}
+
+std::optional<ExecErrorCode> BlockRun::run(size_t i) {
+    const tx::Transaction& t = m_block.txs[i];
+    const Plan& plan = plans[i];
+    Slot& sender = touch(i, 0);
+    if (t.nonce != sender.account.nonce) return ExecErrorCode::nonce_mismatch;
+    // Stage 2 proved gas_limit × max fee fits 256 bits.
+    const u256 max_cost = u256{t.gas_limit} * t.max_fee_per_gas;
+    const auto upfront = checked_add(max_cost, t.value);
+    if (!upfront || sender.account.balance < *upfront) return ExecErrorCode::insufficient_balance;
+
+    const bool moves_value = plan.kind == TxKind::transfer && t.value != 0 && *t.to != m_block.senders[i];
+    Slot* recipient = nullptr;
+    if (moves_value) {
+        recipient = &touch(i, 1);
+        if (!checked_add(recipient->account.balance, t.value)) return ExecErrorCode::balance_overflow;
+    }
+
+    // Valid: from here on the transaction only succeeds or fails with a receipt.
+    const u256 fee = u256{plan.gas_used} * effective_price(t, m_config);
+    fees[i] = fee;
+    sender.exists = true;
+    sender.account.nonce += 1;
+    sender.account.balance -= fee;
+    Receipt& r = receipts[i];
+    r.gas_used = plan.gas_used;
+    switch (plan.kind) {
+        case TxKind::transfer:
+            r.status = true;
+            if (recipient != nullptr) {
+                sender.account.balance -= t.value;
+                recipient->account.balance += t.value;
+                recipient->exists = true;
+            }
+            break;
+        case TxKind::dag_call: r.status = true; run_dag_call(i, plan.call, r.output); break;
+        case TxKind::failed_call:
+        case TxKind::creation: r.status = false; break;
+    }
+    return std::nullopt;
+}
+
+DagCode BlockRun::run_dag_call(size_t i, const DagCall& call, Bytes& output) {
+    // Keys: 0 = sender, 1 = call.user, 2 = call.to (userTransfer with distinct users).
+    Slot& user = touch(i, 1);
+    auto finish = [&output](DagCode code) {
+        output = encode_return(code);
+        return code;
+    };
+    switch (call.function) {
+        case DagFunction::user_add:
+            if (user.exists) return finish(DagCode::user_exists);
+            user.exists = true;
+            user.account.balance = call.amount;
+            return finish(DagCode::ok);
+        case DagFunction::user_save: {
+            if (call.amount == 0) return finish(DagCode::invalid_amount);
+            if (!user.exists) {
+                user.exists = true;
+                user.account.balance = call.amount;
+                return finish(DagCode::ok);
+            }
+            const auto sum = checked_add(user.account.balance, call.amount);
+            if (!sum) return finish(DagCode::overflow);
+            user.account.balance = *sum;
+            return finish(DagCode::ok);
+        }
+        case DagFunction::user_draw:
+            if (!user.exists) return finish(DagCode::user_not_found);
+            if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
+            user.account.balance -= call.amount;
+            return finish(DagCode::ok);
+        case DagFunction::user_balance:
+            if (!user.exists) {
+                output = encode_return(DagCode::user_not_found, 0);
+                return DagCode::user_not_found;
+            }
+            output = encode_return(DagCode::ok, user.account.balance);
+            return DagCode::ok;
+        case DagFunction::user_transfer: {
+            if (call.amount == 0) return finish(DagCode::invalid_amount);
+            if (call.user == call.to) return finish(DagCode::ok);
+            if (!user.exists) return finish(DagCode::user_not_found);
+            if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
+            Slot& to = touch(i, 2);
+            const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
+            if (!sum) return finish(DagCode::overflow);
+            user.account.balance -= call.amount;
+            to.exists = true;
+            to.account.balance = *sum;
+            return finish(DagCode::ok);
+        }
+    }
+    return finish(DagCode::ok);
+}
+
+/// Stage-3 analysis of one transaction: its kind, gas and conflict keys (no state needed).
+void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
+    const tx::Transaction& t = b.txs[i];
+    const Address& sender = b.senders[i];
+    auto address_key = [](const Address& a) {
+        return std::string_view{reinterpret_cast<const char*>(a.data()), Address::size()};
+    };
+    keys.add(KeyKind::account, address_key(sender));
+    const uint64_t intrinsic = tx::intrinsic_gas(t);
+    if (t.is_creation()) {
+        plan.kind = TxKind::creation;
+        plan.gas_used = t.gas_limit;
+        keys.barrier = true;
+        return;
+    }
+    if (*t.to == kDagTransferAddress) {
+        auto call = decode_call(t.data);
+        if (!call || t.value != 0) {  // the precompile is not payable
+            plan.kind = TxKind::failed_call;
+            plan.gas_used = t.gas_limit;
+            return;
+        }
+        plan.kind = TxKind::dag_call;
+        plan.call = *call;
+        plan.gas_used = intrinsic;
+        keys.add(KeyKind::user, call->user);
+        if (call->function == DagFunction::user_transfer) keys.add(KeyKind::user, call->to);
+        // Keep key positions fixed for the executor: user at 1, receiver at 2 (absent if equal).
+        return;
+    }
+    plan.kind = TxKind::transfer;
+    plan.gas_used = intrinsic;
+    keys.add(KeyKind::account, address_key(*t.to));
+}
+
+bool use_parallel(Schedule s) noexcept { return s != Schedule::serial; }
+
+}  // namespace
+
+Expected<Outcome, ExecError> execute(const block::Block& block, const state::StateReader& parent,
+                                     const Hash& parent_state_root, const ChainConfig& config,
+                                     const ExecOptions& options) {
+    if (!block.header) return unexpected(ExecError{ExecErrorCode::missing_header, 0});
+    const size_t n = block.size();
+    if (block.senders.size() != n) return unexpected(ExecError{ExecErrorCode::missing_senders, 0});
+    const block::Header& header = *block.header;
+    const bool parallel = use_parallel(options.schedule) && tbb::this_task_arena::max_concurrency() > 1;
+
+    BlockRun run{block, parent, config};
+    run.plans.resize(n);
+    run.keys.resize(n);
+    for_each_index(n, parallel, [&](size_t i) { plan_tx(block, i, run.plans[i], run.keys[i]); });
+
+    // Static validity, in block order: fee cap against the base fee, and the block gas limit
+    // (gas used is a function of the transaction alone, so the cumulative sums are known now).
+    LowestIndex bad{n};
+    std::vector<ExecErrorCode> errors(n);
+    Outcome out;
+    out.receipts.resize(n);
+    {
+        uint64_t cumulative = 0;
+        for (size_t i = 0; i < n; ++i) {
+            const tx::Transaction& t = block.txs[i];
+            if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee) {
+                errors[i] = ExecErrorCode::fee_cap_below_base_fee;
+                bad.record(i);
+                break;
+            }
+            if (t.gas_limit > header.gas_limit - cumulative) {
+                errors[i] = ExecErrorCode::block_gas_exceeded;
+                bad.record(i);
+                break;
+            }
+            cumulative += run.plans[i].gas_used;
+            out.receipts[i].cumulative_gas_used = cumulative;
+        }
+        out.gas_used = cumulative;
+    }
+
+    run.dag = build_dag(run.keys);
+    out.dag = run.dag.stats;
+    run.slots.resize(run.dag.slots.size());
+    run.receipts = std::move(out.receipts);
+    run.fees.assign(n, u256{0});
+
+    auto run_one = [&](size_t i) {
+        if (bad.beyond(i)) return;
+        if (auto e = run.run(i)) {
+            errors[i] = *e;
+            bad.record(i);
+        }
+    };
+
+    Schedule schedule = parallel ? options.schedule : Schedule::serial;
+    if (schedule == Schedule::automatic) {
+        // A DAG without width gains nothing from threads and would pay for the scheduling.
+        const bool narrow = run.dag.stats.levels * 2 > n;
+        schedule = narrow ? Schedule::serial : Schedule::dynamic;
+    }
+    out.dag.used = schedule;
+    switch (schedule) {
+        case Schedule::automatic:
+        case Schedule::serial:
+            for (size_t i = 0; i < n; ++i) run_one(i);
+            break;
+        case Schedule::levels: {
+            // Bucket the transactions by level, keeping block order inside a level.
+            std::vector<uint32_t> begin(run.dag.stats.levels + 1, 0);
+            for (uint32_t l : run.dag.level) ++begin[l + 1];
+            for (size_t l = 0; l < run.dag.stats.levels; ++l) begin[l + 1] += begin[l];
+            std::vector<uint32_t> order(n);
+            std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+            for (uint32_t i = 0; i < n; ++i) order[fill[run.dag.level[i]]++] = i;
+            for (size_t l = 0; l < run.dag.stats.levels; ++l)
+                for_each_index(begin[l + 1] - begin[l], true, [&](size_t k) { run_one(order[begin[l] + k]); });
+            break;
+        }
+        case Schedule::dynamic: {
+            std::vector<std::atomic<uint32_t>> pending(n);
+            std::vector<uint32_t> ready;
+            for (size_t i = 0; i < n; ++i) {
+                const auto preds = static_cast<uint32_t>(run.dag.preds_of(i).size());
+                pending[i].store(preds, std::memory_order_relaxed);
+                if (preds == 0) ready.push_back(static_cast<uint32_t>(i));
+            }
+            tbb::parallel_for_each(ready.begin(), ready.end(), [&](uint32_t i, tbb::feeder<uint32_t>& feeder) {
+                // Acquire what every predecessor released when it decremented this counter; the
+                // hand-over through TBB's queue alone would be invisible to ThreadSanitizer.
+                (void)pending[i].load(std::memory_order_acquire);
+                run_one(i);
+                for (uint32_t s : run.dag.succs_of(i))
+                    if (pending[s].fetch_sub(1, std::memory_order_acq_rel) == 1) feeder.add(s);
+            });
+            break;
+        }
+    }
+    if (bad.any()) return unexpected(ExecError{errors[bad.lowest()], bad.lowest()});
+
+    out.receipts = std::move(run.receipts);
+    out.receipt_hashes.resize(n);
+    for_each_index(n, parallel, [&](size_t i) {
+        out.receipt_hashes[i] = receipt_hash(block.tx_hashes[i], out.receipts[i]);
+    });
+    for (const u256& f : run.fees) out.fees += f;
+
+    // The write set: every key whose value differs from the parent's, in key order.
+    for (size_t s = 0; s < run.slots.size(); ++s) {
+        const Slot& slot = run.slots[s];
+        if (!slot.loaded || (slot.exists == slot.existed && slot.account == slot.original)) continue;
+        const ConflictKey& key = run.dag.slots[s];
+        if (key.kind == KeyKind::account)
+            out.writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
+        else
+            out.writes.users.emplace_back(std::string{key.bytes}, slot.account.balance);
+    }
+    // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
+    if (out.fees != 0) {
+        auto& accounts = out.writes.accounts;
+        auto it = std::find_if(accounts.begin(), accounts.end(),
+                               [&](const auto& e) { return e.first == header.coinbase; });
+        if (it == accounts.end()) {
+            accounts.emplace_back(header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
+            it = accounts.end() - 1;
+        }
+        const auto credited = checked_add(it->second.balance, out.fees);
+        if (!credited) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
+        it->second.balance = *credited;
+    }
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (parallel) {
+        tbb::parallel_sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
+        tbb::parallel_sort(out.writes.users.begin(), out.writes.users.end(), by_key);
+    } else {
+        std::sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
+        std::sort(out.writes.users.begin(), out.writes.users.end(), by_key);
+    }
+
+    out.txs_root = block::merkle_root(block.tx_hashes, parallel);
+    out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
+    out.state_root = state::next_state_root(parent_state_root, out.writes);
+    return out;
+}
+
+}  // namespace barrel::exec
