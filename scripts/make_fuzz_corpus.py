@@ -79,9 +79,21 @@ def rlp_seeds():
     yield "edge-list-56", b"\xf8\x38" + b"\x01" * 56
 
 
+def tx_seeds():
+    """test/fuzz/tx_fuzz.cpp: every txbytes of TransactionTests (valid and invalid, legacy and typed)."""
+    root = DATA_DIR / "TransactionTests"
+    for path in sorted(root.rglob("*.json")):
+        with open(path, encoding="utf-8") as f:
+            cases = json.load(f)
+        for case in cases.values():
+            # Named by folder and file stem: the test keys inside are not unique upstream.
+            yield f"{path.parent.name}-{path.stem}", from_hex(case["txbytes"])
+
+
 # Fuzzer stem -> seed generator. Add one function per new fuzzer.
 TARGETS = {
     "rlp": rlp_seeds,
+    "tx": tx_seeds,
 }
 
 

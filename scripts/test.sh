@@ -12,6 +12,7 @@
 #   fuzz     clang + libFuzzer + ASan/UBSan: every fuzzer for BARREL_FUZZ_SECONDS (ctest -R ^fuzz_)
 #
 # With CI set in the environment, warnings are errors (BARREL_WERROR=ON).
+# BARREL_FUZZ_SECONDS (default 20) sets how long each fuzzer runs.
 # Stops at the first failing phase with a non-zero exit status.
 set -euo pipefail
 
@@ -100,7 +101,8 @@ phase_fuzz() {
     CC=clang CXX=clang++ configure build/fuzz \
         -DCMAKE_CXX_COMPILER=clang++ \
         -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-        -DBARREL_FUZZING=ON -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF
+        -DBARREL_FUZZING=ON -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
+        -DBARREL_FUZZ_SECONDS="${BARREL_FUZZ_SECONDS:-20}"
     # Only the fuzzers: the unit tests already ran in the other phases.
     build build/fuzz --target barrel-fuzzers
     run_ctest build/fuzz -R '^fuzz_'

@@ -48,8 +48,9 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
     switch (j.type()) {
         case nlohmann::json::value_t::array: {
             // The same bound as rlp::decode_item, so whatever encodes also decodes.
+            // The path would be hundreds of "[0]": leave it out.
             if (depth > rlp::kMaxDepth)
-                bad("lists nested deeper than " + std::to_string(rlp::kMaxDepth));
+                fail("invalid RLP item: lists nested deeper than " + std::to_string(rlp::kMaxDepth));
             Bytes payload;
             for (size_t i = 0; i < j.size(); ++i) {
                 const size_t mark = path.size();

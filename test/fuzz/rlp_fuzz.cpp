@@ -4,7 +4,7 @@
 // the bytes it consumed; every decoder entry point is run on the input and checked that way, and
 // the decoders must agree with each other. Any violation aborts.
 //
-// Seed corpus: test/fuzz/corpus/rlp_fuzz/ (scripts/make_fuzz_corpus.py).
+// Seed corpus: test/fuzz/corpus/rlp/ (scripts/make_fuzz_corpus.py).
 
 #include <barrel/core/hex.hpp>
 #include <barrel/rlp/decode.hpp>

@@ -33,7 +33,12 @@ using RlpError = rlp::DecodingError;
 
 // ---- allocation probe ----------------------------------------------------------------------
 // A count of 0xffffffff must be rejected before anything is allocated in proportion to it. The
-// replaced global operator new records the largest single request while a probe is active.
+// replaced global operator new records the largest single request while a probe is active. It
+// is malloc/free underneath; GCC flags free() on memory from a (replaceable) operator new when
+// it inlines the two together in this file, which is exactly what a replacement does.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 namespace {
 std::atomic<bool> g_probe_active{false};
 std::atomic<size_t> g_probe_largest{0};
@@ -301,7 +306,6 @@ std::vector<Row> rows() {
     {
         // The header list announces one byte more than its fields hold (the outer list is right).
         Bytes h = header;
-        ASSERT_LIST_HEADER_IS_LONG:
         h[1] = static_cast<uint8_t>(h[1] + 1);
         add("header_list_past_end", list({h}), header_err(HeaderField::list, RlpError::input_too_short));
     }
@@ -313,7 +317,7 @@ std::vector<Row> rows() {
     add("count_1_no_offsets", block_with_txs_item(str(be32(1))), err(BlockErrorCode::count_too_large));
     add("count_0_no_offsets", block_with_txs_item(str(be32(0))), err(BlockErrorCode::count_too_large));
     add("count_1_one_offset", block_with_txs_item(str(index_payload(1, {0}, {}))), err(BlockErrorCode::count_too_large));
-    add("count_5_for_4_txs", block_with_txs_item(str(index_payload(5, off, area))), err(BlockErrorCode::count_too_large));
+    add("count_2_two_offsets", block_with_txs_item(str(index_payload(2, {0, 0}, {}))), err(BlockErrorCode::count_too_large));
     add("count_ffffffff", block_with_txs_item(str(index_payload(0xffffffff, off, area))),
         err(BlockErrorCode::count_too_large));
     add("count_0_first_offset_1", block_with_txs_item(str(index_payload(0, {1}, "00"_hex))),
@@ -716,9 +720,8 @@ TEST(block_decode, split_block_walks_chain) {
     EXPECT_TRUE(rest.empty());
 
     // What split_block rejects: a string, an empty input and a cut-off last block.
-    BytesView s = "8100"_hex;
     const Bytes string_block = "83aabbcc"_hex;
-    s = string_block;
+    BytesView s = string_block;
     auto e = block::split_block(s);
     ASSERT_FALSE(e);
     EXPECT_EQ(e.error(), rlp_err(BlockErrorCode::malformed_block, RlpError::unexpected_string));

@@ -1,0 +1,92 @@
+#pragma once
+/// @file
+/// The four stages as one pipeline: decode → verify → execute → commit, with per-stage timings.
+/// `import_block` runs one block at a time; `import_stream` overlaps blocks (decode and verify of
+/// later blocks while earlier ones execute and commit) with oneTBB's parallel_pipeline, keeping
+/// blocks in order, each commit atomic and at most `max_in_flight` blocks in memory.
+/// `check_proposal` is the consensus entry point: execute a proposed block without committing.
+
+#include <barrel/block/block.hpp>
+#include <barrel/block/sender_cache.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/store/store.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace barrel::pipeline {
+
+struct StageTimes {
+    double decode_ms{0};
+    double verify_ms{0};
+    double execute_ms{0};
+    double commit_ms{0};
+    double total_ms() const noexcept { return decode_ms + verify_ms + execute_ms + commit_ms; }
+};
+
+struct BlockResult {
+    uint64_t number{0};
+    Hash hash;
+    size_t transactions{0};
+    bool skipped{false};  ///< already in the store: nothing was done
+    StageTimes times;
+    exec::DagStats dag;
+};
+
+enum class Stage : uint8_t { decode, link, verify, execute, seal, commit };
+std::string_view to_string(Stage s) noexcept;
+
+struct PipelineError {
+    Stage stage{Stage::decode};
+    std::optional<uint64_t> block_number;  ///< when the header could be read
+    size_t block_index{0};                 ///< position in the input (0-based)
+    std::string message;                   ///< one line naming the reason (and tx index)
+};
+/// "block 7: verify: transaction 12: invalid_tx: high_s"
+std::string describe(const PipelineError& e);
+
+struct Config {
+    bool parallel{true};                 ///< false: every stage on the calling thread
+    block::SenderCache* sender_cache{nullptr};
+    exec::Schedule schedule{exec::Schedule::automatic};
+    size_t max_in_flight{4};             ///< blocks held at once by import_stream
+};
+
+/// Yields the next block's wire bytes, or nullopt at the end.
+using BlockSource = std::function<std::optional<Bytes>()>;
+/// Called after each block is committed or skipped, in order.
+using Progress = std::function<void(const BlockResult&)>;
+
+/// What a consensus node needs to vote on a proposal.
+struct ProposalCheck {
+    Hash block_hash;
+    exec::Outcome outcome;  ///< roots, receipts and write set; nothing was written
+    StageTimes times;
+};
+
+class Pipeline {
+public:
+    Pipeline(store::Store& store, const Config& config);
+
+    /// Imports one wire block: skipped if already stored, else it must be the head's child.
+    Expected<BlockResult, PipelineError> import_block(Bytes wire);
+
+    /// Imports blocks from `next` until it is exhausted or a block fails; blocks before a failing
+    /// one are committed, nothing of the failing one or later ones is.
+    Expected<void, PipelineError> import_stream(const BlockSource& next, const Progress& progress = {});
+
+    /// Decodes, verifies and executes a proposed child of the head without committing anything.
+    /// The proposal's header roots are not required (they are what the check computes).
+    Expected<ProposalCheck, PipelineError> check_proposal(Bytes wire);
+
+private:
+    struct Decoded;
+    Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
+    Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
+
+    store::Store& m_store;
+    Config m_config;
+};
+
+}  // namespace barrel::pipeline

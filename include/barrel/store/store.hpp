@@ -1,0 +1,104 @@
+#pragma once
+/// @file
+/// The RocksDB store and stage 4 (commit). One datadir, column families for headers, raw blocks,
+/// transactions, receipts, accounts, DagTransfer users and metadata; every value but raw blocks
+/// is a JSON document (docs/formats.md, "Storage"). A block's documents are encoded in parallel
+/// and written with the new head in one WriteBatch, so after a crash a block is there completely
+/// or not at all. Every RocksDB status becomes a StoreError here, at the boundary.
+
+#include <barrel/block/block.hpp>
+#include <barrel/chain/genesis.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/state/state.hpp>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace barrel::store {
+
+enum class [[nodiscard]] StoreErrorCode : uint8_t {
+    not_a_datadir,        ///< the path does not hold a barrel datadir
+    already_initialized,  ///< init on a path that already holds data
+    locked,               ///< another process has the datadir open
+    io,                   ///< the filesystem or RocksDB failed
+    corruption,           ///< stored data does not decode
+};
+
+struct StoreError {
+    StoreErrorCode code{StoreErrorCode::io};
+    std::string message;  ///< one line for the user
+};
+
+std::string_view to_string(StoreErrorCode code) noexcept;
+
+/// The chain's tip as the store knows it.
+struct Head {
+    uint64_t number{0};
+    Hash hash;
+    Hash state_root;
+};
+
+struct Options {
+    bool sync{false};          ///< fsync the WAL at every block commit (--sync)
+    bool read_only{false};     ///< open for queries only (export, get)
+};
+
+/// What one commit did, for the pipeline's timings.
+struct CommitStats {
+    double encode_ms{0};
+    double write_ms{0};
+    size_t documents{0};
+    size_t bytes{0};
+};
+
+class Store final : public state::StateReader {
+public:
+    /// Creates a datadir at `path` (which must not exist or be an empty directory) holding the
+    /// genesis state and block 0.
+    static Expected<std::unique_ptr<Store>, StoreError> init(const std::filesystem::path& path,
+                                                            const chain::Genesis& genesis,
+                                                            const Options& options = {});
+    /// Opens an existing datadir; restores head and genesis.
+    static Expected<std::unique_ptr<Store>, StoreError> open(const std::filesystem::path& path,
+                                                            const Options& options = {});
+    ~Store() override;
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    const Head& head() const noexcept;
+    const chain::Genesis& genesis() const noexcept;
+
+    // StateReader: thread-safe, with an in-memory cache in front of RocksDB.
+    std::optional<state::Account> account(const Address& address) const override;
+    std::optional<u256> user(std::string_view name) const override;
+
+    /// Stage 4: encodes the block's documents (header, raw block, transactions, receipts, changed
+    /// accounts and users) in parallel and writes them with the new head in one WriteBatch. The
+    /// block must be the head's child; its header must carry the outcome's roots.
+    Expected<CommitStats, StoreError> commit(const block::Block& block, const exec::Outcome& outcome,
+                                             bool parallel = true);
+
+    // Queries (JSON documents as stored; nullopt when absent).
+    Expected<std::optional<Bytes>, StoreError> raw_block(uint64_t number) const;
+    Expected<std::optional<nlohmann::json>, StoreError> header(uint64_t number) const;
+    Expected<std::optional<uint64_t>, StoreError> block_number(const Hash& block_hash) const;
+    Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
+    Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
+    Expected<std::optional<nlohmann::json>, StoreError> account_document(const Address& address) const;
+    Expected<std::optional<nlohmann::json>, StoreError> user_document(std::string_view name) const;
+
+    /// Drops the state cache (tests use it to prove reads come back from disk).
+    void clear_cache();
+
+    struct Impl;
+
+private:
+    explicit Store(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace barrel::store

@@ -1,0 +1,207 @@
+#include <barrel/core/hex.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+
+#include <tbb/parallel_pipeline.h>
+
+#include <chrono>
+#include <memory>
+
+namespace barrel::pipeline {
+
+std::string_view to_string(Stage s) noexcept {
+    switch (s) {
+        case Stage::decode: return "decode";
+        case Stage::link: return "link";
+        case Stage::verify: return "verify";
+        case Stage::execute: return "execute";
+        case Stage::seal: return "seal";
+        case Stage::commit: return "commit";
+    }
+    return "unknown";
+}
+
+std::string describe(const PipelineError& e) {
+    std::string out = e.block_number ? "block " + std::to_string(*e.block_number)
+                                     : "block at position " + std::to_string(e.block_index);
+    out += ": ";
+    out += to_string(e.stage);
+    out += ": ";
+    out += e.message;
+    return out;
+}
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+}  // namespace
+
+struct Pipeline::Decoded {
+    block::Block block;
+    size_t index{0};
+    bool already_stored{false};
+    StageTimes times;
+};
+
+Pipeline::Pipeline(store::Store& store, const Config& config) : m_store{store}, m_config{config} {}
+
+Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wire, size_t index) {
+    Decoded d;
+    d.index = index;
+    auto t0 = Clock::now();
+    auto decoded = block::decode_block(std::move(wire), m_config.parallel);
+    d.times.decode_ms = ms_since(t0);
+    if (!decoded) return unexpected(PipelineError{Stage::decode, std::nullopt, index, block::describe(decoded.error())});
+    d.block = std::move(decoded).value();
+    const uint64_t number = d.block.header->number;
+
+    // A block the store already has needs no verification; the link stage confirms the skip.
+    auto stored = m_store.block_number(d.block.hash);
+    if (!stored) return unexpected(PipelineError{Stage::link, number, index, stored.error().message});
+    if (*stored && **stored == number) {
+        d.already_stored = true;
+        return d;
+    }
+
+    t0 = Clock::now();
+    auto verified = block::recover_senders(d.block, m_store.genesis().config.chain_id, m_config.sender_cache,
+                                           m_config.parallel);
+    d.times.verify_ms = ms_since(t0);
+    if (!verified) return unexpected(PipelineError{Stage::verify, number, index, block::describe(verified.error())});
+    return d;
+}
+
+Expected<BlockResult, PipelineError> Pipeline::execute_and_commit(Decoded& d) {
+    const block::Header& h = *d.block.header;
+    BlockResult r;
+    r.number = h.number;
+    r.hash = d.block.hash;
+    r.transactions = d.block.size();
+    r.times = d.times;
+    auto fail = [&](Stage stage, std::string message) {
+        return unexpected(PipelineError{stage, h.number, d.index, std::move(message)});
+    };
+
+    const store::Head& head = m_store.head();
+    if (d.already_stored) {
+        r.skipped = true;
+        return r;
+    }
+    if (h.number <= head.number) return fail(Stage::link, "conflicts with stored block " + std::to_string(h.number));
+    if (h.number != head.number + 1)
+        return fail(Stage::link, "expected block " + std::to_string(head.number + 1) + " (blocks missing)");
+    if (h.parent_hash != head.hash)
+        return fail(Stage::link, "parent hash " + to_hex(h.parent_hash) + " is not the head " + to_hex(head.hash));
+
+    auto t0 = Clock::now();
+    exec::ExecOptions options;
+    options.schedule = m_config.parallel ? m_config.schedule : exec::Schedule::serial;
+    auto outcome = exec::execute(d.block, m_store, head.state_root, m_store.genesis().config, options);
+    r.times.execute_ms = ms_since(t0);
+    if (!outcome) return fail(Stage::execute, exec::describe(outcome.error()));
+    r.dag = outcome->dag;
+    if (auto sealed = exec::check_seal(h, *outcome); !sealed) return fail(Stage::seal, std::string{exec::to_string(sealed.error())});
+
+    t0 = Clock::now();
+    auto committed = m_store.commit(d.block, *outcome, m_config.parallel);
+    r.times.commit_ms = ms_since(t0);
+    if (!committed) return fail(Stage::commit, committed.error().message);
+    return r;
+}
+
+Expected<BlockResult, PipelineError> Pipeline::import_block(Bytes wire) {
+    auto d = decode_and_verify(std::move(wire), 0);
+    if (!d) return unexpected(d.error());
+    return execute_and_commit(*d);
+}
+
+Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next, const Progress& progress) {
+    if (!m_config.parallel || m_config.max_in_flight < 2) {
+        for (size_t index = 0;; ++index) {
+            auto wire = next();
+            if (!wire) return {};
+            auto d = decode_and_verify(std::move(*wire), index);
+            if (!d) return unexpected(d.error());
+            auto r = execute_and_commit(*d);
+            if (!r) return unexpected(r.error());
+            if (progress) progress(*r);
+        }
+    }
+
+    // Each token is one block; an error travels with its block to the in-order last stage, so the
+    // error reported is always that of the earliest failing block.
+    using Item = std::shared_ptr<Expected<Decoded, PipelineError>>;
+    std::optional<PipelineError> first_error;
+    size_t next_index = 0;
+    bool stop = false;
+    tbb::parallel_pipeline(
+        m_config.max_in_flight,
+        tbb::make_filter<void, Bytes>(tbb::filter_mode::serial_in_order,
+                                      [&](tbb::flow_control& fc) -> Bytes {
+                                          std::optional<Bytes> wire;
+                                          if (!stop) wire = next();
+                                          if (!wire) {
+                                              fc.stop();
+                                              return {};
+                                          }
+                                          return std::move(*wire);
+                                      }) &
+            tbb::make_filter<Bytes, Item>(tbb::filter_mode::serial_in_order,
+                                          [&](Bytes wire) {
+                                              // Numbering only; the work happens in the next filter.
+                                              auto item = std::make_shared<Expected<Decoded, PipelineError>>(Decoded{});
+                                              (*item)->index = next_index++;
+                                              (*item)->block.wire = std::move(wire);
+                                              return item;
+                                          }) &
+            tbb::make_filter<Item, Item>(tbb::filter_mode::parallel,
+                                         [&](Item item) {
+                                             const size_t index = (*item)->index;
+                                             Bytes wire = std::move((*item)->block.wire);
+                                             *item = decode_and_verify(std::move(wire), index);
+                                             return item;
+                                         }) &
+            tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
+                if (first_error) return;
+                if (!*item) {
+                    first_error = item->error();
+                    stop = true;
+                    return;
+                }
+                auto r = execute_and_commit(**item);
+                if (!r) {
+                    first_error = r.error();
+                    stop = true;
+                    return;
+                }
+                if (progress) progress(*r);
+            }));
+    if (first_error) return unexpected(*first_error);
+    return {};
+}
+
+Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
+    auto d = decode_and_verify(std::move(wire), 0);
+    if (!d) return unexpected(d.error());
+    const block::Header& h = *d->block.header;
+    const store::Head& head = m_store.head();
+    auto fail = [&](Stage stage, std::string message) {
+        return unexpected(PipelineError{stage, h.number, 0, std::move(message)});
+    };
+    if (h.number != head.number + 1 || h.parent_hash != head.hash)
+        return fail(Stage::link, "not a child of the head (block " + std::to_string(head.number) + ")");
+    ProposalCheck check;
+    check.block_hash = d->block.hash;
+    check.times = d->times;
+    const auto t0 = Clock::now();
+    exec::ExecOptions options;
+    options.schedule = m_config.parallel ? m_config.schedule : exec::Schedule::serial;
+    auto outcome = exec::execute(d->block, m_store, head.state_root, m_store.genesis().config, options);
+    check.times.execute_ms = ms_since(t0);
+    if (!outcome) return fail(Stage::execute, exec::describe(outcome.error()));
+    check.outcome = std::move(outcome).value();
+    return check;
+}
+
+}  // namespace barrel::pipeline

@@ -1,0 +1,414 @@
+#include <barrel/core/hex.hpp>
+#include <barrel/core/parallel.hpp>
+#include <barrel/store/documents.hpp>
+#include <barrel/store/store.hpp>
+
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_batch.h>
+
+#include <chrono>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+namespace barrel::store {
+
+std::string_view to_string(StoreErrorCode code) noexcept {
+    switch (code) {
+        case StoreErrorCode::not_a_datadir: return "not_a_datadir";
+        case StoreErrorCode::already_initialized: return "already_initialized";
+        case StoreErrorCode::locked: return "locked";
+        case StoreErrorCode::io: return "io";
+        case StoreErrorCode::corruption: return "corruption";
+    }
+    return "unknown";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+/// Column families, in the order they are opened (RocksDB's "default" comes first).
+enum Cf : size_t { kDefault, kHeaders, kBlocks, kTxs, kReceipts, kAccounts, kUsers, kMeta, kCfCount };
+constexpr const char* kCfNames[kCfCount] = {"default", "headers", "blocks", "transactions",
+                                            "receipts", "accounts", "users", "meta"};
+
+constexpr std::string_view kFormatKey = "format";
+constexpr std::string_view kFormat = "barrel/1";
+constexpr std::string_view kHeadKey = "head";
+constexpr std::string_view kGenesisKey = "genesis";
+/// meta: "hash:" ‖ block hash → 8-byte big-endian number.
+constexpr std::string_view kHashPrefix = "hash:";
+
+rocksdb::Slice slice(BytesView b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
+
+std::string number_key(uint64_t n) {
+    std::string k(8, '\0');
+    for (int i = 0; i < 8; ++i) k[static_cast<size_t>(i)] = static_cast<char>(n >> (56 - 8 * i));
+    return k;
+}
+
+std::string hash_key(const Hash& h) {
+    std::string k{kHashPrefix};
+    k.append(reinterpret_cast<const char*>(h.data()), Hash::size());
+    return k;
+}
+
+Unexpected<StoreError> fail(StoreErrorCode code, std::string message) {
+    return unexpected(StoreError{code, std::move(message)});
+}
+
+Unexpected<StoreError> from_status(const rocksdb::Status& s, std::string_view what) {
+    if (s.IsCorruption()) return fail(StoreErrorCode::corruption, std::string{what} + ": " + s.ToString());
+    return fail(StoreErrorCode::io, std::string{what} + ": " + s.ToString());
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+json head_document(const Head& h) {
+    return {{"number", to_hex_quantity(h.number)}, {"hash", to_hex(h.hash)}, {"state_root", to_hex(h.state_root)}};
+}
+
+std::optional<Head> parse_head(std::string_view text) {
+    const json doc = json::parse(text, nullptr, false);
+    if (!doc.is_object()) return std::nullopt;
+    Head h;
+    try {
+        const auto n = parse_u64(doc.at("number").get<std::string>());
+        const auto hash = hash_from_hex(doc.at("hash").get<std::string>());
+        const auto root = hash_from_hex(doc.at("state_root").get<std::string>());
+        if (!n || !hash || !root) return std::nullopt;
+        h.number = *n;
+        h.hash = *hash;
+        h.state_root = *root;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+    return h;
+}
+
+/// Options chosen for this workload (docs/benchmarks.md, "Commit"): point lookups by hash or
+/// address, values of a few hundred bytes written once per block.
+rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
+    rocksdb::ColumnFamilyOptions o;
+    o.write_buffer_size = 64 << 20;  // a 2,500-transaction block is ~3 MB of documents
+    o.compression = rocksdb::kLZ4Compression;
+    rocksdb::BlockBasedTableOptions t;
+    if (cf != kBlocks) t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));  // point lookups
+    t.block_cache = nullptr;
+    o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+    return o;
+}
+
+/// A sharded cache of state values in front of RocksDB; written through on commit.
+template <class Key, class Value, class Hasher>
+class StateCache {
+public:
+    std::optional<std::optional<Value>> find(const Key& k) const {
+        const Shard& s = shard(k);
+        std::shared_lock lock{s.mutex};
+        const auto it = s.map.find(k);
+        if (it == s.map.end()) return std::nullopt;
+        return it->second;
+    }
+    void put(const Key& k, std::optional<Value> v) {
+        Shard& s = shard(k);
+        std::unique_lock lock{s.mutex};
+        s.map.insert_or_assign(k, std::move(v));
+    }
+    void clear() {
+        for (auto& s : m_shards) {
+            std::unique_lock lock{s.mutex};
+            s.map.clear();
+        }
+    }
+
+private:
+    struct Shard {
+        mutable std::shared_mutex mutex;
+        std::unordered_map<Key, std::optional<Value>, Hasher, std::equal_to<>> map;
+    };
+    static constexpr size_t kShards = 32;
+    const Shard& shard(const Key& k) const { return m_shards[Hasher{}(k) / 7 % kShards]; }
+    Shard& shard(const Key& k) { return m_shards[Hasher{}(k) / 7 % kShards]; }
+    Shard m_shards[kShards];
+};
+
+}  // namespace
+
+struct Store::Impl {
+    std::unique_ptr<rocksdb::DB> db;
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+    Options options;
+    Head head;
+    chain::Genesis genesis;
+    StateCache<Address, state::Account, FixedBytesHasher> accounts;
+    StateCache<std::string, u256, state::StringHash> users;
+
+    ~Impl() {
+        for (auto* cf : cfs)
+            if (cf != nullptr) (void)db->DestroyColumnFamilyHandle(cf);
+    }
+
+    Expected<std::optional<std::string>, StoreError> get(size_t cf, std::string_view key) const {
+        std::string value;
+        const auto s = db->Get(rocksdb::ReadOptions{}, cfs[cf], slice(key), &value);
+        if (s.IsNotFound()) return std::optional<std::string>{};
+        if (!s.ok()) return from_status(s, "read");
+        return std::optional<std::string>{std::move(value)};
+    }
+
+    Expected<std::optional<json>, StoreError> get_json(size_t cf, std::string_view key) const {
+        auto v = get(cf, key);
+        if (!v) return unexpected(v.error());
+        if (!*v) return std::optional<json>{};
+        json doc = json::parse(**v, nullptr, false);
+        if (doc.is_discarded()) return fail(StoreErrorCode::corruption, "stored document does not parse");
+        return std::optional<json>{std::move(doc)};
+    }
+
+    static Expected<std::unique_ptr<Impl>, StoreError> open_db(const fs::path& path, bool create,
+                                                               const Options& options) {
+        rocksdb::DBOptions db_options;
+        db_options.create_if_missing = create;
+        db_options.create_missing_column_families = create;
+        db_options.error_if_exists = create;
+        db_options.max_background_jobs = 2;
+        db_options.paranoid_checks = true;
+        std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+        for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i));
+        auto impl = std::make_unique<Impl>();
+        impl->options = options;
+        rocksdb::DB* raw = nullptr;
+        rocksdb::Status s;
+        if (options.read_only)
+            s = rocksdb::DB::OpenForReadOnly(db_options, path.string(), descriptors, &impl->cfs, &raw);
+        else
+            s = rocksdb::DB::Open(db_options, path.string(), descriptors, &impl->cfs, &raw);
+        if (!s.ok()) {
+            const std::string msg = s.ToString();
+            if (msg.find("lock") != std::string::npos || msg.find("Resource temporarily unavailable") != std::string::npos)
+                return fail(StoreErrorCode::locked, "datadir " + path.string() + " is in use by another process");
+            if (s.IsInvalidArgument() && !create)
+                return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir");
+            return from_status(s, "opening " + path.string());
+        }
+        impl->db.reset(raw);
+        return impl;
+    }
+};
+
+Store::Store(std::unique_ptr<Impl> impl) : m_impl{std::move(impl)} {}
+Store::~Store() = default;
+
+const Head& Store::head() const noexcept { return m_impl->head; }
+const chain::Genesis& Store::genesis() const noexcept { return m_impl->genesis; }
+
+Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path, const chain::Genesis& genesis,
+                                                         const Options& options) {
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+        if (!fs::is_directory(path, ec)) return fail(StoreErrorCode::already_initialized, path.string() + " exists and is not a directory");
+        if (!fs::is_empty(path, ec)) return fail(StoreErrorCode::already_initialized, path.string() + " is not empty");
+    }
+    auto opened = Impl::open_db(path, true, options);
+    if (!opened) return unexpected(opened.error());
+    auto impl = std::move(opened).value();
+
+    const block::Header h0 = chain::genesis_header(genesis);
+    const Hash hash0 = block::hash_of(h0);
+    rocksdb::WriteBatch batch;
+    auto put = [&](size_t cf, std::string_view k, std::string_view v) { return batch.Put(impl->cfs[cf], slice(k), slice(v)); };
+    std::vector<rocksdb::Status> statuses;
+    statuses.push_back(put(kMeta, kFormatKey, kFormat));
+    statuses.push_back(put(kMeta, kGenesisKey, chain::to_json_text(genesis)));
+    statuses.push_back(put(kHeaders, number_key(0), header_document(h0, hash0, 0).dump()));
+    statuses.push_back(put(kMeta, hash_key(hash0), number_key(0)));
+    for (const auto& [address, account] : genesis.alloc.accounts)
+        statuses.push_back(put(kAccounts, std::string_view{reinterpret_cast<const char*>(address.data()), 20},
+                               store::account_document(account).dump()));
+    for (const auto& [name, balance] : genesis.alloc.users)
+        statuses.push_back(put(kUsers, name, store::user_document(name, balance).dump()));
+    const Head head{0, hash0, h0.state_root};
+    statuses.push_back(put(kMeta, kHeadKey, head_document(head).dump()));
+    for (const auto& s : statuses)
+        if (!s.ok()) return from_status(s, "init");
+    rocksdb::WriteOptions wo;
+    wo.sync = true;  // a datadir that says it exists must survive a crash
+    if (auto s = impl->db->Write(wo, &batch); !s.ok()) return from_status(s, "init");
+    impl->head = head;
+    impl->genesis = genesis;
+    for (const auto& [address, account] : genesis.alloc.accounts) impl->accounts.put(address, account);
+    for (const auto& [name, balance] : genesis.alloc.users) impl->users.put(name, balance);
+    return std::unique_ptr<Store>{new Store{std::move(impl)}};
+}
+
+Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path, const Options& options) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec) || !fs::exists(path / "CURRENT", ec))
+        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (run init first)");
+    auto opened = Impl::open_db(path, false, options);
+    if (!opened) return unexpected(opened.error());
+    auto impl = std::move(opened).value();
+    auto format = impl->get(kMeta, kFormatKey);
+    if (!format) return unexpected(format.error());
+    if (!*format || **format != kFormat)
+        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (unknown format)");
+    auto genesis_text = impl->get(kMeta, kGenesisKey);
+    if (!genesis_text) return unexpected(genesis_text.error());
+    if (!*genesis_text) return fail(StoreErrorCode::corruption, "datadir has no genesis");
+    auto genesis = chain::parse_genesis(**genesis_text);
+    if (!genesis) return fail(StoreErrorCode::corruption, "stored genesis: " + genesis.error());
+    impl->genesis = *genesis;
+    auto head_text = impl->get(kMeta, kHeadKey);
+    if (!head_text) return unexpected(head_text.error());
+    const auto head = *head_text ? parse_head(**head_text) : std::nullopt;
+    if (!head) return fail(StoreErrorCode::corruption, "datadir has no valid head");
+    impl->head = *head;
+    return std::unique_ptr<Store>{new Store{std::move(impl)}};
+}
+
+std::optional<state::Account> Store::account(const Address& address) const {
+    if (auto cached = m_impl->accounts.find(address)) return *cached;
+    auto v = m_impl->get(kAccounts, std::string_view{reinterpret_cast<const char*>(address.data()), 20});
+    // StateReader cannot fail: a store that cannot be read is not a state to execute against.
+    if (!v) throw std::runtime_error{"state read failed: " + v.error().message};
+    std::optional<state::Account> a;
+    if (*v) {
+        a = parse_account_document(**v);
+        if (!a) throw std::runtime_error{"corrupt account document for " + to_hex(address)};
+    }
+    m_impl->accounts.put(address, a);
+    return a;
+}
+
+std::optional<u256> Store::user(std::string_view name) const {
+    const std::string key{name};
+    if (auto cached = m_impl->users.find(key)) return *cached;
+    auto v = m_impl->get(kUsers, key);
+    if (!v) throw std::runtime_error{"state read failed: " + v.error().message};
+    std::optional<u256> b;
+    if (*v) {
+        b = parse_user_document(**v);
+        if (!b) throw std::runtime_error{"corrupt user document"};
+    }
+    m_impl->users.put(key, b);
+    return b;
+}
+
+Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o, bool parallel) {
+    if (!b.header) return fail(StoreErrorCode::io, "commit: a bare transaction list is not a block");
+    const block::Header& h = *b.header;
+    const size_t n = b.size();
+    const size_t n_accounts = o.writes.accounts.size();
+    const size_t n_users = o.writes.users.size();
+    CommitStats stats;
+
+    // Encode every document in parallel into its own pre-sized slot:
+    // [0, n) transactions, [n, 2n) receipts, then accounts, then users, then the header.
+    const auto t0 = std::chrono::steady_clock::now();
+    const size_t total = 2 * n + n_accounts + n_users + 1;
+    std::vector<std::string> docs(total);
+    for_each_index(total, parallel, [&](size_t i) {
+        if (i < n) {
+            docs[i] = tx_document(b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i).dump();
+        } else if (i < 2 * n) {
+            const size_t k = i - n;
+            docs[i] = receipt_document(o.receipts[k], b.tx_hashes[k], h.number, k).dump();
+        } else if (i < 2 * n + n_accounts) {
+            docs[i] = store::account_document(o.writes.accounts[i - 2 * n].second).dump();
+        } else if (i < total - 1) {
+            const auto& [name, balance] = o.writes.users[i - 2 * n - n_accounts];
+            docs[i] = store::user_document(name, balance).dump();
+        } else {
+            docs[i] = header_document(h, b.hash, n).dump();
+        }
+    });
+    stats.encode_ms = ms_since(t0);
+    stats.documents = total;
+
+    const auto t1 = std::chrono::steady_clock::now();
+    rocksdb::WriteBatch batch(static_cast<size_t>(b.wire.size() * 3));
+    rocksdb::Status s;
+    auto put = [&](size_t cf, rocksdb::Slice k, rocksdb::Slice v) {
+        if (s.ok()) s = batch.Put(m_impl->cfs[cf], k, v);
+        stats.bytes += k.size() + v.size();
+    };
+    const std::string number = number_key(h.number);
+    for (size_t i = 0; i < n; ++i) {
+        const rocksdb::Slice key = slice(b.tx_hashes[i].view());
+        put(kTxs, key, docs[i]);
+        put(kReceipts, key, docs[n + i]);
+    }
+    for (size_t i = 0; i < n_accounts; ++i)
+        put(kAccounts, slice(o.writes.accounts[i].first.view()), docs[2 * n + i]);
+    for (size_t i = 0; i < n_users; ++i) put(kUsers, slice(o.writes.users[i].first), docs[2 * n + n_accounts + i]);
+    put(kHeaders, number, docs[total - 1]);
+    put(kBlocks, number, slice(BytesView{b.wire}));
+    const std::string hk = hash_key(b.hash);
+    put(kMeta, hk, number);
+    const Head next{h.number, b.hash, h.state_root};
+    const std::string head_doc = head_document(next).dump();
+    put(kMeta, kHeadKey, head_doc);
+    if (!s.ok()) return from_status(s, "commit");
+    rocksdb::WriteOptions wo;
+    wo.sync = m_impl->options.sync;
+    if (s = m_impl->db->Write(wo, &batch); !s.ok()) return from_status(s, "commit");
+    stats.write_ms = ms_since(t1);
+
+    // Only now, with the block durable in the WAL, does the cache move on.
+    for (const auto& [address, account] : o.writes.accounts) m_impl->accounts.put(address, account);
+    for (const auto& [name, balance] : o.writes.users) m_impl->users.put(name, balance);
+    m_impl->head = next;
+    return stats;
+}
+
+Expected<std::optional<Bytes>, StoreError> Store::raw_block(uint64_t number) const {
+    auto v = m_impl->get(kBlocks, number_key(number));
+    if (!v) return unexpected(v.error());
+    if (!*v) return std::optional<Bytes>{};
+    return std::optional<Bytes>{Bytes(v->value().begin(), v->value().end())};
+}
+
+Expected<std::optional<json>, StoreError> Store::header(uint64_t number) const {
+    return m_impl->get_json(kHeaders, number_key(number));
+}
+
+Expected<std::optional<uint64_t>, StoreError> Store::block_number(const Hash& block_hash) const {
+    auto v = m_impl->get(kMeta, hash_key(block_hash));
+    if (!v) return unexpected(v.error());
+    if (!*v) return std::optional<uint64_t>{};
+    if ((*v)->size() != 8) return fail(StoreErrorCode::corruption, "block hash index entry");
+    uint64_t n = 0;
+    for (char c : **v) n = (n << 8) | static_cast<uint8_t>(c);
+    return std::optional<uint64_t>{n};
+}
+
+Expected<std::optional<json>, StoreError> Store::transaction(const Hash& tx_hash) const {
+    return m_impl->get_json(kTxs, std::string_view{reinterpret_cast<const char*>(tx_hash.data()), 32});
+}
+
+Expected<std::optional<json>, StoreError> Store::receipt(const Hash& tx_hash) const {
+    return m_impl->get_json(kReceipts, std::string_view{reinterpret_cast<const char*>(tx_hash.data()), 32});
+}
+
+Expected<std::optional<json>, StoreError> Store::account_document(const Address& address) const {
+    return m_impl->get_json(kAccounts, std::string_view{reinterpret_cast<const char*>(address.data()), 20});
+}
+
+Expected<std::optional<json>, StoreError> Store::user_document(std::string_view name) const {
+    return m_impl->get_json(kUsers, name);
+}
+
+void Store::clear_cache() {
+    m_impl->accounts.clear();
+    m_impl->users.clear();
+}
+
+}  // namespace barrel::store
