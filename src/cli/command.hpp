@@ -86,6 +86,15 @@ struct Command {
 Command rlp_decode_command();
 Command rlp_encode_command();
 Command tx_decode_command();
+Command gen_command();
+Command init_command();  // node_commands.cpp: init, import, export, get …
+Command import_command();
+Command export_command();
+Command get_account_command();
+Command get_user_command();
+Command get_block_command();
+Command get_tx_command();
+Command get_receipt_command();
 
 // ---- Helpers for handlers (input.cpp) --------------------------------------------------------
 

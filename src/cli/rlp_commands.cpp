@@ -40,16 +40,17 @@ std::string shown(const nlohmann::json& j) {
     return s;
 }
 
-/// Encodes `j` (an item at `path`, "$" for the root, "$[1][0]" for nested ones) onto `out`.
+/// Encodes `j` (an item at `path`, "$" for the root, "$[1][0]" for nested ones, inside `depth`
+/// arrays) onto `out`.
 void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t depth) {
     const auto bad = [&](const std::string& what) {
         fail("invalid RLP item at " + path + ": " + what);
     };
     switch (j.type()) {
         case nlohmann::json::value_t::array: {
-            // The same bound as rlp::decode_item, so whatever encodes also decodes.
-            // The path would be hundreds of "[0]": leave it out.
-            if (depth > rlp::kMaxDepth)
+            // The same bound as rlp::decode_item (at most kMaxDepth lists inside one another), so
+            // whatever encodes also decodes. The path would be hundreds of "[0]": left out.
+            if (depth >= rlp::kMaxDepth)
                 fail("invalid RLP item: lists nested deeper than " + std::to_string(rlp::kMaxDepth));
             Bytes payload;
             for (size_t i = 0; i < j.size(); ++i) {

@@ -112,7 +112,7 @@ std::optional<u256> checked_mul(const u256& a, const u256& b) noexcept {
     if (a == 0 || b == 0) return u256{0};
     if (byte_length(a) + byte_length(b) <= 32) return a * b;  // cannot overflow
     const u512 wide = u512{a} * u512{b};
-    if (wide >> 256 != 0) return std::nullopt;
+    if ((wide >> 256) != 0) return std::nullopt;
     return static_cast<u256>(wide);
 }
 

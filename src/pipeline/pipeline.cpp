@@ -35,6 +35,20 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
+
+/// The number in the header at the front of a block that may not decode (a bad transaction
+/// slot, a truncated tail), so that its error can still name the block. Only the outer list
+/// prefix is skipped, without checking its length against the input, and only the header list
+/// has to be intact.
+std::optional<uint64_t> peek_number(BytesView wire) noexcept {
+    if (wire.empty() || wire[0] < 0xc0) return std::nullopt;
+    const size_t prefix = wire[0] <= 0xf7 ? 1 : 1 + static_cast<size_t>(wire[0] - 0xf7);
+    if (wire.size() < prefix) return std::nullopt;
+    BytesView rest = wire.subspan(prefix);
+    const auto header = block::decode_header(rest);
+    if (!header) return std::nullopt;
+    return header->number;
+}
 }  // namespace
 
 struct Pipeline::Decoded {
@@ -50,9 +64,10 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wir
     Decoded d;
     d.index = index;
     auto t0 = Clock::now();
+    const std::optional<uint64_t> peeked = peek_number(wire);
     auto decoded = block::decode_block(std::move(wire), m_config.parallel);
     d.times.decode_ms = ms_since(t0);
-    if (!decoded) return unexpected(PipelineError{Stage::decode, std::nullopt, index, block::describe(decoded.error())});
+    if (!decoded) return unexpected(PipelineError{Stage::decode, peeked, index, block::describe(decoded.error())});
     d.block = std::move(decoded).value();
     const uint64_t number = d.block.header->number;
 

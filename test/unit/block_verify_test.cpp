@@ -357,7 +357,9 @@ TEST(block_verify, modified_transaction_never_gets_stale_sender) {
             auto t = tx::decode(txs.encodings[i]);
             ASSERT_TRUE(t);
             c.change(*t);
-            if (c.resign) ASSERT_TRUE(tx::sign(*t, other_key));
+            if (c.resign) {
+                ASSERT_TRUE(tx::sign(*t, other_key));
+            }
             const Bytes changed = tx::encode(*t);
             ASSERT_NE(changed, txs.encodings[i]);
             const auto fresh = tx::recover_sender(*t, tx::signing_hash(*t));
@@ -380,8 +382,11 @@ TEST(block_verify, modified_transaction_never_gets_stale_sender) {
             if (c.resign) {
                 EXPECT_EQ(b.senders[i], other);
             }
-            for (size_t j = 0; j < txs.size(); ++j)
-                if (j != i) EXPECT_EQ(b.senders[j], txs.senders[j]);
+            for (size_t j = 0; j < txs.size(); ++j) {
+                if (j != i) {
+                    EXPECT_EQ(b.senders[j], txs.senders[j]);
+                }
+            }
             const auto after = cache.stats();
             EXPECT_EQ(after.misses - before.misses, 1u);
             EXPECT_EQ(after.hits - before.hits, txs.size() - 1);

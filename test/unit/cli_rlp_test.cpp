@@ -33,10 +33,10 @@ void expect_bad_input(const std::vector<BadInputCase>& cases) {
     }
 }
 
-/// `depth` lists, each holding the next, around an empty list: the RLP bytes.
-Bytes nested_lists(size_t depth) {
+/// `lists` lists, each holding the next, the innermost empty: the RLP bytes.
+Bytes nested_lists(size_t lists) {
     Bytes item{0xc0};
-    for (size_t i = 0; i < depth; ++i) {
+    for (size_t i = 1; i < lists; ++i) {
         Bytes outer;
         barrel::rlp::encode_list(outer, item);
         item = std::move(outer);
@@ -45,9 +45,7 @@ Bytes nested_lists(size_t depth) {
 }
 
 /// The same as JSON text.
-std::string nested_arrays(size_t depth) {
-    return std::string(depth + 1, '[') + std::string(depth + 1, ']');
-}
+std::string nested_arrays(size_t lists) { return std::string(lists, '[') + std::string(lists, ']'); }
 
 }  // namespace
 
@@ -94,7 +92,7 @@ TEST(cli_rlp, decode_bad_input) {
         {{"rlp", "decode", "0x80", "0x80"}, "", "error: rlp decode: unexpected argument '0x80'"},
         {{"rlp", "decode", "--verbose", "0x80"}, "", "error: rlp decode: unknown option '--verbose'"},
         {{"rlp", "decode", "0xzz"}, "", "error: invalid hex: invalid hex digit"},
-        {{"rlp", "decode", "0x8 0"}, "", "error: invalid hex: invalid hex digit"},
+        {{"rlp", "decode", "0x8 00"}, "", "error: invalid hex: invalid hex digit"},
         {{"rlp", "decode", "-x"}, "", "error: invalid hex: invalid hex digit"},
         {{"rlp", "decode", "0x808"}, "", "error: invalid hex: odd number of hex digits"},
         {{"rlp", "decode", "-"}, "0xc", "error: invalid hex: odd number of hex digits"},
@@ -111,7 +109,8 @@ TEST(cli_rlp, decode_bad_input) {
         {{"rlp", "decode", "0x8100"}, "", "error: invalid RLP: non_canonical_single_byte"},
         {{"rlp", "decode", "0xb800"}, "", "error: invalid RLP: leading_zero_in_length"},
         {{"rlp", "decode", "0xb80100"}, "", "error: invalid RLP: non_canonical_size"},
-        {{"rlp", "decode", "0xc3820001"}, "", "error: invalid RLP: input_too_short"},
+        {{"rlp", "decode", "0xc28100"}, "", "error: invalid RLP: non_canonical_single_byte"},
+        {{"rlp", "decode", "0xc4c0c28100"}, "", "error: invalid RLP: non_canonical_single_byte"},
         {{"rlp", "decode", barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth + 1))}, "",
          "error: invalid RLP: too_deep"},
     });

@@ -50,8 +50,13 @@ constexpr const char* kLowGas =
     "0xf86c098504a817c800825207943535353535353535353535353535353535353535880de0b6b3a76400008025a028"
     "ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8997f761aecb703304b3800"
     "ccf555c9f3dc64214b297fb1966a3b6d83";
-/// v = 0x24: neither 27/28 nor 35/36 + 2 × chain id for any chain.
+/// v = 29: neither 27/28 (pre-EIP-155) nor ≥ 35 (EIP-155).
 constexpr const char* kBadV =
+    "0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a7640000801da028"
+    "ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8997f761aecb703304b3800"
+    "ccf555c9f3dc64214b297fb1966a3b6d83";
+/// v = 36 = 0 × 2 + 35 + 1: signed (so it claims) for chain id 0.
+constexpr const char* kChainZero =
     "0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a76400008024a028"
     "ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8997f761aecb703304b3800"
     "ccf555c9f3dc64214b297fb1966a3b6d83";
@@ -184,6 +189,8 @@ TEST(cli_tx, decode_bad_input) {
         {{"tx", "decode", "0xc0"}, "", "error: tx: nonce: too_few_fields"},
         {{"tx", "decode", kLeadingZeroNonce}, "", "error: tx: nonce: leading_zero"},
         {{"tx", "decode", kBadV}, "", "error: tx: v: invalid_v"},
+        {{"tx", "decode", kChainZero}, "",
+         "error: tx: chain_id: wrong_chain_id (signed for chain 0, --chain-id is 1)"},
         // Decodes, but is not a valid transaction.
         {{"tx", "decode", kZeroR}, "", "error: tx: r: invalid_signature"},
         {{"tx", "decode", kHighS}, "", "error: tx: s: high_s"},

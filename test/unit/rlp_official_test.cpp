@@ -135,7 +135,10 @@ void report(std::string_view file, size_t run, size_t passed) {
 TEST(rlp_official, rlptest) {
     const json cases = load(kRlpTests / "rlptest.json");
     size_t run = 0, passed = 0;
-    for (const auto& [name, c] : cases.items()) {
+    for (const auto& entry : cases.items()) {
+        // Not a structured binding: lambdas cannot capture those before clang 16.
+        const std::string& name = entry.key();
+        const json& c = entry.value();
         SCOPED_TRACE(name);
         ++run;
         const int failures_before = failure_count();
@@ -199,7 +202,10 @@ TEST(rlp_official, invalid_rlp_test) {
 
     const json cases = load(kRlpTests / "invalidRLPTest.json");
     size_t run = 0, passed = 0;
-    for (const auto& [name, c] : cases.items()) {
+    for (const auto& entry : cases.items()) {
+        // Not a structured binding: lambdas cannot capture those before clang 16.
+        const std::string& name = entry.key();
+        const json& c = entry.value();
         SCOPED_TRACE(name);
         ++run;
         const int failures_before = failure_count();
@@ -223,7 +229,10 @@ TEST(rlp_official, invalid_rlp_test) {
 TEST(rlp_official, random_rlp_tests) {
     const json cases = load(kRlpTests / "RandomRLPTests" / "example.json");
     size_t run = 0, passed = 0;
-    for (const auto& [name, c] : cases.items()) {
+    for (const auto& entry : cases.items()) {
+        // Not a structured binding: lambdas cannot capture those before clang 16.
+        const std::string& name = entry.key();
+        const json& c = entry.value();
         SCOPED_TRACE(name);
         ++run;
         const int failures_before = failure_count();

@@ -1,0 +1,351 @@
+// barrel-bench: times 2,500-transaction blocks through decode → verify → execute → commit with an
+// embedded RocksDB, at 1 thread and all threads, cold and warm sender cache, one block at a time
+// and streamed; and, in the same run, the ceiling set by secp256k1 recovery alone.
+
+#include "report.hpp"
+
+#include <barrel/block/block.hpp>
+#include <barrel/core/hex.hpp>
+#include <barrel/gen/workload.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/store/store.hpp>
+
+#include <secp256k1.h>
+#include <secp256k1_recovery.h>
+#include <sys/resource.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace barrel;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Args {
+    size_t blocks{20};
+    size_t txs{2500};
+    size_t accounts{10'000};
+    gen::Mix mix{gen::Mix::transfer};
+    double hot_ratio{0};
+    uint64_t seed{1};
+    std::optional<size_t> threads;  ///< the "all threads" count (default: every core)
+    std::string input, genesis, json_out, plot_out;
+    bool quick{false};              ///< only the all-threads runs
+};
+
+const char* kUsage =
+    "usage: barrel-bench [--blocks N] [--txs N] [--accounts N] [--mix transfer|dag|mixed]\n"
+    "                    [--hot-ratio R] [--seed S] [--threads N] [--json FILE] [--plot FILE.svg]\n"
+    "                    [--input FILE [--genesis G.json]] [--quick]\n"
+    "Times blocks through decode, verify, execute and commit (RocksDB in a temporary datadir) at\n"
+    "1 thread and N threads, cold and warm sender cache, one block at a time and streamed.\n"
+    "--input: a chain file (needs --genesis) or a plain RLP transaction list (decode + verify only).\n";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+    std::cerr << "error: " << msg << "\n" << kUsage;
+    std::exit(2);
+}
+
+size_t parse_count(const std::string& name, const std::string& v, size_t min) {
+    const auto n = parse_u64(v);
+    if (!n || *n < min) usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v + "\"");
+    return static_cast<size_t>(*n);
+}
+
+Args parse_args(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage_error(arg + ": missing value");
+            return argv[++i];
+        };
+        if (arg == "--help" || arg == "-h") {
+            std::cout << kUsage;
+            std::exit(0);
+        } else if (arg == "--blocks") a.blocks = parse_count(arg, value(), 1);
+        else if (arg == "--txs") a.txs = parse_count(arg, value(), 1);
+        else if (arg == "--accounts") a.accounts = parse_count(arg, value(), 2);
+        else if (arg == "--seed") a.seed = parse_count(arg, value(), 0);
+        else if (arg == "--threads") a.threads = parse_count(arg, value(), 1);
+        else if (arg == "--json") a.json_out = value();
+        else if (arg == "--plot") a.plot_out = value();
+        else if (arg == "--input") a.input = value();
+        else if (arg == "--genesis") a.genesis = value();
+        else if (arg == "--quick") a.quick = true;
+        else if (arg == "--mix") {
+            const std::string v = value();
+            const auto m = gen::parse_mix(v);
+            if (!m) usage_error("--mix: expected transfer, dag or mixed, got \"" + v + "\"");
+            a.mix = *m;
+        } else if (arg == "--hot-ratio") {
+            const std::string v = value();
+            char* end = nullptr;
+            const double r = std::strtod(v.c_str(), &end);
+            if (end == v.c_str() || *end != '\0' || !(r >= 0 && r <= 1)) usage_error("--hot-ratio: expected a number in [0, 1], got \"" + v + "\"");
+            a.hot_ratio = r;
+        } else usage_error("unknown option " + arg);
+    }
+    return a;
+}
+
+Bytes read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) usage_error("cannot read " + path);
+    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+double peak_rss_mib() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;
+}
+
+nlohmann::json machine_info(size_t threads) {
+    std::string cpu;
+    std::ifstream info("/proc/cpuinfo");
+    for (std::string line; std::getline(info, line);)
+        if (line.rfind("model name", 0) == 0) {
+            cpu = line.substr(line.find(':') + 2);
+            break;
+        }
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return {{"cpu", cpu}, {"cores", std::thread::hardware_concurrency()}, {"threads_used", threads},
+            {"hostname", host}};
+}
+
+/// Transactions per second of a bare secp256k1_ecdsa_recover loop over these blocks' signatures
+/// split over all threads: the ceiling no verify stage can beat. Median of 5 passes.
+double recover_ceiling(const std::vector<block::Block>& blocks, size_t threads) {
+    struct Sig {
+        secp256k1_ecdsa_recoverable_signature sig;
+        Hash sighash;
+    };
+    std::vector<Sig> sigs;
+    const auto* ctx = tx::shared_secp256k1_context();
+    for (const auto& b : blocks)
+        for (const auto& t : b.txs) {
+            Sig s;
+            uint8_t compact[64];
+            store_be32(t.r, compact);
+            store_be32(t.s, compact + 32);
+            if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &s.sig, compact, t.y_parity ? 1 : 0) != 1) continue;
+            s.sighash = tx::signing_hash(t);
+            sigs.push_back(s);
+            if (sigs.size() >= 5000) break;
+        }
+    if (sigs.empty()) return 0;
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    std::vector<double> rates;
+    for (int pass = 0; pass < 5; ++pass) {
+        const auto t0 = Clock::now();
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, sigs.size()), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i != r.end(); ++i) {
+                secp256k1_pubkey pk;
+                if (secp256k1_ecdsa_recover(ctx, &pk, &sigs[i].sig, sigs[i].sighash.data()) != 1) std::abort();
+            }
+        });
+        rates.push_back(static_cast<double>(sigs.size()) / std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::sort(rates.begin(), rates.end());
+    return rates[rates.size() / 2];
+}
+
+/// One measured import of all blocks into a fresh datadir.
+bench::Run measure(const chain::Genesis& genesis, const std::vector<Bytes>& wires,
+                   const std::vector<block::Block>& decoded, size_t threads, bool warm, bool streamed,
+                   const fs::path& tmp_root) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const fs::path dir = tmp_root / ("run-" + std::to_string(threads) + (warm ? "w" : "c") + (streamed ? "s" : "o"));
+    fs::remove_all(dir);
+    auto store = store::Store::init(dir, genesis);
+    if (!store) {
+        std::cerr << "error: " << store.error().message << "\n";
+        std::exit(1);
+    }
+    block::SenderCache cache;
+    if (warm) {
+        // What a transaction pool does when it admits a transaction: remember its sender.
+        for (const auto& b : decoded)
+            for (size_t i = 0; i < b.size(); ++i) cache.insert(b.tx_hashes[i], b.senders[i]);
+    }
+    pipeline::Config config;
+    config.parallel = threads > 1;
+    config.sender_cache = &cache;
+    config.max_in_flight = streamed ? 4 : 1;
+    pipeline::Pipeline p{**store, config};
+
+    bench::Run run;
+    run.threads = threads;
+    run.warm = warm;
+    run.streamed = streamed;
+    run.blocks = wires.size();
+    run.txs_per_block = decoded.empty() ? 0 : decoded.front().size();
+    auto record = [&run](const pipeline::BlockResult& r) {
+        run.stages.decode.push_back(r.times.decode_ms);
+        run.stages.verify.push_back(r.times.verify_ms);
+        run.stages.execute.push_back(r.times.execute_ms);
+        run.stages.commit.push_back(r.times.commit_ms);
+    };
+    size_t next = 0;
+    const auto t0 = Clock::now();
+    Expected<void, pipeline::PipelineError> result;
+    if (streamed) {
+        result = p.import_stream([&]() -> std::optional<Bytes> {
+            if (next == wires.size()) return std::nullopt;
+            return wires[next++];
+        }, record);
+    } else {
+        for (const auto& w : wires) {
+            auto r = p.import_block(w);
+            if (!r) {
+                result = unexpected(r.error());
+                break;
+            }
+            record(*r);
+        }
+    }
+    run.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!result) {
+        std::cerr << "error: " << pipeline::describe(result.error()) << "\n";
+        std::exit(1);
+    }
+    store->reset();
+    fs::remove_all(dir);
+    return run;
+}
+
+/// --input with a plain transaction list: decode and verify only.
+int bench_tx_list(const Bytes& bytes, size_t all_threads) {
+    std::cout << "input: plain transaction list, " << bytes.size() << " bytes\n";
+    for (size_t threads : {size_t{1}, all_threads}) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        std::vector<double> dec, ver, warm;
+        block::SenderCache cache;
+        for (int rep = 0; rep < 7; ++rep) {
+            auto t0 = Clock::now();
+            auto b = block::decode_tx_list(bytes, threads > 1);
+            dec.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            if (!b) {
+                std::cerr << "error: " << block::describe(b.error()) << "\n";
+                return 2;
+            }
+            const uint64_t chain_id = !b->txs.empty() && b->txs[0].chain_id ? *b->txs[0].chain_id : 1;
+            cache.clear();
+            t0 = Clock::now();
+            auto v = block::recover_senders(*b, chain_id, &cache, threads > 1);
+            ver.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+            if (!v) {
+                std::cerr << "error: " << block::describe(v.error()) << "\n";
+                return 2;
+            }
+            t0 = Clock::now();
+            (void)block::recover_senders(*b, chain_id, &cache, threads > 1);
+            warm.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        std::printf("%zu thread(s): decode median %.3f ms, verify cold median %.3f ms, verify warm median %.3f ms\n",
+                    threads, bench::summarise(dec).median_ms, bench::summarise(ver).median_ms,
+                    bench::summarise(warm).median_ms);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Args args = parse_args(argc, argv);
+    const size_t all_threads = args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
+
+    chain::Genesis genesis;
+    std::vector<Bytes> wires;
+    if (!args.input.empty()) {
+        Bytes bytes = read_file(args.input);
+        BytesView probe = bytes;
+        const bool chain_file = block::split_block(probe).has_value() && !args.genesis.empty();
+        if (!chain_file) {
+            auto as_list = block::decode_tx_list(bytes, true);
+            if (as_list) return bench_tx_list(bytes, all_threads);
+            if (args.genesis.empty()) usage_error("--input: a chain file needs --genesis (or give a plain transaction list)");
+        }
+        const Bytes genesis_text = read_file(args.genesis);
+        auto g = chain::parse_genesis({reinterpret_cast<const char*>(genesis_text.data()), genesis_text.size()});
+        if (!g) usage_error("--genesis: " + g.error());
+        genesis = *g;
+        BytesView rest = bytes;
+        while (!rest.empty()) {
+            auto one = block::split_block(rest);
+            if (!one) usage_error("--input: " + block::describe(one.error()));
+            wires.emplace_back(one->begin(), one->end());
+        }
+    } else {
+        gen::Options o;
+        o.blocks = args.blocks;
+        o.txs = args.txs;
+        o.accounts = std::max(args.accounts, args.txs * 2 > 10'000 ? args.txs * 2 : args.accounts);
+        o.mix = args.mix;
+        o.hot_ratio = args.hot_ratio;
+        o.seed = args.seed;
+        std::cerr << "generating " << o.blocks << " blocks x " << o.txs << " transactions (" << gen::to_string(o.mix) << ")...\n";
+        auto w = gen::generate(o);
+        if (!w) usage_error(w.error());
+        genesis = w->genesis;
+        wires = std::move(w->blocks);
+    }
+
+    // Decoded and verified once, outside the timings: the warm cache's content and the ceiling's
+    // signatures.
+    std::vector<block::Block> decoded;
+    for (const auto& w : wires) {
+        auto b = block::decode_block(w);
+        if (!b) usage_error("block " + std::to_string(decoded.size() + 1) + ": " + block::describe(b.error()));
+        if (auto v = block::recover_senders(*b, genesis.config.chain_id, nullptr); !v)
+            usage_error("block " + std::to_string(decoded.size() + 1) + ": " + block::describe(v.error()));
+        decoded.push_back(std::move(b).value());
+    }
+
+    const fs::path tmp_root = fs::temp_directory_path() / ("barrel-bench-" + std::to_string(getpid()));
+    fs::create_directories(tmp_root);
+    std::vector<bench::Run> runs;
+    std::vector<size_t> thread_counts{1, all_threads};
+    if (args.quick || all_threads == 1) thread_counts = {all_threads};
+    for (size_t threads : thread_counts)
+        for (bool warm : {false, true})
+            for (bool streamed : {false, true}) {
+                std::cerr << "run: " << threads << " thread(s), " << (warm ? "warm" : "cold") << " cache, "
+                          << (streamed ? "streamed" : "one block at a time") << "\n";
+                runs.push_back(measure(genesis, wires, decoded, threads, warm, streamed, tmp_root));
+            }
+    fs::remove_all(tmp_root);
+    const double ceiling = recover_ceiling(decoded, all_threads);
+
+    std::cout << "barrel-bench: " << wires.size() << " blocks x " << (decoded.empty() ? 0 : decoded[0].size())
+              << " transactions, " << all_threads << " threads max\n";
+    std::cout << "recovery ceiling (bare secp256k1_ecdsa_recover on " << all_threads << " threads): "
+              << static_cast<long>(ceiling) << " TPS\n\n";
+    std::cout << bench::table(runs, ceiling);
+    std::printf("\npeak RSS: %.0f MiB\n", peak_rss_mib());
+
+    if (!args.json_out.empty()) {
+        auto doc = bench::to_json(runs, ceiling, machine_info(all_threads));
+        doc["peak_rss_mib"] = peak_rss_mib();
+        std::ofstream(args.json_out) << doc.dump(2) << "\n";
+    }
+    if (!args.plot_out.empty()) {
+        std::ofstream(args.plot_out) << bench::svg_chart(runs, "barrel: per-stage time of a block (" +
+                                                                   std::to_string(decoded.empty() ? 0 : decoded[0].size()) +
+                                                                   " transactions)");
+    }
+    return 0;
+}

@@ -1,0 +1,540 @@
+// The datadir commands: `init`, `import`, `export` and `get account|user|block|tx|receipt`
+// (barrel/store/store.hpp, barrel/pipeline/pipeline.hpp).
+//
+// - Every StoreError (not a datadir, locked by another process, already initialized, corruption)
+//   is bad input: exit 2 with the store's one-line message.
+// - `export` and `get` open the datadir read-only: RocksDB takes no lock for that, so they work
+//   while an import in another process holds the datadir, and see the blocks committed when they
+//   opened it.
+// - `import` reads the chain file block by block (only the RLP prefix of each block tells where
+//   it ends), so memory stays at the pipeline's blocks in flight whatever the file's size.
+
+#include "command.hpp"
+
+#include <barrel/block/block.hpp>
+#include <barrel/block/sender_cache.hpp>
+#include <barrel/chain/genesis.hpp>
+#include <barrel/cli/cli.hpp>
+#include <barrel/core/hex.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/store/store.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace barrel::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
+
+std::string datadir_of(const ParsedArgs& args) { return std::string{*args.value("--datadir")}; }
+
+std::unique_ptr<store::Store> open_store(const std::string& datadir, const store::Options& options) {
+    auto s = store::Store::open(datadir, options);
+    if (!s) fail(s.error().message);
+    return std::move(s).value();
+}
+
+/// A query result or a store failure, which is bad input (a damaged datadir) like every other.
+template <class T>
+T or_fail(Expected<T, store::StoreError> v) {
+    if (!v) fail(v.error().message);
+    return std::move(v).value();
+}
+
+/// The whole of a small text file (a genesis).
+std::string read_small_file(const std::string& path, std::string_view what) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) fail(std::string{what} + " " + squote(path) + " is a directory");
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) fail("cannot read " + std::string{what} + " " + squote(path) + ": " + std::strerror(errno));
+    std::string text;
+    char buf[1 << 16];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    const bool bad = std::ferror(f) != 0;
+    std::fclose(f);
+    if (bad) throw std::runtime_error("cannot read " + squote(path));
+    return text;
+}
+
+// ---- init ------------------------------------------------------------------------------------
+
+int init_handler(Context& ctx, const ParsedArgs& args) {
+    const std::string datadir = datadir_of(args);
+    const std::string genesis_path{*args.value("--genesis")};
+    // The genesis is checked completely before anything is created.
+    const auto genesis = chain::parse_genesis(read_small_file(genesis_path, "genesis"));
+    if (!genesis) fail("genesis " + squote(genesis_path) + ": " + genesis.error());
+    auto s = store::Store::init(datadir, *genesis);
+    if (!s) fail(s.error().message);
+    const store::Head& head = (*s)->head();
+    ctx.out << "initialized " << datadir << " for chain " << genesis->config.chain_id << ": genesis block "
+            << to_hex(head.hash) << ", state root " << to_hex(head.state_root) << ", "
+            << genesis->alloc.accounts.size() << " accounts, " << genesis->alloc.users.size()
+            << " users\n";
+    return kExitOk;
+}
+
+// ---- import ----------------------------------------------------------------------------------
+
+/// Reads a chain file one block at a time. Each block is the RLP item at the front of what is
+/// left: its prefix says how long it is. A truncated or malformed tail is handed on as it is, so
+/// the pipeline's decode stage reports it like any other undecodable block.
+class ChainReader {
+public:
+    explicit ChainReader(const std::string& path) : m_path{path} {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) fail("chain file " + squote(path) + " is a directory");
+        m_file = std::fopen(path.c_str(), "rb");
+        if (m_file == nullptr)
+            fail("cannot read chain file " + squote(path) + ": " + std::strerror(errno));
+        std::setvbuf(m_file, nullptr, _IOFBF, 1 << 20);
+    }
+    ~ChainReader() {
+        if (m_file != nullptr) std::fclose(m_file);
+    }
+    ChainReader(const ChainReader&) = delete;
+    ChainReader& operator=(const ChainReader&) = delete;
+
+    std::optional<Bytes> next() {
+        Bytes block;
+        if (!read_up_to(block, 1)) return std::nullopt;  // end of file at a block boundary
+        const uint8_t prefix = block[0];
+        uint64_t length = 1;  // of the whole item, prefix included
+        if (prefix >= 0x80) {
+            const bool list = prefix >= 0xc0;
+            const unsigned short_base = list ? 0xc0u : 0x80u;
+            const unsigned long_base = list ? 0xf7u : 0xb7u;
+            if (prefix <= long_base) {
+                length = 1 + (prefix - short_base);
+            } else {
+                const size_t len_of_len = prefix - long_base;
+                if (!read_up_to(block, len_of_len)) return block;
+                uint64_t payload = 0;
+                for (size_t i = 1; i <= len_of_len; ++i) payload = (payload << 8) | block[i];
+                length = 1 + len_of_len + payload;
+                if (length < payload) length = UINT64_MAX;  // wrapped: reads to the end of the file
+            }
+        }
+        // Read in bounded chunks: a corrupt length must not allocate more than the file holds.
+        while (block.size() < length) {
+            const uint64_t want = std::min<uint64_t>(length - block.size(), 1 << 20);
+            if (!read_up_to(block, static_cast<size_t>(want))) break;
+        }
+        return block;
+    }
+
+private:
+    /// Appends up to n bytes; false when fewer were there (end of file).
+    bool read_up_to(Bytes& out, size_t n) {
+        const size_t old = out.size();
+        out.resize(old + n);
+        const size_t got = std::fread(out.data() + old, 1, n, m_file);
+        out.resize(old + got);
+        if (got < n && std::ferror(m_file))
+            throw std::runtime_error("cannot read chain file " + squote(m_path) + ": " + std::strerror(errno));
+        return got == n;
+    }
+
+    std::string m_path;
+    std::FILE* m_file{nullptr};
+};
+
+/// The single updating line of `import` on a terminal. Cleared when the import ends, however
+/// it ends, so the error line or the summary starts on a clean line.
+class ProgressLine {
+public:
+    ProgressLine(std::ostream& err, bool enabled) : m_err{err}, m_enabled{enabled} {}
+    ~ProgressLine() {
+        if (m_enabled && m_shown) m_err << "\r\x1b[K" << std::flush;
+    }
+    ProgressLine(const ProgressLine&) = delete;
+    ProgressLine& operator=(const ProgressLine&) = delete;
+
+    void update(uint64_t number, size_t imported, size_t skipped, size_t transactions, double elapsed_s) {
+        if (!m_enabled) return;
+        const auto now = Clock::now();
+        if (m_shown && now - m_last < std::chrono::milliseconds(100)) return;
+        m_last = now;
+        m_shown = true;
+        std::ostringstream line;
+        line << "\r\x1b[Kimport: block " << number << ", " << imported << " imported, " << skipped
+             << " skipped, " << std::fixed << std::setprecision(0)
+             << (elapsed_s > 0 ? static_cast<double>(transactions) / elapsed_s : 0.0) << " TPS";
+        m_err << line.str() << std::flush;
+    }
+
+private:
+    std::ostream& m_err;
+    bool m_enabled;
+    bool m_shown{false};
+    Clock::time_point m_last{};
+};
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+struct ImportTally {
+    size_t imported{0};
+    size_t skipped{0};
+    size_t transactions{0};
+    std::vector<double> decode, verify, execute, commit;
+
+    void add(const pipeline::BlockResult& r) {
+        if (r.skipped) {
+            ++skipped;
+            return;
+        }
+        ++imported;
+        transactions += r.transactions;
+        decode.push_back(r.times.decode_ms);
+        verify.push_back(r.times.verify_ms);
+        execute.push_back(r.times.execute_ms);
+        commit.push_back(r.times.commit_ms);
+    }
+};
+
+void print_summary(std::ostream& out, const ImportTally& t, double wall_s, const store::Head& head,
+                   const block::SenderCache& cache) {
+    auto sum = [](const std::vector<double>& v) {
+        double s = 0;
+        for (double x : v) s += x;
+        return s;
+    };
+    out << std::fixed << std::setprecision(1);
+    out << "imported " << t.imported << (t.imported == 1 ? " block" : " blocks") << " ("
+        << t.transactions << (t.transactions == 1 ? " transaction" : " transactions") << ") in "
+        << wall_s * 1000 << " ms, " << std::setprecision(0)
+        << (wall_s > 0 ? static_cast<double>(t.transactions) / wall_s : 0.0) << " TPS; skipped "
+        << t.skipped << " already stored\n";
+    out << "head: block " << head.number << " " << to_hex(head.hash) << "\n";
+    out << std::setprecision(2);
+    out << "stage      total ms   median ms/block\n";
+    const std::pair<const char*, const std::vector<double>*> rows[] = {
+        {"decode", &t.decode}, {"verify", &t.verify}, {"execute", &t.execute}, {"commit", &t.commit}};
+    for (const auto& [name, v] : rows)
+        out << std::left << std::setw(8) << name << std::right << std::setw(11) << sum(*v)
+            << std::setw(18) << median(*v) << "\n";
+    const auto stats = cache.stats();
+    out << "sender cache: " << stats.hits << " hits, " << stats.misses << " misses\n";
+    out.unsetf(std::ios::floatfield | std::ios::adjustfield);
+}
+
+int import_handler(Context& ctx, const ParsedArgs& args) {
+    const std::string datadir = datadir_of(args);
+    ChainReader reader{std::string{args.positionals[0]}};
+    store::Options options;
+    options.sync = args.has("--sync");
+    auto store = open_store(datadir, options);
+
+    block::SenderCache cache;
+    pipeline::Config config;
+    config.sender_cache = &cache;
+    if (args.has("--serial")) config.max_in_flight = 1;  // one block at a time, no overlap
+    pipeline::Pipeline pipe{*store, config};
+
+    ImportTally tally;
+    const bool on_terminal = &ctx.err == &std::cerr && ::isatty(STDERR_FILENO) == 1;
+    ProgressLine progress{ctx.err, on_terminal};
+    const auto t0 = Clock::now();
+    auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+    const auto result = pipe.import_stream([&] { return reader.next(); },
+                                           [&](const pipeline::BlockResult& r) {
+                                               tally.add(r);
+                                               progress.update(r.number, tally.imported, tally.skipped,
+                                                               tally.transactions, elapsed_s());
+                                           });
+    const double wall_s = elapsed_s();
+    print_summary(ctx.out, tally, wall_s, store->head(), cache);
+    if (!result) fail(pipeline::describe(result.error()));
+    return kExitOk;
+}
+
+// ---- export ----------------------------------------------------------------------------------
+
+/// The output file, written under a temporary name beside it and renamed over it when complete,
+/// so a reader never sees half a chain file; an unfinished one is removed.
+class AtomicFile {
+public:
+    explicit AtomicFile(const std::string& target) : m_target{target} {
+        if (target.empty()) fail("--out: empty path");
+        std::error_code ec;
+        if (fs::is_directory(target, ec)) fail("--out: " + squote(target) + " is a directory");
+        const fs::path path{target};
+        const std::string base = (path.parent_path() / ("." + path.filename().string())).string();
+        for (int attempt = 0; attempt < 100 && m_fd < 0; ++attempt) {
+            m_temp = base + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+            m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (m_fd < 0 && errno != EEXIST) break;
+        }
+        if (m_fd < 0) fail("--out: cannot write " + squote(target) + ": " + std::strerror(errno));
+    }
+    ~AtomicFile() {
+        if (m_fd >= 0) ::close(m_fd);
+        if (!m_done) ::unlink(m_temp.c_str());
+    }
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
+
+    void write(BytesView bytes) {
+        while (!bytes.empty()) {
+            const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) throw std::runtime_error("cannot write " + squote(m_temp) + ": " + std::strerror(errno));
+            bytes = bytes.subspan(static_cast<size_t>(n));
+        }
+    }
+
+    /// Data on disk first, then the rename: the target is either the old file or the whole new one.
+    void commit() {
+        const bool ok = ::fsync(m_fd) == 0;
+        const int saved = errno;
+        const bool closed = ::close(m_fd) == 0;
+        m_fd = -1;
+        if (!ok || !closed)
+            throw std::runtime_error("cannot write " + squote(m_temp) + ": " + std::strerror(ok ? errno : saved));
+        if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
+            throw std::runtime_error("cannot rename " + squote(m_temp) + " to " + squote(m_target) + ": " +
+                                     std::strerror(errno));
+        m_done = true;
+    }
+
+private:
+    std::string m_target;
+    std::string m_temp;
+    int m_fd{-1};
+    bool m_done{false};
+};
+
+int export_handler(Context& ctx, const ParsedArgs& args) {
+    const std::string out_path{*args.value("--out")};
+    store::Options options;
+    options.read_only = true;
+    const auto store = open_store(datadir_of(args), options);
+    AtomicFile file{out_path};
+    const uint64_t head = store->head().number;
+    uint64_t bytes = 0;
+    for (uint64_t n = 1; n <= head; ++n) {
+        const auto raw = or_fail(store->raw_block(n));
+        if (!raw) fail("datadir is damaged: block " + std::to_string(n) + " is missing (head is " +
+                       std::to_string(head) + ")");
+        file.write(*raw);
+        bytes += raw->size();
+    }
+    file.commit();
+    ctx.out << "exported " << head << (head == 1 ? " block" : " blocks") << " (" << bytes << " bytes) to "
+            << out_path << "\n";
+    return kExitOk;
+}
+
+// ---- get -------------------------------------------------------------------------------------
+
+std::unique_ptr<store::Store> open_for_query(const ParsedArgs& args) {
+    store::Options options;
+    options.read_only = true;
+    return open_store(datadir_of(args), options);
+}
+
+void print_document(Context& ctx, const nlohmann::json& doc) { ctx.out << doc.dump(2) << "\n"; }
+
+Hash parse_hash_argument(std::string_view what, std::string_view text) {
+    const auto h = hash_from_hex(text);
+    if (!h) fail("invalid " + std::string{what} + " hash " + squote(text) + ": " + std::string{to_string(h.error())});
+    return *h;
+}
+
+int get_account_handler(Context& ctx, const ParsedArgs& args) {
+    const std::string_view text = args.positionals[0];
+    const auto address = address_from_hex(text);
+    if (!address) fail("invalid address " + squote(text) + ": " + std::string{to_string(address.error())});
+    const auto store = open_for_query(args);
+    const auto doc = or_fail(store->account_document(*address));
+    if (!doc) fail("account " + to_hex(*address) + " not found");
+    print_document(ctx, *doc);
+    return kExitOk;
+}
+
+int get_user_handler(Context& ctx, const ParsedArgs& args) {
+    const std::string_view name = args.positionals[0];
+    const auto store = open_for_query(args);
+    const auto doc = or_fail(store->user_document(name));
+    if (!doc) fail("user " + squote(name) + " not found");
+    print_document(ctx, *doc);
+    return kExitOk;
+}
+
+int get_block_handler(Context& ctx, const ParsedArgs& args) {
+    const std::string_view text = args.positionals[0];
+    const auto store = open_for_query(args);
+    uint64_t number = 0;
+    // 32 bytes of hex is a hash (no block number is that large); anything else is a number.
+    const bool by_hash = text.size() == 66 && (text.starts_with("0x") || text.starts_with("0X"));
+    if (by_hash) {
+        const Hash hash = parse_hash_argument("block", text);
+        const auto n = or_fail(store->block_number(hash));
+        if (!n) fail("block " + to_hex(hash) + " not found");
+        number = *n;
+    } else {
+        const auto n = parse_u64(text);
+        if (!n) fail("invalid block " + squote(text) + ": expected a number or a 32-byte 0x hash");
+        number = *n;
+    }
+    if (args.has("--raw")) {
+        if (number == 0) fail("block 0 (the genesis) has no wire form");
+        const auto raw = or_fail(store->raw_block(number));
+        if (!raw) fail("block " + std::to_string(number) + " not found");
+        ctx.out << to_hex(*raw) << "\n";
+        return kExitOk;
+    }
+    const auto doc = or_fail(store->header(number));
+    if (!doc) fail("block " + std::to_string(number) + " not found");
+    print_document(ctx, *doc);
+    return kExitOk;
+}
+
+int get_tx_handler(Context& ctx, const ParsedArgs& args) {
+    const Hash hash = parse_hash_argument("transaction", args.positionals[0]);
+    const auto store = open_for_query(args);
+    const auto doc = or_fail(store->transaction(hash));
+    if (!doc) fail("transaction " + to_hex(hash) + " not found");
+    print_document(ctx, *doc);
+    return kExitOk;
+}
+
+int get_receipt_handler(Context& ctx, const ParsedArgs& args) {
+    const Hash hash = parse_hash_argument("transaction", args.positionals[0]);
+    const auto store = open_for_query(args);
+    const auto doc = or_fail(store->receipt(hash));
+    if (!doc) fail("receipt of transaction " + to_hex(hash) + " not found");
+    print_document(ctx, *doc);
+    return kExitOk;
+}
+
+constexpr OptionSpec kDatadirOption{"--datadir", "DIR", "The node's data directory", true};
+constexpr std::string_view kQueryDetails =
+    "Prints the JSON document as the datadir stores it (docs/formats.md, \"Storage\"). The\n"
+    "datadir is opened read-only, so this works while an import holds it. Something that is\n"
+    "not there is an error: 'error: ... not found', exit status 2.";
+
+}  // namespace
+
+Command init_command() {
+    return {
+        .name = "init",
+        .summary = "Create a datadir holding a genesis state and block 0",
+        .args = {},
+        .options = {kDatadirOption, {"--genesis", "FILE", "The genesis (JSON, docs/formats.md)", true}},
+        .details =
+            "DIR must not exist or be an empty directory. The genesis is checked completely\n"
+            "before anything is created. Example: barrel-node init --datadir d --genesis g.json",
+        .handler = init_handler,
+    };
+}
+
+Command import_command() {
+    return {
+        .name = "import",
+        .summary = "Import a chain file (blocks concatenated) into a datadir",
+        .args = {{"CHAIN", "The chain file, e.g. from 'gen' or 'export'"}},
+        .options =
+            {
+                kDatadirOption,
+                {"--sync", "", "fsync the write-ahead log at every block (survives power loss)"},
+                {"--serial", "", "One block at a time, no overlap between blocks (stages stay parallel)"},
+            },
+        .details =
+            "Each block is decoded, verified, executed and committed (one atomic write per block);\n"
+            "by default later blocks are decoded and verified while earlier ones execute and\n"
+            "commit. Blocks the datadir already has are skipped. The import stops at the first\n"
+            "invalid block with 'error: block N: STAGE: REASON' (exit status 2); the blocks\n"
+            "before it stay committed and nothing of it is written. On a terminal, progress is\n"
+            "shown on stderr; a per-stage timing summary goes to stdout.",
+        .handler = import_handler,
+    };
+}
+
+Command export_command() {
+    return {
+        .name = "export",
+        .summary = "Write blocks 1..head of a datadir as a chain file",
+        .args = {},
+        .options = {kDatadirOption, {"--out", "FILE", "The chain file to write", true}},
+        .details =
+            "The blocks are written exactly as they were imported, so exporting what was\n"
+            "imported gives the same bytes. FILE is replaced whole or not at all.",
+        .handler = export_handler,
+    };
+}
+
+Command get_account_command() {
+    return {.name = "get account",
+            .summary = "Print an account (nonce, balance)",
+            .args = {{"ADDRESS", "20-byte 0x address"}},
+            .options = {kDatadirOption},
+            .details = kQueryDetails,
+            .handler = get_account_handler};
+}
+
+Command get_user_command() {
+    return {.name = "get user",
+            .summary = "Print a DagTransfer user (name, balance)",
+            .args = {{"NAME", "The user name"}},
+            .options = {kDatadirOption},
+            .details = kQueryDetails,
+            .handler = get_user_handler};
+}
+
+Command get_block_command() {
+    return {.name = "get block",
+            .summary = "Print a block header",
+            .args = {{"NUMBER|HASH", "Block number (decimal or 0x) or 32-byte 0x block hash"}},
+            .options = {kDatadirOption, {"--raw", "", "Print the wire block as hex instead"}},
+            .details = kQueryDetails,
+            .handler = get_block_handler};
+}
+
+Command get_tx_command() {
+    return {.name = "get tx",
+            .summary = "Print a transaction with its block number, block hash and index",
+            .args = {{"HASH", "32-byte 0x transaction hash"}},
+            .options = {kDatadirOption},
+            .details = kQueryDetails,
+            .handler = get_tx_handler};
+}
+
+Command get_receipt_command() {
+    return {.name = "get receipt",
+            .summary = "Print the receipt of a transaction",
+            .args = {{"HASH", "32-byte 0x transaction hash"}},
+            .options = {kDatadirOption},
+            .details = kQueryDetails,
+            .handler = get_receipt_handler};
+}
+
+}  // namespace barrel::cli

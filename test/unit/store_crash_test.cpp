@@ -1,0 +1,195 @@
+// Crash safety of the commit: a child process imports a generated chain (30 blocks of 200 mixed
+// transactions) into a datadir and is SIGKILLed after a random delay, twenty times on the same
+// datadir, each child resuming the import where the last one was killed. After every kill the
+// datadir opens and its head is a block boundary (the header at head.number is there and carries
+// head's hash and state root, and nothing lies beyond it). Finally the import is finished, and
+// the datadir is byte for byte (every column family) the one an uninterrupted import gives.
+//
+// The child is this test binary itself, fork()ed and exec()ed with BARREL_CRASH_CHILD set to the
+// barrel-node arguments: it runs barrel::cli::run (see ChildMode below) and exits. A plain fork()
+// without exec would run the import in a copy of a process whose oneTBB worker threads were not
+// copied: oneTBB is not fork-safe, so the child could hang.
+
+#include "cli_run.hpp"
+#include "store_dump.hpp"
+
+#include <barrel/chain/genesis.hpp>
+#include <barrel/cli/cli.hpp>
+#include <barrel/core/hex.hpp>
+#include <barrel/gen/workload.hpp>
+#include <barrel/store/store.hpp>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+using namespace barrel;
+using barrel::test::dump_datadir;
+using barrel::test::dump_diff;
+using barrel::test::run_cli;
+using barrel::test::ScratchDir;
+
+namespace {
+
+constexpr const char* kChildVariable = "BARREL_CRASH_CHILD";
+
+/// In a child started by spawn_import(), runs barrel-node with the arguments from the
+/// environment (one per line) before any test, and exits with its status.
+class ChildMode : public ::testing::Environment {
+public:
+    void SetUp() override {
+        const char* packed = std::getenv(kChildVariable);
+        if (packed == nullptr) return;
+        std::vector<std::string> args;
+        std::istringstream lines{packed};
+        for (std::string line; std::getline(lines, line);) args.push_back(line);
+        const std::vector<std::string_view> views(args.begin(), args.end());
+        std::istringstream in;
+        std::ostringstream out;
+        const int status = cli::run(views, in, out, std::cerr);
+        std::cerr.flush();
+        ::_exit(status);
+    }
+};
+
+[[maybe_unused]] ::testing::Environment* const child_mode = ::testing::AddGlobalTestEnvironment(new ChildMode);
+
+/// Starts `barrel-node ARGS` in a child process (this binary in child mode).
+pid_t spawn(const std::vector<std::string>& args) {
+    // Everything the child needs is built before fork(), so that it only calls exec.
+    std::string packed = std::string{kChildVariable} + "=";
+    for (const auto& a : args) packed += a + "\n";
+    std::vector<char*> envp;
+    for (char** e = environ; *e != nullptr; ++e)
+        if (std::strncmp(*e, kChildVariable, std::strlen(kChildVariable)) != 0) envp.push_back(*e);
+    envp.push_back(packed.data());
+    envp.push_back(nullptr);
+    std::string self = "/proc/self/exe";
+    std::string filter = "--gtest_filter=store_crash.*";
+    std::vector<char*> argv{self.data(), filter.data(), nullptr};
+
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        if (null >= 0) ::dup2(null, STDOUT_FILENO);  // gtest's banner
+        ::execve("/proc/self/exe", argv.data(), envp.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+std::unique_ptr<store::Store> open_store(const std::string& datadir) {
+    auto s = store::Store::open(datadir);
+    if (!s) ADD_FAILURE() << s.error().message;
+    return s ? std::move(s).value() : nullptr;
+}
+
+/// The datadir opens and its head is a whole block.
+void check_block_boundary(const std::string& datadir, uint64_t blocks) {
+    const auto s = open_store(datadir);
+    ASSERT_TRUE(s);
+    const store::Head head = s->head();
+    ASSERT_LE(head.number, blocks);
+    const auto header = s->header(head.number);
+    ASSERT_TRUE(header && *header) << "no header at the head, block " << head.number;
+    EXPECT_EQ((**header)["hash"], to_hex(head.hash));
+    EXPECT_EQ((**header)["state_root"], to_hex(head.state_root));
+    EXPECT_EQ(**s->block_number(head.hash), head.number);
+    if (head.number > 0) {
+        EXPECT_TRUE(*s->raw_block(head.number));
+    }
+    EXPECT_FALSE(*s->header(head.number + 1));
+    EXPECT_FALSE(*s->raw_block(head.number + 1));
+}
+
+}  // namespace
+
+TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
+#if defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "twenty imports under ThreadSanitizer take minutes";
+#endif
+    gen::Options o;
+    o.seed = 11;
+    o.blocks = 30;
+    o.txs = 200;
+    o.accounts = 400;
+    o.hot_accounts = 4;
+    o.hot_ratio = 0.1;
+    o.mix = gen::Mix::mixed;
+    const auto w = gen::generate(o);
+    ASSERT_TRUE(w) << w.error();
+
+    ScratchDir tmp;
+    const std::string genesis = tmp / "genesis.json";
+    const std::string chain_file = tmp / "chain.rlp";
+    std::ofstream{genesis} << chain::to_json_text(w->genesis);
+    {
+        std::ofstream f{chain_file, std::ios::binary};
+        for (const auto& b : w->blocks) f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    }
+
+    const std::string datadir = tmp / "crashed";
+    ASSERT_EQ(run_cli({"init", "--datadir", datadir, "--genesis", genesis}).status, 0);
+
+    std::mt19937 rng{20240607};
+    std::uniform_int_distribution<int> delay_ms{2, 400};
+    std::vector<uint64_t> heads;
+    size_t finished = 0;
+    for (int round = 0; round < 20; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        const pid_t child = spawn({"import", "--datadir", datadir, chain_file});
+        ASSERT_GT(child, 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+        ::kill(child, SIGKILL);
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        if (WIFEXITED(status)) {
+            // The import ended before the kill: it must have succeeded.
+            EXPECT_EQ(WEXITSTATUS(status), 0);
+            ++finished;
+        } else {
+            EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        }
+        ASSERT_NO_FATAL_FAILURE(check_block_boundary(datadir, o.blocks));
+        heads.push_back(open_store(datadir)->head().number);
+        if (heads.size() >= 2) {
+            EXPECT_GE(heads.back(), heads[heads.size() - 2]);  // never goes back
+        }
+    }
+    std::string progress;
+    for (auto h : heads) progress += std::to_string(h) + " ";
+    std::cout << "[          ] heads after each kill: " << progress << "(" << finished << " finished)\n";
+
+    const auto rest = run_cli({"import", "--datadir", datadir, chain_file});
+    ASSERT_EQ(rest.status, 0) << rest.err;
+
+    const std::string reference = tmp / "reference";
+    ASSERT_EQ(run_cli({"init", "--datadir", reference, "--genesis", genesis}).status, 0);
+    ASSERT_EQ(run_cli({"import", "--datadir", reference, chain_file}).status, 0);
+
+    {
+        const auto a = open_store(datadir);
+        const auto b = open_store(reference);
+        ASSERT_TRUE(a && b);
+        EXPECT_EQ(a->head().number, o.blocks);
+        EXPECT_EQ(a->head().hash, b->head().hash);
+        EXPECT_EQ(a->head().state_root, b->head().state_root);
+    }
+    EXPECT_EQ(dump_diff(dump_datadir(reference), dump_datadir(datadir)), "");
+}

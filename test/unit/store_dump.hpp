@@ -1,0 +1,109 @@
+#pragma once
+// Test-only helpers for datadirs: a dump of every key and value of every column family, read
+// with RocksDB directly (read-only, which takes no lock, so it works beside an open Store and
+// sees exactly what is on disk), to prove that a failed operation changed nothing and that two
+// ways of building a datadir give the same one; and scratch directories.
+
+#include <rocksdb/db.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace barrel::test {
+
+/// Column family name → key → value.
+using Dump = std::map<std::string, std::map<std::string, std::string>>;
+
+inline Dump dump_datadir(const std::filesystem::path& dir) {
+    std::vector<std::string> names;
+    rocksdb::DBOptions db_options;
+    auto s = rocksdb::DB::ListColumnFamilies(db_options, dir.string(), &names);
+    if (!s.ok()) throw std::runtime_error("dump " + dir.string() + ": " + s.ToString());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    s = rocksdb::DB::OpenForReadOnly(db_options, dir.string(), descriptors, &handles, &raw);
+    if (!s.ok()) throw std::runtime_error("dump " + dir.string() + ": " + s.ToString());
+    const std::unique_ptr<rocksdb::DB> db{raw};
+    Dump dump;
+    for (size_t i = 0; i < handles.size(); ++i) {
+        auto& cf = dump[names[i]];
+        std::unique_ptr<rocksdb::Iterator> it{db->NewIterator(rocksdb::ReadOptions{}, handles[i])};
+        for (it->SeekToFirst(); it->Valid(); it->Next()) cf.emplace(it->key().ToString(), it->value().ToString());
+        if (!it->status().ok()) throw std::runtime_error("dump " + dir.string() + ": " + it->status().ToString());
+    }
+    for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+    return dump;
+}
+
+/// Empty when equal, else a few lines saying where the dumps differ (a full EXPECT_EQ of two
+/// dumps would print megabytes).
+inline std::string dump_diff(const Dump& a, const Dump& b) {
+    std::ostringstream out;
+    size_t shown = 0;
+    auto note = [&](const std::string& line) {
+        if (shown++ < 8) out << line << "\n";
+    };
+    auto hex = [](const std::string& k) {
+        static const char* digits = "0123456789abcdef";
+        std::string h;
+        for (unsigned char c : k.substr(0, 40)) {
+            h += digits[c >> 4];
+            h += digits[c & 15];
+        }
+        return h;
+    };
+    for (const auto& [cf, kv] : a) {
+        const auto other = b.find(cf);
+        if (other == b.end()) {
+            note("column family " + cf + " only in the first");
+            continue;
+        }
+        for (const auto& [k, v] : kv) {
+            const auto o = other->second.find(k);
+            if (o == other->second.end())
+                note(cf + ": key " + hex(k) + " only in the first");
+            else if (o->second != v)
+                note(cf + ": key " + hex(k) + " differs: " + v.substr(0, 200) + " vs " + o->second.substr(0, 200));
+        }
+        for (const auto& [k, v] : other->second)
+            if (kv.find(k) == kv.end()) note(cf + ": key " + hex(k) + " only in the second");
+    }
+    for (const auto& [cf, kv] : b)
+        if (a.find(cf) == a.end()) note("column family " + cf + " only in the second");
+    if (shown > 8) out << "... " << shown - 8 << " more differences\n";
+    return out.str();
+}
+
+/// A fresh directory under the test temp dir, removed with everything in it at scope exit.
+class ScratchDir {
+public:
+    ScratchDir() {
+        std::string pattern = (std::filesystem::path{::testing::TempDir()} / "barrel-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        m_path = pattern;
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(m_path, ec);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+
+    const std::filesystem::path& path() const noexcept { return m_path; }
+    std::string operator/(const std::string& name) const { return (m_path / name).string(); }
+
+private:
+    std::filesystem::path m_path;
+};
+
+}  // namespace barrel::test

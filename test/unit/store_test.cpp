@@ -1,0 +1,367 @@
+// The RocksDB store: init and reopen restore head, genesis and state; a commit writes every
+// document of its block (checked as JSON) and reads after clear_cache() come back from disk; a
+// second writer is refused as `locked` (same process and another process) while read-only opens
+// still work; init refuses a non-empty path; open refuses anything that is not a barrel datadir.
+
+#include "store_dump.hpp"
+
+#include <barrel/block/block.hpp>
+#include <barrel/chain/genesis.hpp>
+#include <barrel/core/hex.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/gen/workload.hpp>
+#include <barrel/store/documents.hpp>
+#include <barrel/store/store.hpp>
+
+#include <gtest/gtest.h>
+
+#include <rocksdb/db.h>
+
+#include <fstream>
+#include <set>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace barrel;
+using barrel::test::ScratchDir;
+using nlohmann::json;
+
+namespace {
+
+chain::Genesis small_genesis() {
+    const auto g = chain::parse_genesis(R"({
+        "chain_id": 7, "gas_limit": "0x1c9c380", "timestamp": 1000,
+        "coinbase": "0x00000000000000000000000000000000000000cb",
+        "accounts": {
+            "0x1111111111111111111111111111111111111111": {"nonce": 3, "balance": "0xde0b6b3a7640000"},
+            "0x2222222222222222222222222222222222222222": {"balance": "1000"}
+        },
+        "users": {"alice": 100, "bob": "0x0"}
+    })");
+    EXPECT_TRUE(g) << (g ? "" : g.error());
+    return g ? *g : chain::Genesis{};
+}
+
+Address address(std::string_view hex) { return *address_from_hex(hex); }
+
+std::unique_ptr<store::Store> init_ok(const std::filesystem::path& dir, const chain::Genesis& g) {
+    auto s = store::Store::init(dir, g);
+    EXPECT_TRUE(s) << (s ? "" : s.error().message);
+    return s ? std::move(s).value() : nullptr;
+}
+
+std::unique_ptr<store::Store> open_ok(const std::filesystem::path& dir, store::Options o = {}) {
+    auto s = store::Store::open(dir, o);
+    EXPECT_TRUE(s) << (s ? "" : s.error().message);
+    return s ? std::move(s).value() : nullptr;
+}
+
+store::StoreErrorCode open_error(const std::filesystem::path& dir, store::Options o = {}) {
+    auto s = store::Store::open(dir, o);
+    EXPECT_FALSE(s) << dir << " opened";
+    return s ? store::StoreErrorCode::io : s.error().code;
+}
+
+#define EXPECT_STORE_CODE(expr, code) EXPECT_EQ(store::to_string(expr), store::to_string(code))
+
+}  // namespace
+
+TEST(store, init_then_reopen_restores_head_genesis_and_state) {
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    const chain::Genesis g = small_genesis();
+    const block::Header h0 = chain::genesis_header(g);
+    const store::Head expected{0, block::hash_of(h0), chain::state_root(g)};
+    {
+        auto s = init_ok(dir, g);
+        ASSERT_TRUE(s);
+        EXPECT_EQ(s->head().number, 0u);
+        EXPECT_EQ(s->head().hash, expected.hash);
+        EXPECT_EQ(s->head().state_root, expected.state_root);
+    }
+    auto s = open_ok(dir);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->head().number, 0u);
+    EXPECT_EQ(s->head().hash, expected.hash);
+    EXPECT_EQ(s->head().state_root, expected.state_root);
+    EXPECT_EQ(s->genesis(), g);
+
+    const auto a = s->account(address("0x1111111111111111111111111111111111111111"));
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->nonce, 3u);
+    EXPECT_EQ(a->balance, u256{1'000'000'000'000'000'000ull});
+    EXPECT_EQ(s->account(address("0x2222222222222222222222222222222222222222"))->balance, 1000u);
+    EXPECT_FALSE(s->account(address("0x3333333333333333333333333333333333333333")));
+    EXPECT_EQ(s->user("alice"), u256{100});
+    EXPECT_EQ(s->user("bob"), u256{0});
+    EXPECT_FALSE(s->user("carol"));
+
+    // Block 0's header document and the hash index.
+    const auto header = s->header(0);
+    ASSERT_TRUE(header && *header);
+    EXPECT_EQ(**header, store::header_document(h0, expected.hash, 0));
+    EXPECT_EQ((**header)["state_root"], to_hex(expected.state_root));
+    EXPECT_EQ((**header)["transaction_count"], "0x0");
+    const auto n = s->block_number(expected.hash);
+    ASSERT_TRUE(n && *n);
+    EXPECT_EQ(**n, 0u);
+    EXPECT_FALSE(*s->raw_block(0));  // the genesis has no wire form
+    EXPECT_FALSE(*s->header(1));
+
+    const auto user = s->user_document("alice");
+    ASSERT_TRUE(user && *user);
+    EXPECT_EQ(**user, (json{{"name", "0x616c696365"}, {"balance", "0x64"}}));
+    const auto account = s->account_document(address("0x1111111111111111111111111111111111111111"));
+    ASSERT_TRUE(account && *account);
+    EXPECT_EQ(**account, (json{{"nonce", "0x3"}, {"balance", "0xde0b6b3a7640000"}}));
+}
+
+TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
+    gen::Options o;
+    o.blocks = 2;
+    o.txs = 60;
+    o.accounts = 40;
+    o.hot_accounts = 2;
+    o.hot_ratio = 0.3;
+    o.mix = gen::Mix::mixed;
+    const auto w = gen::generate(o);
+    ASSERT_TRUE(w) << w.error();
+
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    auto s = init_ok(dir, w->genesis);
+    ASSERT_TRUE(s);
+
+    std::vector<exec::Outcome> outcomes;
+    std::vector<Hash> hashes;
+    for (size_t k = 0; k < w->blocks.size(); ++k) {
+        SCOPED_TRACE("block " + std::to_string(k + 1));
+        auto b = block::decode_block(w->blocks[k]);
+        ASSERT_TRUE(b);
+        ASSERT_TRUE(block::recover_senders(*b, w->genesis.config.chain_id, nullptr));
+        auto outcome = exec::execute(*b, *s, s->head().state_root, w->genesis.config);
+        ASSERT_TRUE(outcome) << exec::describe(outcome.error());
+        ASSERT_TRUE(exec::check_seal(*b->header, *outcome));
+        const auto stats = s->commit(*b, *outcome);
+        ASSERT_TRUE(stats) << stats.error().message;
+        EXPECT_EQ(stats->documents, 2 * b->size() + outcome->writes.size() + 1);
+        EXPECT_GT(stats->bytes, b->wire.size());
+
+        EXPECT_EQ(s->head().number, k + 1);
+        EXPECT_EQ(s->head().hash, b->hash);
+        EXPECT_EQ(s->head().state_root, b->header->state_root);
+
+        // Every document of the block, as JSON.
+        EXPECT_EQ(**s->raw_block(k + 1), w->blocks[k]);
+        EXPECT_EQ(**s->block_number(b->hash), k + 1);
+        const json header = **s->header(k + 1);
+        EXPECT_EQ(header, store::header_document(*b->header, b->hash, b->size()));
+        EXPECT_EQ(header["number"], to_hex_quantity(uint64_t{k + 1}));
+        EXPECT_EQ(header["hash"], to_hex(b->hash));
+        EXPECT_EQ(header["parent_hash"], to_hex(b->header->parent_hash));
+        EXPECT_EQ(header["transaction_count"], to_hex_quantity(uint64_t{b->size()}));
+        for (size_t i = 0; i < b->size(); ++i) {
+            const json tx = **s->transaction(b->tx_hashes[i]);
+            EXPECT_EQ(tx, store::tx_document(b->txs[i], b->tx_hashes[i], b->senders[i], k + 1, b->hash, i));
+            EXPECT_EQ(tx["hash"], to_hex(b->tx_hashes[i]));
+            EXPECT_EQ(tx["sender"], to_hex(w->senders[k][i]));
+            EXPECT_EQ(tx["block_number"], to_hex_quantity(uint64_t{k + 1}));
+            EXPECT_EQ(tx["block_hash"], to_hex(b->hash));
+            EXPECT_EQ(tx["index"], to_hex_quantity(uint64_t{i}));
+            EXPECT_EQ(tx["nonce"], to_hex_quantity(b->txs[i].nonce));
+            const json receipt = **s->receipt(b->tx_hashes[i]);
+            const auto& r = outcome->receipts[i];
+            EXPECT_EQ(receipt, store::receipt_document(r, b->tx_hashes[i], k + 1, i));
+            EXPECT_EQ(receipt["transaction_hash"], to_hex(b->tx_hashes[i]));
+            EXPECT_EQ(receipt["status"], r.status ? "0x1" : "0x0");
+            EXPECT_EQ(receipt["gas_used"], to_hex_quantity(r.gas_used));
+            EXPECT_EQ(receipt["cumulative_gas_used"], to_hex_quantity(r.cumulative_gas_used));
+            EXPECT_EQ(receipt["output"], to_hex(r.output));
+        }
+        ASSERT_FALSE(outcome->writes.accounts.empty());
+        for (const auto& [a, account] : outcome->writes.accounts) {
+            const json doc = **s->account_document(a);
+            EXPECT_EQ(doc, (json{{"nonce", to_hex_quantity(account.nonce)}, {"balance", to_hex_quantity(account.balance)}}));
+        }
+        ASSERT_FALSE(outcome->writes.users.empty());  // the mixed workload calls DagTransfer
+        for (const auto& [name, balance] : outcome->writes.users) {
+            const json doc = **s->user_document(name);
+            EXPECT_EQ(doc, (json{{"name", to_hex(as_bytes(name))}, {"balance", to_hex_quantity(balance)}}));
+        }
+        hashes.push_back(b->hash);
+        outcomes.push_back(std::move(outcome).value());
+    }
+
+    // The last value each key was given, i.e. the state after both blocks.
+    std::map<Address, state::Account> accounts;
+    std::map<std::string, u256> users;
+    for (const auto& out : outcomes) {
+        for (const auto& [a, account] : out.writes.accounts) accounts[a] = account;
+        for (const auto& [name, balance] : out.writes.users) users[name] = balance;
+    }
+    auto check_state = [&](const store::Store& st) {
+        for (const auto& [a, account] : accounts) EXPECT_EQ(st.account(a), account) << to_hex(a);
+        for (const auto& [name, balance] : users) EXPECT_EQ(st.user(name), balance) << name;
+        // Keys no block touched still read their genesis values.
+        for (const auto& [a, account] : w->genesis.alloc.accounts)
+            if (!accounts.contains(a)) EXPECT_EQ(st.account(a), account);
+    };
+    s->clear_cache();  // every read below goes to RocksDB
+    check_state(*s);
+
+    s.reset();
+    auto reopened = open_ok(dir);
+    ASSERT_TRUE(reopened);
+    EXPECT_EQ(reopened->head().number, 2u);
+    EXPECT_EQ(reopened->head().hash, hashes.back());
+    EXPECT_EQ(reopened->head().state_root, outcomes.back().state_root);
+    check_state(*reopened);
+}
+
+TEST(store, second_writer_in_the_same_process_is_locked_but_readers_are_not) {
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    auto s = init_ok(dir, small_genesis());
+    ASSERT_TRUE(s);
+    auto again = store::Store::open(dir);
+    ASSERT_FALSE(again);
+    EXPECT_STORE_CODE(again.error().code, store::StoreErrorCode::locked);
+    EXPECT_EQ(again.error().message, "datadir " + dir.string() + " is in use by another process");
+
+    store::Options ro;
+    ro.read_only = true;
+    auto reader = open_ok(dir, ro);
+    ASSERT_TRUE(reader);
+    EXPECT_EQ(reader->head().hash, s->head().hash);
+    EXPECT_EQ(reader->user("alice"), u256{100});
+
+    // Once the writer is gone, the datadir opens again.
+    s.reset();
+    EXPECT_TRUE(open_ok(dir));
+}
+
+TEST(store, second_writer_in_another_process_is_locked) {
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    auto s = init_ok(dir, small_genesis());
+    ASSERT_TRUE(s);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Only RocksDB's open (which fails at the lock, before it starts any thread) runs here.
+        auto other = store::Store::open(dir);
+        int status = 1;
+        if (!other && other.error().code == store::StoreErrorCode::locked) status = 0;
+        if (other) status = 2;
+        ::_exit(status);
+    }
+    int status = -1;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another error than locked, 2: the open succeeded";
+}
+
+TEST(store, init_refuses_anything_but_a_missing_path_or_an_empty_directory) {
+    ScratchDir tmp;
+    const chain::Genesis g = small_genesis();
+
+    // An empty directory is fine.
+    std::filesystem::create_directory(tmp.path() / "empty");
+    EXPECT_TRUE(init_ok(tmp.path() / "empty", g));
+
+    std::filesystem::create_directory(tmp.path() / "full");
+    std::ofstream{tmp.path() / "full" / "something"} << "x";
+    auto full = store::Store::init(tmp.path() / "full", g);
+    ASSERT_FALSE(full);
+    EXPECT_STORE_CODE(full.error().code, store::StoreErrorCode::already_initialized);
+    EXPECT_EQ(full.error().message, (tmp.path() / "full").string() + " is not empty");
+
+    // An existing datadir (the one initialized above), whether or not it is open.
+    auto twice = store::Store::init(tmp.path() / "empty", g);
+    ASSERT_FALSE(twice);
+    EXPECT_STORE_CODE(twice.error().code, store::StoreErrorCode::already_initialized);
+
+    std::ofstream{tmp.path() / "file"} << "x";
+    auto file = store::Store::init(tmp.path() / "file", g);
+    ASSERT_FALSE(file);
+    EXPECT_STORE_CODE(file.error().code, store::StoreErrorCode::already_initialized);
+    EXPECT_EQ(file.error().message, (tmp.path() / "file").string() + " exists and is not a directory");
+}
+
+TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
+    ScratchDir tmp;
+    const auto& p = tmp.path();
+
+    EXPECT_STORE_CODE(open_error(p / "missing"), store::StoreErrorCode::not_a_datadir);
+    EXPECT_FALSE(std::filesystem::exists(p / "missing"));  // and nothing was created
+
+    std::filesystem::create_directory(p / "empty");
+    EXPECT_STORE_CODE(open_error(p / "empty"), store::StoreErrorCode::not_a_datadir);
+    EXPECT_TRUE(std::filesystem::is_empty(p / "empty"));
+
+    std::ofstream{p / "file"} << "not a directory";
+    EXPECT_STORE_CODE(open_error(p / "file"), store::StoreErrorCode::not_a_datadir);
+
+    // A directory that merely has a CURRENT file (whatever it says).
+    for (const std::string current : {"MANIFEST-000001\n", "hello\n", "no newline", ""}) {
+        SCOPED_TRACE(current);
+        std::filesystem::remove_all(p / "current");
+        std::filesystem::create_directory(p / "current");
+        std::ofstream{p / "current" / "CURRENT"} << current;
+        EXPECT_STORE_CODE(open_error(p / "current"), store::StoreErrorCode::not_a_datadir);
+        store::Options ro;
+        ro.read_only = true;
+        EXPECT_STORE_CODE(open_error(p / "current", ro), store::StoreErrorCode::not_a_datadir);
+    }
+
+    // A RocksDB database that is not barrel's: without barrel's column families, and with them
+    // but without barrel's format marker.
+    {
+        rocksdb::Options options;
+        options.create_if_missing = true;
+        rocksdb::DB* raw = nullptr;
+        ASSERT_TRUE(rocksdb::DB::Open(options, (p / "plain").string(), &raw).ok());
+        ASSERT_TRUE(raw->Put(rocksdb::WriteOptions{}, "key", "value").ok());
+        delete raw;
+    }
+    EXPECT_STORE_CODE(open_error(p / "plain"), store::StoreErrorCode::not_a_datadir);
+    {
+        rocksdb::Options options;
+        options.create_if_missing = true;
+        options.create_missing_column_families = true;
+        std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+        for (const char* name : {"default", "headers", "blocks", "transactions", "receipts", "accounts", "users", "meta"})
+            cfs.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+        std::vector<rocksdb::ColumnFamilyHandle*> handles;
+        rocksdb::DB* raw = nullptr;
+        ASSERT_TRUE(rocksdb::DB::Open(options, (p / "lookalike").string(), cfs, &handles, &raw).ok());
+        for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
+        delete raw;
+    }
+    EXPECT_STORE_CODE(open_error(p / "lookalike"), store::StoreErrorCode::not_a_datadir);
+}
+
+TEST(store, damaged_head_is_corruption) {
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    ASSERT_TRUE(init_ok(dir, small_genesis()));
+    {
+        rocksdb::DBOptions options;
+        std::vector<std::string> names;
+        ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(options, dir.string(), &names).ok());
+        std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+        for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions{});
+        std::vector<rocksdb::ColumnFamilyHandle*> handles;
+        rocksdb::DB* raw = nullptr;
+        ASSERT_TRUE(rocksdb::DB::Open(options, dir.string(), cfs, &handles, &raw).ok());
+        for (size_t i = 0; i < names.size(); ++i)
+            if (names[i] == "meta") ASSERT_TRUE(raw->Put(rocksdb::WriteOptions{}, handles[i], "head", "{").ok());
+        for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
+        delete raw;
+    }
+    auto s = store::Store::open(dir);
+    ASSERT_FALSE(s);
+    EXPECT_STORE_CODE(s.error().code, store::StoreErrorCode::corruption);
+    EXPECT_EQ(s.error().message, "datadir has no valid head");
+}
