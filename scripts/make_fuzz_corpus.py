@@ -90,10 +90,114 @@ def tx_seeds():
             yield f"{path.parent.name}-{path.stem}", from_hex(case["txbytes"])
 
 
+def rlp_string(payload):
+    """RLP of a byte string."""
+    if len(payload) == 1 and payload[0] < 0x80:
+        return payload
+    if len(payload) < 56:
+        return bytes([0x80 + len(payload)]) + payload
+    length = len(payload).to_bytes((len(payload).bit_length() + 7) // 8, "big")
+    return bytes([0xB7 + len(length)]) + length + payload
+
+
+def rlp_uint(value):
+    return rlp_string(value.to_bytes((value.bit_length() + 7) // 8, "big"))
+
+
+def rlp_list(encoded_items):
+    payload = b"".join(encoded_items)
+    return rlp_list_header(len(payload)) + payload
+
+
+def block_header(number, chain_id=1):
+    """RLP of a block header [parent_hash, number, timestamp, coinbase, gas_limit, gas_used,
+    txs_root, receipts_root, state_root, chain_id] (docs/formats.md)."""
+    return rlp_list([
+        rlp_string(bytes([number]) * 32),
+        rlp_uint(number),
+        rlp_uint(1_700_000_000 + 12 * number),
+        rlp_string(bytes(range(0xD0, 0xE4))),
+        rlp_uint(30_000_000),
+        rlp_uint(21_000 * number),
+        rlp_string(b"\x40" * 32),
+        rlp_string(b"\x70" * 32),
+        rlp_string(b"\xa0" * 32),
+        rlp_uint(chain_id),
+    ])
+
+
+def offset_indexed(txs):
+    """The offset-indexed transaction list: u32 BE count, count+1 u32 BE offsets, the objects."""
+    offsets = [0]
+    for t in txs:
+        offsets.append(offsets[-1] + len(t))
+    return (len(txs).to_bytes(4, "big") + b"".join(o.to_bytes(4, "big") for o in offsets)
+            + b"".join(txs))
+
+
+def plain_tx_list(txs):
+    """go-ethereum's RLP of []*types.Transaction: legacy as lists, typed envelopes as strings."""
+    return rlp_list([t if t[0] >= 0xC0 else rlp_string(t) for t in txs])
+
+
+def wire_block(number, txs, plain=False):
+    txs_item = plain_tx_list(txs) if plain else rlp_string(offset_indexed(txs))
+    return rlp_list([block_header(number), txs_item])
+
+
+def valid_transactions():
+    """Official transactions valid under Cancun, by kind: legacy lists, type 1, type 2."""
+    kinds = {"legacy": [], 1: [], 2: []}
+    root = DATA_DIR / "TransactionTests"
+    for path in sorted(root.rglob("*.json")):
+        with open(path, encoding="utf-8") as f:
+            cases = json.load(f)
+        for case in cases.values():
+            result = case["result"].get("Cancun", {"exception": "absent"})
+            if "exception" in result:
+                continue
+            tx = from_hex(case["txbytes"])
+            kind = "legacy" if tx[0] >= 0xC0 else tx[0]
+            if kind in kinds:
+                kinds[kind].append(tx)
+    if not kinds[1] or not kinds[2] or len(kinds["legacy"]) < 4:
+        raise SystemExit("block: TransactionTests lack valid legacy/type-1/type-2 transactions")
+    return kinds
+
+
+def block_seeds():
+    """test/fuzz/block_fuzz.cpp: small wire blocks of official transactions (indexed and plain
+    lists, mixed types), an empty block, bare transaction lists and a chain of three blocks."""
+    kinds = valid_transactions()
+    legacy = kinds["legacy"][:4]
+    mixed = [legacy[0], kinds[1][0], legacy[1], kinds[2][0]]
+    blocks = {
+        "empty": wire_block(0, []),
+        "one-legacy": wire_block(1, legacy[:1]),
+        "one-type1": wire_block(2, kinds[1][:1]),
+        "one-type2": wire_block(3, kinds[2][:1]),
+        "mixed-4": wire_block(4, mixed),
+        "mixed-8": wire_block(5, mixed + legacy[2:4] + [kinds[2][0], kinds[1][0]]),
+        "plain-mixed-4": wire_block(6, mixed, plain=True),
+        "plain-empty": wire_block(7, [], plain=True),
+    }
+    for name, data in blocks.items():
+        yield f"block-{name}", data
+    yield "chain-3", blocks["mixed-4"] + blocks["empty"] + blocks["plain-mixed-4"]
+    yield "txlist-plain-mixed-4", plain_tx_list(mixed)
+    yield "txlist-indexed-mixed-4", rlp_string(offset_indexed(mixed))
+    yield "txlist-indexed-empty", rlp_string(offset_indexed([]))
+    # Index edges: a count far beyond the bytes, and non-increasing offsets.
+    yield "edge-count-ffffffff", rlp_list([block_header(8), rlp_string(b"\xff" * 4 + bytes(8))])
+    two = offset_indexed(mixed[:2])
+    yield "edge-offsets-equal", rlp_list([block_header(9), rlp_string(two[:8] + two[4:8] + two[12:])])
+
+
 # Fuzzer stem -> seed generator. Add one function per new fuzzer.
 TARGETS = {
     "rlp": rlp_seeds,
     "tx": tx_seeds,
+    "block": block_seeds,
 }
 
 

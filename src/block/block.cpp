@@ -108,6 +108,11 @@ Expected<void, BlockError> split_plain(BytesView payload, std::vector<BytesView>
         const size_t header_size = item_start.size() - rest.size();
         if (h->list) {
             slots.push_back(item_start.first(header_size + h->payload_length));
+        } else if (h->payload_length > 0 && rest[0] >= 0xc0) {
+            // A legacy transaction wrapped in a string is not go-ethereum's encoding (it rejects
+            // it too). The slot keeps the string header, so the decoder rejects it at this index
+            // (envelope: unexpected_string) and errors stay in index order.
+            slots.push_back(item_start.first(header_size + h->payload_length));
         } else {
             slots.push_back(rest.first(h->payload_length));
         }

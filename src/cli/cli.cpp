@@ -38,6 +38,7 @@ const std::vector<Command>& command_table() {
         rlp_decode_command(),
         rlp_encode_command(),
         tx_decode_command(),
+        block_inspect_command(),
         gen_command(),
         init_command(),
         import_command(),

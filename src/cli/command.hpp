@@ -86,6 +86,7 @@ struct Command {
 Command rlp_decode_command();
 Command rlp_encode_command();
 Command tx_decode_command();
+Command block_inspect_command();  // block_commands.cpp
 Command gen_command();
 Command init_command();  // node_commands.cpp: init, import, export, get …
 Command import_command();

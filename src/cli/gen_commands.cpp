@@ -91,6 +91,17 @@ private:
     bool m_committed{false};
 };
 
+/// Whether two paths name one file, whether or not it exists yet ("a", "./a", "d/../a", links).
+bool same_file(const std::string& a, const std::string& b) {
+    auto normal = [](const std::string& p) {
+        std::error_code ec;
+        fs::path path = fs::weakly_canonical(fs::absolute(p, ec), ec);
+        return ec ? fs::path{p}.lexically_normal() : path;
+    };
+    std::error_code ec;
+    return a == b || normal(a) == normal(b) || fs::equivalent(a, b, ec);
+}
+
 size_t parse_count_option(const ParsedArgs& args, std::string_view name, size_t fallback) {
     const auto v = args.value(name);
     return v ? static_cast<size_t>(parse_u64_option(name, *v)) : fallback;
@@ -124,8 +135,7 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
 
     const std::string genesis_path{*args.value("--genesis")};
     const std::string chain_path{*args.value("--out")};
-    std::error_code ec;
-    if (genesis_path == chain_path || fs::equivalent(genesis_path, chain_path, ec))
+    if (same_file(genesis_path, chain_path))
         fail("--genesis and --out name the same file " + in_quotes(chain_path));
 
     // Both targets are checked (by creating their temporary files) before the work starts.
@@ -171,7 +181,8 @@ Command gen_command() {
                 {"--mix", "KIND", "transfer, dag or mixed (default transfer)"},
                 {"--hot-ratio", "R",
                  "Probability (0 to 1) that a transaction touches the hot set (default 0)"},
-                {"--hot-accounts", "K", "Size of the hot set of accounts/users (default 4)"},
+                {"--hot-accounts", "K",
+                 "Size of the hot set of accounts/users (default 4, or --accounts if fewer)"},
                 {"--seed", "S", "Seed of every random choice and of the account keys (default 1)"},
                 {"--chain-id", "N", "Chain id of the genesis and the signatures (default 1)"},
             },

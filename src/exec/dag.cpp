@@ -1,7 +1,6 @@
 #include <barrel/exec/dag.hpp>
 
 #include <algorithm>
-#include <cstring>
 #include <unordered_map>
 
 namespace barrel::exec {
@@ -9,13 +8,9 @@ namespace barrel::exec {
 namespace {
 struct KeyHasher {
     size_t operator()(const ConflictKey& k) const noexcept {
-        // Addresses are keccak-derived, so 8 of their bytes hash well; names may be anything.
-        if (k.kind == KeyKind::account && k.bytes.size() >= 8) {
-            size_t h;
-            std::memcpy(&h, k.bytes.data(), sizeof h);
-            return h;
-        }
-        return std::hash<std::string_view>{}(k.bytes) ^ 0x9e3779b97f4a7c15ull;
+        // Every byte, for accounts too: recipients are chosen freely, and a hash of a fixed
+        // prefix would put all of 0x0000000000000000…01, …02, … into one bucket (quadratic).
+        return std::hash<std::string_view>{}(k.bytes) ^ (k.kind == KeyKind::user ? 0x9e3779b97f4a7c15ull : 0);
     }
 };
 
@@ -58,8 +53,11 @@ Dag build_dag(std::span<const TxKeys> txs) {
         }
         if (t.barrier) {
             ++dag.stats.barriers;
-            for (uint32_t j = last_barrier == kNone ? 0 : last_barrier + 1; j < i; ++j) add_pred(j);
-            if (last_barrier != kNone) add_pred(last_barrier);
+            // Every key edge above lies in the range below: drop them and add the range without
+            // the duplicate search, which would make a barrier quadratic in what precedes it.
+            dag.preds.resize(row);
+            for (uint32_t j = last_barrier == kNone ? 0 : last_barrier + 1; j < i; ++j) dag.preds.push_back(j);
+            if (last_barrier != kNone) dag.preds.push_back(last_barrier);
             last_barrier = i;
         } else if (last_barrier != kNone) {
             add_pred(last_barrier);

@@ -302,6 +302,7 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     // Static validity, in block order: fee cap against the base fee, and the block gas limit
     // (gas used is a function of the transaction alone, so the cumulative sums are known now).
     LowestIndex bad{n};
+    size_t static_bad = n;  // the first transaction the static checks reject
     std::vector<ExecErrorCode> errors(n);
     Outcome out;
     out.receipts.resize(n);
@@ -312,11 +313,13 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
             if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee) {
                 errors[i] = ExecErrorCode::fee_cap_below_base_fee;
                 bad.record(i);
+                static_bad = i;
                 break;
             }
             if (t.gas_limit > header.gas_limit - cumulative) {
                 errors[i] = ExecErrorCode::block_gas_exceeded;
                 bad.record(i);
+                static_bad = i;
                 break;
             }
             cumulative += run.plans[i].gas_used;
@@ -332,7 +335,9 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     run.fees.assign(n, u256{0});
 
     auto run_one = [&](size_t i) {
-        if (bad.beyond(i)) return;
+        // The statically rejected transaction must not run either: its nonce and balance checks
+        // come after the fee-cap and block-gas checks, and would overwrite the error it has.
+        if (i >= static_bad || bad.beyond(i)) return;
         if (auto e = run.run(i)) {
             errors[i] = *e;
             bad.record(i);

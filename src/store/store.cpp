@@ -8,6 +8,7 @@
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 #include <shared_mutex>
@@ -253,6 +254,17 @@ Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path, c
     std::error_code ec;
     if (!fs::is_directory(path, ec) || !fs::exists(path / "CURRENT", ec))
         return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (run init first)");
+    // Decide whether this is a datadir before RocksDB opens it: DB::Open writes an info LOG into
+    // the directory even when it then fails, and reports a directory that merely has a CURRENT
+    // file as an I/O error or corruption. Listing the column families only reads.
+    std::vector<std::string> families;
+    if (const auto listed = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions{}, path.string(), &families);
+        !listed.ok())
+        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (" + listed.ToString() + ")");
+    for (const char* name : kCfNames)
+        if (std::find(families.begin(), families.end(), name) == families.end())
+            return fail(StoreErrorCode::not_a_datadir,
+                        path.string() + " is not a barrel datadir (no column family " + name + ")");
     auto opened = Impl::open_db(path, false, options);
     if (!opened) return unexpected(opened.error());
     auto impl = std::move(opened).value();

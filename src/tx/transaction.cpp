@@ -2,6 +2,9 @@
 #include <barrel/rlp/encode.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include <cassert>
+#include <limits>
+
 namespace barrel::tx {
 
 std::string_view to_string(TxErrorCode code) noexcept {
@@ -250,6 +253,7 @@ void wrap(Bytes& out, const Transaction& tx, const Bytes& payload) {
 }  // namespace
 
 void encode(Bytes& out, const Transaction& tx) {
+    assert(tx.type == TxType::legacy || tx.chain_id.has_value());
     Bytes payload;
     payload.reserve(128 + tx.data.size());
     encode_unsigned_fields(payload, tx);

@@ -412,6 +412,11 @@ std::vector<Row> rows() {
         rlp_err(BlockErrorCode::malformed_tx_list, RlpError::non_canonical_single_byte));
     add("plain_list_empty_string_item", block_with_txs_item(list({base_tx(0), "80"_hex})),
         tx_err(1, tx_rlp(tx::Field::envelope, RlpError::input_too_short)));
+    // go-ethereum writes a legacy transaction as a list item and rejects one wrapped in a string.
+    add("plain_list_legacy_in_string_at_1", block_with_txs_item(list({base_tx(0), str(base_tx(1)), base_tx(1)})),
+        tx_err(1, tx_rlp(tx::Field::envelope, RlpError::unexpected_string)));
+    add("plain_list_bare_typed_at_0", block_with_txs_item(list({base_tx(3)})),
+        tx_err(0, tx_rlp(tx::Field::envelope, RlpError::input_too_short)));
     add("plain_list_bad_legacy_at_0", block_with_txs_item(list({tx_with(base_tx(1), 8, "c0"_hex)})),
         tx_err(0, tx_rlp(tx::Field::s, RlpError::unexpected_list)));
     return t;
@@ -491,10 +496,16 @@ TEST(block_decode, huge_count_allocates_nothing_in_proportion) {
     }
 }
 
-// The lowest bad index wins in parallel mode whatever the thread timing: 50 blocks of 400
-// transactions with bad ones, each of a different kind, at random positions.
+// The lowest bad index wins in parallel mode whatever the thread timing: 50 blocks of 1,000
+// transactions (each with 1 KiB of calldata, so that decoding and hashing take long enough for
+// every worker to join in) with 2..6 bad ones, each of a different kind. Even runs put one bad
+// transaction just below the middle and one just above it, where a worker that took the upper
+// half meets its bad transaction long before the lower half's: a "first failure wins" bug fails
+// those runs; odd runs use random positions.
 TEST(block_decode, lowest_bad_index_parallel_repeated) {
     const auto& base = base_txs().encodings;
+    std::vector<Bytes> heavy;  // the base transactions with 1 KiB of calldata (decode only)
+    for (size_t i = 0; i < base.size(); ++i) heavy.push_back(tx_with(base[i], i < 2 ? 5 : (i == 2 ? 6 : 7), str(Bytes(1024, 0x5a))));
     const std::vector<std::pair<Bytes, tx::TxError>> bad = {
         {tx_with(base[1], 0, "820001"_hex), tx_rlp(tx::Field::nonce, RlpError::leading_zero)},
         {"c0"_hex, {tx::TxErrorCode::too_few_fields, tx::Field::nonce, {}}},
@@ -503,12 +514,16 @@ TEST(block_decode, lowest_bad_index_parallel_repeated) {
         {tx_with(base[2], 2, "c0"_hex), tx_rlp(tx::Field::gas_price, RlpError::unexpected_list)},
     };
     std::mt19937_64 rng{20240611};
-    constexpr size_t n = 400;
+    constexpr size_t n = 1000;
+    std::vector<Bytes> good;
+    for (size_t i = 0; i < n; ++i) good.push_back(heavy[i % heavy.size()]);
     for (int run = 0; run < 50; ++run) {
-        std::vector<Bytes> slots;
-        for (size_t i = 0; i < n; ++i) slots.push_back(base[i % base.size()]);
-        // 2..6 bad transactions at distinct random positions.
+        std::vector<Bytes> slots = good;
         std::vector<size_t> positions;
+        if (run % 2 == 0) {
+            positions.push_back(n / 2 - 1 - rng() % 64);
+            positions.push_back(n / 2 + rng() % 64);
+        }
         const size_t k = 2 + rng() % 5;
         while (positions.size() < k) {
             const size_t p = rng() % n;
@@ -516,7 +531,7 @@ TEST(block_decode, lowest_bad_index_parallel_repeated) {
         }
         size_t lowest = n;
         tx::TxError lowest_error;
-        for (size_t j = 0; j < k; ++j) {
+        for (size_t j = 0; j < positions.size(); ++j) {
             const auto& [encoding, error] = bad[(run + j) % bad.size()];
             slots[positions[j]] = encoding;
             if (positions[j] < lowest) {
@@ -736,4 +751,48 @@ TEST(block_decode, split_block_walks_chain) {
     e = block::split_block(rest);
     ASSERT_FALSE(e);
     EXPECT_EQ(e.error(), rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
+}
+
+// The worked example of docs/formats.md ("Block"), byte for byte: if the wire format changes,
+// this fails until the document is updated with it.
+TEST(block_decode, formats_md_worked_example) {
+    const Bytes wire =
+        "f901a0f8a8a0111111111111111111111111111111111111111111111111111111111111111101846553f100942222222222222222222222222222222222222222"
+        "8401c9c38082a410a03f5ae21607b6c613632cd1fc996d7162b62d1f3544049e83945aeeb84b9cd069a000000000000000000000000000000000000000000000"
+        "00000000000000000000a0000000000000000000000000000000000000000000000000000000000000000001b8f400000002000000000000006e000000e4f86c"
+        "808504a817c8008252089435363738393a3b3c3d3e3f404142434445464748880de0b6b3a76400008025a03e119beb87c9f4cc5f2b4b7141b985950649ce54d6"
+        "0bef56bf8a5e4facb4af48a05a74322b5f3a91848518ae27374f6970f2498b6ea0a66cbcf832fca7169da91b02f8730180843b9aca008504a817c80082520894"
+        "363738393a3b3c3d3e3f40414243444546474849880de0b6b3a764000080c080a0cd705020b28c4f388f359fe1ad63afc35ff2fd866025fd67df2b490b030fed"
+        "13a07bb46af2f4aa035ccaae779a3c456a5bf3e29a2c2c27d483871b9eb4743b8fbb"_hex;
+    ASSERT_EQ(wire.size(), 419u);
+    auto b = block::decode_block(wire);
+    ASSERT_TRUE(b) << describe(b.error());
+    const block::Header& h = *b->header;
+    EXPECT_EQ(h.parent_hash, *hash_from_hex("0x" + std::string(64, '1')));
+    EXPECT_EQ(h.number, 1u);
+    EXPECT_EQ(h.timestamp, 1'700'000'000u);
+    EXPECT_EQ(h.coinbase, *address_from_hex("0x" + std::string(40, '2')));
+    EXPECT_EQ(h.gas_limit, 30'000'000u);
+    EXPECT_EQ(h.gas_used, 42'000u);
+    EXPECT_EQ(h.txs_root, *hash_from_hex("0x3f5ae21607b6c613632cd1fc996d7162b62d1f3544049e83945aeeb84b9cd069"));
+    EXPECT_TRUE(h.receipts_root.is_zero());
+    EXPECT_TRUE(h.state_root.is_zero());
+    EXPECT_EQ(h.chain_id, 1u);
+    EXPECT_EQ(b->hash, *hash_from_hex("0x3ac831f3908208c1a6217152870828f5b556e505eadf14533bfcfae2649eec5b"));
+    ASSERT_EQ(b->size(), 2u);
+    EXPECT_EQ(b->tx_encodings[0].size(), 110u);
+    EXPECT_EQ(b->tx_encodings[1].size(), 118u);
+    EXPECT_EQ(b->txs[0].type, tx::TxType::legacy);
+    EXPECT_EQ(b->txs[1].type, tx::TxType::dynamic_fee);
+    EXPECT_EQ(b->tx_hashes[0], *hash_from_hex("0x689333bdb087f8c37ecc594cf5e75c229ba340f0c9fc2af999b7117e0812a84a"));
+    EXPECT_EQ(b->tx_hashes[1], *hash_from_hex("0xd0630a9cd5d65e68447e833551d10efbadc93be0ba47e306940586aeb822df9a"));
+    EXPECT_EQ(keccak256(b->tx_hashes[0], b->tx_hashes[1]), h.txs_root);
+    ASSERT_TRUE(block::recover_senders(*b, 1, nullptr));
+    EXPECT_EQ(b->senders[0], *address_from_hex("0x89b573e68030d1aab75ca8b83db79c3f3aca2950"));
+    EXPECT_EQ(b->senders[1], *address_from_hex("0xc2e4d1ddb8bfa27ca6ebe3f089d22baab1d6bd3d"));
+    // The encoder reproduces it, and the plain-list form of the document starts as shown.
+    EXPECT_EQ(block::encode_block(h, b->tx_encodings), wire);
+    const Bytes plain = block::encode_plain_tx_list(b->tx_encodings);
+    EXPECT_EQ(to_hex(BytesView{plain}.first(6)), "0xf8e6f86c8085");
+    EXPECT_EQ(to_hex(BytesView{plain}.subspan(2 + 110, 4)), "0xb87602f8");
 }

@@ -107,6 +107,8 @@ TEST(cli_gen, bad_options_write_nothing) {
         {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "extra"}, "error: gen: unexpected argument 'extra'"},
         {{"gen", "--genesis", c, "--out", c, "--blocks", "1"},
          "error: --genesis and --out name the same file '" + c + "'"},
+        {{"gen", "--genesis", dir.file("sub/../chain.bin"), "--out", dir.file("./chain.bin"), "--blocks", "1"},
+         "error: --genesis and --out name the same file '" + dir.file("./chain.bin") + "'"},
         {{"gen", "--genesis", existing, "--out", missing_dir, "--blocks", "1", "--txs", "5", "--accounts", "4"},
          "error: --out: cannot write '" + missing_dir + "': No such file or directory"},
         {{"gen", "--genesis", dir.file("missing/g.json"), "--out", c, "--blocks", "1", "--txs", "5"},

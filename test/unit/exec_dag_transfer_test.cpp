@@ -155,7 +155,8 @@ TEST(exec_dag_transfer, decode_rejects_length_past_the_end) {
     Bytes t = tail("alice");
     // A length the padded tail still covers takes in a zero padding byte: valid, another name.
     t[31] = 6;
-    const auto six = exec::decode_call(concat({sel, word(0x40), word(1), t}));
+    const Bytes six_data = concat({sel, word(0x40), word(1), t});  // the names view into it
+    const auto six = exec::decode_call(six_data);
     ASSERT_TRUE(six);
     EXPECT_EQ(six->user, std::string_view("alice\0", 6));
     t[31] = 33;  // beyond the one padded word of the tail

@@ -16,8 +16,10 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -378,8 +380,10 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
     std::vector<size_t> where;
     for (size_t i = 0; i < size; ++i) {
         const tx::Transaction& t = b.txs[i];
-        const bool ok = fault != Fault::overflow ||
-                        (t.to && *t.to != exec::kDagTransferAddress && t.value != 0 && *t.to != b.senders[i]);
+        bool ok = fault != Fault::overflow ||
+                  (t.to && *t.to != exec::kDagTransferAddress && t.value != 0 && *t.to != b.senders[i]);
+        // A recipient that sent something earlier in the block no longer holds the maximum.
+        for (size_t j = 0; ok && fault == Fault::overflow && j < i; ++j) ok = b.senders[j] != *t.to;
         if (ok) where.push_back(i);
     }
     if (where.empty()) return nullptr;
@@ -581,6 +585,70 @@ void check_all(const std::vector<std::unique_ptr<Case>>& cases) {
     }
 }
 
+/// What the valid cases exercise, so that a generator change cannot quietly drop a behaviour.
+void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
+    std::map<std::string, size_t> seen;
+    for (const auto& c : cases) {
+        if (!c->expected) continue;
+        const block::Block& b = c->b.block;
+        std::set<Address> senders;
+        if (c->config.base_fee != 0) ++seen["base fee > 0"];
+        if (b.size() == 0) ++seen["empty block"];
+        uint64_t tight = 0;
+        for (size_t i = 0; i < b.size(); ++i)
+            tight = std::max(tight, c->expected->receipts[i].cumulative_gas_used - c->expected->receipts[i].gas_used +
+                                        b.txs[i].gas_limit);
+        if (b.size() > 0 && tight == b.header->gas_limit) ++seen["tight header gas limit"];
+        for (size_t i = 0; i < b.size(); ++i) {
+            const tx::Transaction& t = b.txs[i];
+            const exec::Receipt& r = c->expected->receipts[i];
+            ++seen["type " + std::to_string(static_cast<int>(t.type))];
+            if (t.type == tx::TxType::dynamic_fee && c->config.base_fee != 0) ++seen["EIP-1559 with base fee"];
+            if (!senders.insert(b.senders[i]).second) ++seen["repeated sender"];
+            if (!c->parent.account(b.senders[i])) ++seen["sender absent from the parent"];
+            if (b.senders[i] == b.header->coinbase) ++seen["from the coinbase"];
+            if (!t.to) {
+                ++seen["creation"];
+                continue;
+            }
+            if (*t.to == exec::kDagTransferAddress) {
+                const auto call = exec::decode_call(t.data);
+                if (!call) {
+                    ++seen["malformed call"];
+                } else if (t.value != 0) {
+                    ++seen["payable call"];
+                } else {
+                    const u256 code = load_be(BytesView{r.output.data(), 32});
+                    std::string name = "call " + std::to_string(static_cast<int>(call->function)) + " code ";
+                    name += code == 0 ? "0" : "-" + to_decimal(kMax - code + 1);
+                    ++seen[name];
+                }
+                continue;
+            }
+            if (*t.to == b.senders[i]) ++seen["self-transfer"];
+            if (t.value == 0) ++seen["zero-value transfer"];
+            if (*t.to == b.header->coinbase) ++seen["to the coinbase"];
+            if (!c->parent.account(*t.to)) ++seen["to an absent account"];
+            if (!t.data.empty()) ++seen["transfer with calldata"];
+        }
+    }
+    const char* wanted[] = {
+        "base fee > 0", "empty block", "tight header gas limit", "type 0", "type 1", "type 2",
+        "EIP-1559 with base fee", "repeated sender", "sender absent from the parent", "from the coinbase",
+        "creation", "malformed call", "payable call", "self-transfer", "zero-value transfer", "to the coinbase",
+        "to an absent account", "transfer with calldata",
+        "call 0 code 0", "call 0 code -51403",                                            // userAdd
+        "call 1 code 0", "call 1 code -51401", "call 1 code -51405",                      // userSave
+        "call 2 code 0", "call 2 code -51402", "call 2 code -51404",                      // userDraw
+        "call 3 code 0", "call 3 code -51402",                                            // userBalance
+        "call 4 code 0", "call 4 code -51401", "call 4 code -51402", "call 4 code -51404",  // userTransfer
+        "call 4 code -51405",
+    };
+    std::ostringstream all;
+    for (const auto& [name, count] : seen) all << name << ": " << count << "\n";
+    for (const char* w : wanted) EXPECT_GT(seen[w], 0u) << "never generated: " << w << "\n" << all.str();
+}
+
 // ---- the tests ---------------------------------------------------------------------------------
 
 TEST(exec_property, random_blocks_match_oracle) {
@@ -594,6 +662,7 @@ TEST(exec_property, random_blocks_match_oracle) {
             cases.push_back(g.valid_block(n, seed * 100'000 + k));
         }
     }
+    expect_coverage(cases);
     check_all(cases);
 }
 

@@ -120,7 +120,7 @@ std::vector<Row> rows() {
          },
          10},
         {"balance_overflow", ExecErrorCode::balance_overflow,
-         [](test::BlockBuilder& b, state::MemoryState& s, exec::ChainConfig&) {
+         [](test::BlockBuilder&, state::MemoryState& s, exec::ChainConfig&) {
              // tx 8 sends 1,008 to account(8), which already holds 2^256 − 1,000.
              s.set_account(account(8), {8, kMax - 999});
          },

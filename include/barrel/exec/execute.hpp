@@ -17,6 +17,7 @@ struct ChainConfig {
     uint64_t chain_id{1};
     /// EIP-1559 base fee of the chain (constant; 0 by default).
     u256 base_fee{0};
+    friend bool operator==(const ChainConfig&, const ChainConfig&) = default;
 };
 
 struct Receipt {

@@ -35,8 +35,13 @@ struct Options {
     size_t blocks{1};
     size_t txs{2500};          ///< transactions per block
     size_t accounts{10'000};   ///< funded accounts (and, for dag/mixed, DagTransfer users)
-    size_t hot_accounts{4};    ///< size of the hot set (the first accounts / users)
-    double hot_ratio{0.0};     ///< probability that a transaction touches the hot set
+    /// Size of the hot sets: the first hot_accounts accounts (transfers) and users (DagTransfer
+    /// calls). Account and user keys never conflict with each other, so with hot_ratio 1 and one
+    /// hot account a transfer or dag block is one dependency chain, a mixed block about two.
+    size_t hot_accounts{4};
+    /// Probability that a transaction's recipient (and, half the time, its sender) or a call's
+    /// user is drawn from the hot set instead of from everyone.
+    double hot_ratio{0.0};
     Mix mix{Mix::transfer};
     uint64_t chain_id{1};
 };

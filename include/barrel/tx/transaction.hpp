@@ -9,6 +9,7 @@
 #include <barrel/core/uint256.hpp>
 #include <barrel/rlp/decode.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -100,7 +101,9 @@ enum class [[nodiscard]] TxErrorCode : uint8_t {
 struct TxError {
     TxErrorCode code{TxErrorCode::malformed_rlp};
     Field field{Field::none};
-    rlp::DecodingError rlp{};  ///< meaningful when code == malformed_rlp
+    /// Meaningful only when code == malformed_rlp; every other error leaves it value-initialised,
+    /// so == compares errors exactly.
+    rlp::DecodingError rlp{};
 
     friend bool operator==(const TxError&, const TxError&) = default;
 };
@@ -115,6 +118,7 @@ std::string describe(const TxError& error);
 Expected<Transaction, TxError> decode(BytesView encoding);
 
 /// The canonical network encoding (envelope for typed transactions, not wrapped in a string).
+/// A typed transaction must carry a chain id.
 void encode(Bytes& out, const Transaction& tx);
 Bytes encode(const Transaction& tx);
 

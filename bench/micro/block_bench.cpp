@@ -1,0 +1,170 @@
+// Stages 1 and 2 on the design brief's block: 2,500 signed legacy EIP-155 transfers from 2,500
+// distinct keys (generated once), per block, serial against parallel.
+//
+//   BM_decode_block/0 serial, /1 parallel   decode_block: header, block hash, every transaction
+//                                           decoded and hashed (the wire copy is not timed)
+//   BM_verify/0 serial, /1 parallel         recover_senders without a cache (cold)
+//   BM_verify/2 warm_cache                  parallel, every sender already in the cache
+//   BM_verify/3 cold_cache                  parallel into an emptied cache (lookup + insert cost)
+//   BM_recover_floor/threads:1 and :N       the bare secp256k1_ecdsa_recover loop over the same
+//                                           2,500 pre-parsed signatures and signing hashes, on 1
+//                                           thread and on all N cores: what verify cannot beat
+//
+// Each iteration is one block: the time is per block, items_per_second is transactions per
+// second.
+
+#include "fixtures.hpp"
+
+#include <barrel/block/block.hpp>
+#include <barrel/block/sender_cache.hpp>
+
+#include <benchmark/benchmark.h>
+#include <secp256k1.h>
+#include <secp256k1_recovery.h>
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using namespace barrel;
+
+constexpr size_t kBlockTxs = 2'500;
+constexpr uint64_t kChainId = 1;  // bench::signed_transfer signs for chain 1
+
+struct Fixture {
+    Bytes wire;
+    std::vector<secp256k1_ecdsa_recoverable_signature> signatures;
+    std::vector<Hash> sighashes;
+};
+
+const Fixture& fixture() {
+    static const Fixture f = [] {
+        Fixture out;
+        std::vector<Bytes> txs;
+        txs.reserve(kBlockTxs);
+        for (size_t i = 0; i < kBlockTxs; ++i) txs.push_back(bench::signed_transfer(i, 0, /*dynamic_fee=*/false));
+        std::vector<BytesView> views(txs.begin(), txs.end());
+        block::Header header;
+        header.number = 1;
+        header.gas_limit = 30'000'000;
+        header.gas_used = 21'000 * kBlockTxs;
+        header.chain_id = kChainId;
+        out.wire = block::encode_block(header, views);
+
+        const auto* ctx = tx::shared_secp256k1_context();
+        for (const auto& encoding : txs) {
+            auto t = tx::decode(encoding);
+            if (!t) std::abort();
+            uint8_t compact[64];
+            store_be32(t->r, compact);
+            store_be32(t->s, compact + 32);
+            secp256k1_ecdsa_recoverable_signature sig;
+            if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact, t->y_parity ? 1 : 0) != 1)
+                std::abort();
+            out.signatures.push_back(sig);
+            out.sighashes.push_back(tx::signing_hash(*t));
+        }
+        return out;
+    }();
+    return f;
+}
+
+block::Block decoded_block() {
+    auto b = block::decode_block(fixture().wire);
+    if (!b) std::abort();
+    return std::move(b).value();
+}
+
+void set_items(benchmark::State& state) {
+    state.SetItemsProcessed(static_cast<int64_t>(kBlockTxs) * static_cast<int64_t>(state.iterations()));
+}
+
+void BM_decode_block(benchmark::State& state) {
+    const bool parallel = state.range(0) != 0;
+    state.SetLabel(parallel ? "parallel" : "serial");
+    const Bytes& wire = fixture().wire;
+    for (auto _ : state) {
+        state.PauseTiming();
+        Bytes copy = wire;  // decode_block owns its bytes; the caller's buffer would be moved in
+        state.ResumeTiming();
+        auto b = block::decode_block(std::move(copy), parallel);
+        if (!b || b->size() != kBlockTxs) {
+            state.SkipWithError("decode failed");
+            break;
+        }
+        benchmark::DoNotOptimize(b->tx_hashes.data());
+        state.PauseTiming();
+        { auto discard = std::move(b); }  // freeing the block is not decoding
+        state.ResumeTiming();
+    }
+    set_items(state);
+}
+BENCHMARK(BM_decode_block)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+enum VerifyMode : int64_t { serial = 0, parallel = 1, warm_cache = 2, cold_cache = 3 };
+
+void BM_verify(benchmark::State& state) {
+    const auto mode = static_cast<VerifyMode>(state.range(0));
+    static const char* const labels[] = {"serial", "parallel", "warm_cache", "cold_cache"};
+    state.SetLabel(labels[mode]);
+    block::Block b = decoded_block();
+    block::SenderCache cache{1u << 16};
+    block::SenderCache* use_cache = nullptr;
+    if (mode == warm_cache || mode == cold_cache) use_cache = &cache;
+    if (mode == warm_cache && !block::recover_senders(b, kChainId, &cache)) {
+        state.SkipWithError("verify failed");
+        return;
+    }
+    for (auto _ : state) {
+        if (mode == cold_cache) {
+            state.PauseTiming();
+            cache.clear();
+            state.ResumeTiming();
+        }
+        if (!block::recover_senders(b, kChainId, use_cache, mode != serial)) {
+            state.SkipWithError("verify failed");
+            break;
+        }
+        benchmark::DoNotOptimize(b.senders.data());
+    }
+    if (mode == warm_cache && cache.stats().misses != kBlockTxs) state.SkipWithError("warm cache missed");
+    set_items(state);
+}
+BENCHMARK(BM_verify)->Arg(serial)->Arg(parallel)->Arg(warm_cache)->Arg(cold_cache)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+
+/// The recovery floor: only secp256k1_ecdsa_recover, over the block's 2,500 signatures, split
+/// over `threads` TBB threads (one writes only its own slot, like the stages do).
+void BM_recover_floor(benchmark::State& state) {
+    const auto threads = static_cast<size_t>(state.range(0));
+    tbb::global_control limit{tbb::global_control::max_allowed_parallelism, threads};
+    const Fixture& f = fixture();
+    const auto* ctx = tx::shared_secp256k1_context();
+    std::vector<secp256k1_pubkey> keys(kBlockTxs);
+    std::atomic<bool> failed{false};
+    for (auto _ : state) {
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, kBlockTxs), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i != r.end(); ++i) {
+                if (secp256k1_ecdsa_recover(ctx, &keys[i], &f.signatures[i], f.sighashes[i].data()) != 1)
+                    failed.store(true, std::memory_order_relaxed);
+            }
+        });
+        benchmark::DoNotOptimize(keys.data());
+    }
+    if (failed) state.SkipWithError("recovery failed");
+    set_items(state);
+}
+BENCHMARK(BM_recover_floor)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(static_cast<int64_t>(tbb::info::default_concurrency()))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,269 @@
+// `block inspect`: a wire block, a chain file or a bare transaction list from a file, decoded
+// (stage 1) and verified (stage 2: stateless checks and sender recovery), printed as JSON.
+//
+// What the input is, is told from its bytes (docs/formats.md):
+// - It is walked with block::split_block. If its first item decodes as a block, it is blocks: one
+//   block prints as one object, several (a chain file) as an array; every item must then be a
+//   block, and anything after the last one is an error naming the block index it would have.
+//   (A transaction list never decodes as a block: a header is a list of ten items, while a
+//   legacy transaction is a list of nine and a typed one an RLP string.)
+// - Otherwise it is a bare transaction list, decoded with block::decode_tx_list: go-ethereum's
+//   plain RLP list of transactions, or an offset-indexed list inside an RLP byte string (the
+//   `txs` item of a block). An offset-indexed list without its RLP string header is not
+//   accepted: it is not RLP, so nothing would tell it from garbage.
+// - If neither decodes, the error reported is the block's, unless the input is shaped like a
+//   transaction list (an RLP string; or a list whose first item is an RLP string or a list of
+//   nine items, or whose first bad transaction is not the first one), then the list's.
+
+#include "command.hpp"
+
+#include <barrel/block/block.hpp>
+#include <barrel/cli/cli.hpp>
+#include <barrel/json/conventions.hpp>
+#include <barrel/json/tx_json.hpp>
+#include <barrel/rlp/decode.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <istream>
+#include <iterator>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace barrel::cli {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kDefaultChainId = 1;
+/// Items in a header list; a legacy transaction has nine.
+constexpr size_t kHeaderFields = 10;
+constexpr size_t kLegacyTxFields = 9;
+
+// ---- Input -----------------------------------------------------------------------------------
+
+/// The whole of FILE, or of standard input for "-", as bytes.
+Bytes read_input(Context& ctx, std::string_view path) {
+    Bytes bytes;
+    if (path == "-") {
+        const std::string text{std::istreambuf_iterator<char>{ctx.in}, std::istreambuf_iterator<char>{}};
+        // A read error is the environment's fault, not the input's: internal failure.
+        if (ctx.in.bad()) throw std::runtime_error("cannot read standard input");
+        bytes.assign(text.begin(), text.end());
+    } else {
+        const std::string name{path};
+        std::FILE* f = std::fopen(name.c_str(), "rb");
+        if (f == nullptr) fail("cannot read " + name + ": " + std::strerror(errno));
+        uint8_t buf[1 << 16];
+        size_t n = 0;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+        const int saved = errno;
+        const bool bad = std::ferror(f) != 0;  // e.g. a directory: EISDIR on the first read
+        std::fclose(f);
+        if (bad) fail("cannot read " + name + ": " + std::strerror(saved));
+    }
+    if (bytes.empty()) fail("empty input");
+    return bytes;
+}
+
+/// The number of items in an RLP list payload, or nothing if it does not split into items.
+std::optional<size_t> count_items(BytesView payload) {
+    size_t n = 0;
+    while (!payload.empty()) {
+        auto h = rlp::decode_header(payload);
+        if (!h) return std::nullopt;
+        payload = payload.subspan(h->payload_length);
+        ++n;
+    }
+    return n;
+}
+
+/// Whether input that decodes neither as blocks nor as a transaction list looks more like the
+/// latter, so that its error is the one worth reporting (see the top of the file).
+bool shaped_like_tx_list(BytesView input, const block::BlockError& list_error) {
+    if (list_error.tx_index && *list_error.tx_index > 0 &&
+        (list_error.code == block::BlockErrorCode::malformed_tx ||
+         list_error.code == block::BlockErrorCode::slot_trailing_bytes))
+        return true;  // transaction 0 decoded as a transaction, which no header does
+    const uint8_t first = input[0];
+    if (first < 0x80) return false;  // a single byte: neither
+    if (first < 0xc0) return true;   // an RLP string: only an offset-indexed list can be one
+    BytesView rest = input;
+    const auto outer = rlp::decode_header(rest);
+    if (!outer) return false;
+    BytesView payload = rest.first(outer->payload_length);
+    if (payload.empty()) return true;
+    const auto inner = rlp::decode_header(payload);
+    if (!inner) return false;
+    if (!inner->list) return true;  // a typed transaction; a header is a list
+    return count_items(payload.first(inner->payload_length)) == kLegacyTxFields;
+}
+
+// ---- Verification ----------------------------------------------------------------------------
+
+/// Where the chain id a transaction list is verified against came from.
+struct ChainIdSource {
+    uint64_t chain_id{kDefaultChainId};
+    bool from_option{false};
+    std::optional<size_t> from_tx;  ///< the index of the transaction it was taken from
+};
+
+/// describe(error), and for a transaction signed for another chain, which chains disagree.
+std::string verify_error(const block::Block& b, const block::BlockError& e, const ChainIdSource& expected) {
+    std::string message = block::describe(e);
+    if (e.code == block::BlockErrorCode::wrong_chain_id && b.header) {
+        message += " (block chain id " + std::to_string(b.header->chain_id) + ", --chain-id is " +
+                   std::to_string(expected.chain_id) + ")";
+    } else if (e.code == block::BlockErrorCode::invalid_tx && e.tx.code == tx::TxErrorCode::wrong_chain_id &&
+               e.tx_index && b.txs[*e.tx_index].chain_id) {
+        message += " (signed for chain " + std::to_string(*b.txs[*e.tx_index].chain_id);
+        if (b.header)
+            message += ", block chain id " + std::to_string(b.header->chain_id) + ")";
+        else if (expected.from_option)
+            message += ", --chain-id is " + std::to_string(expected.chain_id) + ")";
+        else
+            message += ", transaction " + std::to_string(expected.from_tx.value_or(0)) + " for chain " +
+                       std::to_string(expected.chain_id) + "; see --chain-id)";
+    }
+    return message;
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+json header_json(const block::Header& h) {
+    return {
+        {"parent_hash", json_bytes(h.parent_hash)},
+        {"number", json_quantity(h.number)},
+        {"timestamp", json_quantity(h.timestamp)},
+        {"coinbase", json_bytes(h.coinbase)},
+        {"gas_limit", json_quantity(h.gas_limit)},
+        {"gas_used", json_quantity(h.gas_used)},
+        {"txs_root", json_bytes(h.txs_root)},
+        {"receipts_root", json_bytes(h.receipts_root)},
+        {"state_root", json_bytes(h.state_root)},
+        {"chain_id", json_quantity(h.chain_id)},
+    };
+}
+
+json block_json(const block::Block& b) {
+    json txs = json::array();
+    for (size_t i = 0; i < b.size(); ++i) txs.push_back(to_json(b.txs[i], b.tx_hashes[i], b.senders[i]));
+    json doc;
+    doc["header"] = b.header ? header_json(*b.header) : json(nullptr);
+    doc["hash"] = b.header ? json_bytes(b.hash) : json(nullptr);
+    doc["transaction_count"] = json_quantity(uint64_t{b.size()});
+    doc["transactions"] = std::move(txs);
+    return doc;
+}
+
+// ---- The command -----------------------------------------------------------------------------
+
+int block_inspect(Context& ctx, const ParsedArgs& args) {
+    std::optional<uint64_t> option_chain_id;
+    if (const auto v = args.value("--chain-id")) option_chain_id = parse_u64_option("--chain-id", *v);
+
+    const Bytes input = read_input(ctx, args.positionals[0]);
+
+    // Walk the input as a chain file; a split error ends the walk where it occurs.
+    std::vector<BytesView> items;
+    std::optional<block::BlockError> split_error;
+    for (BytesView rest{input}; !rest.empty();) {
+        auto item = block::split_block(rest);
+        if (!item) {
+            split_error = item.error();
+            break;
+        }
+        items.push_back(*item);
+    }
+    const bool several = items.size() + (split_error ? 1 : 0) > 1;
+    const auto at_block = [&](size_t k) { return several ? "block " + std::to_string(k) + ": " : std::string{}; };
+
+    // Blocks, if the first item is one.
+    std::optional<block::BlockError> first_block_error = split_error;
+    if (!items.empty()) {
+        auto first = block::decode_block(Bytes(items[0].begin(), items[0].end()));
+        if (first) {
+            json out = json::array();
+            for (size_t k = 0; k < items.size(); ++k) {
+                auto decoded = k == 0 ? std::move(first) : block::decode_block(Bytes(items[k].begin(), items[k].end()));
+                if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
+                block::Block& b = *decoded;
+                const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id), option_chain_id.has_value(),
+                                             std::nullopt};
+                if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
+                    fail(at_block(k) + verify_error(b, ok.error(), expected));
+                out.push_back(block_json(b));
+            }
+            if (split_error) fail(at_block(items.size()) + block::describe(*split_error));
+            ctx.out << (several ? out : out[0]).dump(2) << "\n";
+            return kExitOk;
+        }
+        first_block_error = first.error();
+    }
+
+    // A bare transaction list.
+    auto list = block::decode_tx_list(input);
+    if (!list) {
+        if (shaped_like_tx_list(input, list.error())) fail(block::describe(list.error()));
+        fail(at_block(0) + block::describe(*first_block_error));
+    }
+    block::Block& b = *list;
+    ChainIdSource expected;
+    if (option_chain_id) {
+        expected.chain_id = *option_chain_id;
+        expected.from_option = true;
+    } else {
+        for (size_t i = 0; i < b.size(); ++i) {
+            if (b.txs[i].chain_id) {
+                expected.chain_id = *b.txs[i].chain_id;
+                expected.from_tx = i;
+                break;
+            }
+        }
+    }
+    if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
+        fail(verify_error(b, ok.error(), expected));
+    ctx.out << block_json(b).dump(2) << "\n";
+    return kExitOk;
+}
+
+}  // namespace
+
+Command block_inspect_command() {
+    return {
+        .name = "block inspect",
+        .summary = "Decode and verify a block, a chain file or a transaction list; print it as JSON",
+        .args = {{"FILE", "The binary input; '-' reads stdin"}},
+        .options = {{"--chain-id", "N",
+                     "Transaction list: the chain id to verify against (default: that of the first "
+                     "transaction with one, else 1). Blocks: the chain id each must have (default: "
+                     "each block's own)"}},
+        .details =
+            "FILE holds one of (docs/formats.md):\n"
+            "  - a wire block, printed as one object;\n"
+            "  - a chain file, wire blocks concatenated, printed as an array of objects;\n"
+            "  - a bare transaction list: a plain RLP list of transactions as go-ethereum encodes\n"
+            "    []*types.Transaction, or an offset-indexed list in an RLP byte string (a block's\n"
+            "    txs item). An offset-indexed list without that RLP header is not accepted.\n"
+            "The input is blocks if its first RLP item decodes as a block, else a transaction list.\n"
+            "Every transaction is decoded, checked statelessly (signature, EIP-2 low s, chain id,\n"
+            "intrinsic gas, fee caps) against the block's chain id (or --chain-id for a list) and\n"
+            "has its sender recovered. Each object is {header, hash, transaction_count,\n"
+            "transactions}; header and hash (the block hash) are null for a transaction list, and\n"
+            "each transaction is the JSON of 'tx decode' (hash and sender included).\n"
+            "Errors name the reason and where it lies, e.g. 'transaction 17: malformed_tx: nonce:\n"
+            "leading_zero', in a chain file prefixed by the block's index from 0 ('block 3: ...').\n"
+            "If the input is neither blocks nor a list, the error is the block decoder's unless the\n"
+            "input looks like a list (an RLP string, or a list whose first item is an RLP string\n"
+            "or a nine-item list).",
+        .handler = block_inspect,
+    };
+}
+
+}  // namespace barrel::cli
