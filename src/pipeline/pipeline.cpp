@@ -3,6 +3,7 @@
 
 #include <tbb/parallel_pipeline.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 
@@ -149,13 +150,15 @@ Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next, c
     using Item = std::shared_ptr<Expected<Decoded, PipelineError>>;
     std::optional<PipelineError> first_error;
     size_t next_index = 0;
-    bool stop = false;
+    // Set by the last filter, read by the first: they are both serial but run on different
+    // threads at the same time, so this must be atomic.
+    std::atomic<bool> stop{false};
     tbb::parallel_pipeline(
         m_config.max_in_flight,
         tbb::make_filter<void, Bytes>(tbb::filter_mode::serial_in_order,
                                       [&](tbb::flow_control& fc) -> Bytes {
                                           std::optional<Bytes> wire;
-                                          if (!stop) wire = next();
+                                          if (!stop.load(std::memory_order_relaxed)) wire = next();
                                           if (!wire) {
                                               fc.stop();
                                               return {};
@@ -181,13 +184,13 @@ Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next, c
                 if (first_error) return;
                 if (!*item) {
                     first_error = item->error();
-                    stop = true;
+                    stop.store(true, std::memory_order_relaxed);
                     return;
                 }
                 auto r = execute_and_commit(**item);
                 if (!r) {
                     first_error = r.error();
-                    stop = true;
+                    stop.store(true, std::memory_order_relaxed);
                     return;
                 }
                 if (progress) progress(*r);

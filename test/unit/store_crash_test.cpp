@@ -123,6 +123,13 @@ void check_block_boundary(const std::string& datadir, uint64_t blocks) {
 
 TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
 #if defined(__SANITIZE_THREAD__)
+#define BARREL_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BARREL_UNDER_TSAN 1
+#endif
+#endif
+#ifdef BARREL_UNDER_TSAN
     GTEST_SKIP() << "twenty imports under ThreadSanitizer take minutes";
 #endif
     gen::Options o;

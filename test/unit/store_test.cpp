@@ -63,6 +63,12 @@ store::StoreErrorCode open_error(const std::filesystem::path& dir, store::Option
     return s ? store::StoreErrorCode::io : s.error().code;
 }
 
+std::set<std::string> entries(const std::filesystem::path& dir) {
+    std::set<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator{dir}) names.insert(e.path().filename().string());
+    return names;
+}
+
 #define EXPECT_STORE_CODE(expr, code) EXPECT_EQ(store::to_string(expr), store::to_string(code))
 
 }  // namespace
@@ -313,6 +319,8 @@ TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
         store::Options ro;
         ro.read_only = true;
         EXPECT_STORE_CODE(open_error(p / "current", ro), store::StoreErrorCode::not_a_datadir);
+        // Refused without writing anything into the directory (RocksDB's info LOG included).
+        EXPECT_EQ(entries(p / "current"), std::set<std::string>{"CURRENT"});
     }
 
     // A RocksDB database that is not barrel's: without barrel's column families, and with them
@@ -325,7 +333,9 @@ TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
         ASSERT_TRUE(raw->Put(rocksdb::WriteOptions{}, "key", "value").ok());
         delete raw;
     }
+    const auto plain = entries(p / "plain");
     EXPECT_STORE_CODE(open_error(p / "plain"), store::StoreErrorCode::not_a_datadir);
+    EXPECT_EQ(entries(p / "plain"), plain);
     {
         rocksdb::Options options;
         options.create_if_missing = true;
