@@ -1,6 +1,7 @@
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
+#include <barrel/rlp/encode.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -132,6 +133,14 @@ Hash state_root(const Genesis& g) { return state::next_state_root(Hash{}, g.allo
 
 block::Header genesis_header(const Genesis& g) {
     block::Header h;
+    // Block 0 has no parent; its parent_hash commits to the chain parameters that are not in the
+    // header (the base fee), so chains that differ only there have different genesis hashes.
+    Bytes config;
+    rlp::encode(config, g.config.chain_id);
+    rlp::encode(config, g.config.base_fee);
+    Bytes config_list;
+    rlp::encode_list(config_list, config);
+    h.parent_hash = keccak256(config_list);
     h.number = 0;
     h.timestamp = g.timestamp;
     h.coinbase = g.coinbase;

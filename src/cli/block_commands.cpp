@@ -238,12 +238,10 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
 Command block_inspect_command() {
     return {
         .name = "block inspect",
-        .summary = "Decode and verify a block, a chain file or a transaction list; print it as JSON",
+        .summary = "Decode and verify a block, chain file or transaction list; print it as JSON",
         .args = {{"FILE", "The binary input; '-' reads stdin"}},
         .options = {{"--chain-id", "N",
-                     "Transaction list: the chain id to verify against (default: that of the first "
-                     "transaction with one, else 1). Blocks: the chain id each must have (default: "
-                     "each block's own)"}},
+                     "Verify against chain N (default: a block's own; a list's first chain id, else 1)"}},
         .details =
             "FILE holds one of (docs/formats.md):\n"
             "  - a wire block, printed as one object;\n"
@@ -253,10 +251,12 @@ Command block_inspect_command() {
             "    txs item). An offset-indexed list without that RLP header is not accepted.\n"
             "The input is blocks if its first RLP item decodes as a block, else a transaction list.\n"
             "Every transaction is decoded, checked statelessly (signature, EIP-2 low s, chain id,\n"
-            "intrinsic gas, fee caps) against the block's chain id (or --chain-id for a list) and\n"
-            "has its sender recovered. Each object is {header, hash, transaction_count,\n"
-            "transactions}; header and hash (the block hash) are null for a transaction list, and\n"
-            "each transaction is the JSON of 'tx decode' (hash and sender included).\n"
+            "intrinsic gas, fee caps) and has its sender recovered. Blocks are checked against\n"
+            "their own chain id (with --chain-id, a block of another chain is an error), a list\n"
+            "against --chain-id, by default the chain id of its first transaction that has one,\n"
+            "else 1. Each object is {header, hash, transaction_count, transactions}; header and\n"
+            "hash (the block hash) are null for a transaction list, and each transaction is the\n"
+            "JSON of 'tx decode' (hash and sender included).\n"
             "Errors name the reason and where it lies, e.g. 'transaction 17: malformed_tx: nonce:\n"
             "leading_zero', in a chain file prefixed by the block's index from 0 ('block 3: ...').\n"
             "If the input is neither blocks nor a list, the error is the block decoder's unless the\n"

@@ -211,7 +211,9 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         for (const auto& [name, balance] : users) EXPECT_EQ(st.user(name), balance) << name;
         // Keys no block touched still read their genesis values.
         for (const auto& [a, account] : w->genesis.alloc.accounts)
-            if (!accounts.contains(a)) EXPECT_EQ(st.account(a), account);
+            if (!accounts.contains(a)) {
+                EXPECT_EQ(st.account(a), account);
+            }
     };
     s->clear_cache();  // every read below goes to RocksDB
     check_state(*s);
@@ -366,7 +368,9 @@ TEST(store, damaged_head_is_corruption) {
         rocksdb::DB* raw = nullptr;
         ASSERT_TRUE(rocksdb::DB::Open(options, dir.string(), cfs, &handles, &raw).ok());
         for (size_t i = 0; i < names.size(); ++i)
-            if (names[i] == "meta") ASSERT_TRUE(raw->Put(rocksdb::WriteOptions{}, handles[i], "head", "{").ok());
+            if (names[i] == "meta") {
+                ASSERT_TRUE(raw->Put(rocksdb::WriteOptions{}, handles[i], "head", "{").ok());
+            }
         for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
         delete raw;
     }

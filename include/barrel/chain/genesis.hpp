@@ -34,7 +34,8 @@ std::string to_json_text(const Genesis& genesis);
 /// keccak256(32 zero bytes ‖ hash_of(alloc)): the genesis is a block whose parent root is zero.
 Hash state_root(const Genesis& genesis);
 
-/// Block 0: number 0, zero parent, empty roots for transactions and receipts, the genesis state
+/// Block 0: number 0, parent_hash = keccak256(RLP([chain_id, base_fee])) (the chain parameters the
+/// header lacks), empty roots for transactions and receipts, the genesis state
 /// root. Block 1's parent_hash is its hash.
 block::Header genesis_header(const Genesis& genesis);
 
