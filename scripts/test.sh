@@ -12,14 +12,15 @@
 #   fuzz     clang + libFuzzer + ASan/UBSan: every fuzzer for BARREL_FUZZ_SECONDS (ctest -R ^fuzz_)
 #
 # With CI set in the environment, warnings are errors (BARREL_WERROR=ON).
-# BARREL_FUZZ_SECONDS (default 20) sets how long each fuzzer runs.
+# BARREL_FUZZ_SECONDS (default 20) sets how long each fuzzer runs; BARREL_TSAN_TBB_DIR points the
+# tsan phase at an existing TSan-built oneTBB (its lib/cmake/TBB) instead of scripts/tsan-tbb.sh.
 # Stops at the first failing phase with a non-zero exit status.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 
 phases=(release asan tsan fuzz)
 while [[ $# -gt 0 ]]; do
@@ -88,8 +89,9 @@ phase_asan() {
 
 phase_tsan() {
     # Debian's libtbb is not instrumented; TSan needs one that is (see test/tsan.supp).
-    local tbb_dir
-    tbb_dir=$("$repo/scripts/tsan-tbb.sh")
+    # BARREL_TSAN_TBB_DIR: the TBB CMake package dir of a TSan-built oneTBB you already have.
+    local tbb_dir=${BARREL_TSAN_TBB_DIR:-}
+    [[ -n "$tbb_dir" ]] || tbb_dir=$("$repo/scripts/tsan-tbb.sh")
     configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
         -DBARREL_SANITIZE=thread -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
         -DTBB_DIR="$tbb_dir"

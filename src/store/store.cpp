@@ -194,7 +194,13 @@ struct Store::Impl {
             s = rocksdb::DB::Open(db_options, path.string(), descriptors, &impl->cfs, &raw);
         if (!s.ok()) {
             const std::string msg = s.ToString();
-            if (msg.find("lock") != std::string::npos || msg.find("Resource temporarily unavailable") != std::string::npos)
+            // RocksDB reports a held LOCK file as an I/O error on ".../LOCK": EAGAIN from fcntl when
+            // another process holds it, "lock hold by current process" when this one does. Other
+            // errors may mention "lock" too ("block checksum mismatch") and are not this.
+            const bool lock_file = s.IsIOError() && msg.find("/LOCK") != std::string::npos;
+            const bool held = msg.find("Resource temporarily unavailable") != std::string::npos ||
+                              msg.find("lock hold by current process") != std::string::npos;
+            if (lock_file && held)
                 return fail(StoreErrorCode::locked, "datadir " + path.string() + " is in use by another process");
             if (s.IsInvalidArgument() && !create)
                 return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir");

@@ -217,6 +217,7 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
         EXPECT_EQ(doc, store::header_document(*b.header, b.hash, b.size()));
         EXPECT_EQ(doc["hash"], to_hex(b.hash));
         EXPECT_EQ(doc["state_root"], to_hex(c.outcomes[k].state_root));
+        if (k % 4 != 0) continue;  // every RocksDB open costs a few ms
         const auto by_hash = run_cli({"get", "block", to_hex(b.hash), "--datadir", datadir});
         EXPECT_EQ(by_hash.out, by_number.out);
         const auto raw = run_cli({"get", "block", "--raw", std::to_string(k + 1), "--datadir", datadir});
@@ -243,7 +244,7 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
             EXPECT_EQ(tx["value"], to_hex_quantity(b.txs[i].value));
             const json receipt = **s->receipt(b.tx_hashes[i]);
             EXPECT_EQ(receipt, store::receipt_document(c.outcomes[k].receipts[i], b.tx_hashes[i], k + 1, i));
-            if ((k * b.size() + i) % 97 == 0) {  // every RocksDB open costs ~10 ms
+            if ((k * b.size() + i) % 97 == 0) {
                 const auto get_tx = run_cli({"get", "tx", to_hex(b.tx_hashes[i]), "--datadir", datadir});
                 ASSERT_EQ(get_tx.status, 0) << get_tx.err;
                 EXPECT_EQ(get_tx.out, tx.dump(2) + "\n");

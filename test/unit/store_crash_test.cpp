@@ -5,11 +5,9 @@
 // head's hash and state root, and nothing lies beyond it). Finally the import is finished, and
 // the datadir is byte for byte (every column family) the one an uninterrupted import gives.
 //
-// The child is this test binary itself, fork()ed and exec()ed with BARREL_CRASH_CHILD set to the
-// barrel-node arguments: it runs barrel::cli::run (see ChildMode below) and exits. A plain fork()
-// without exec would run the import in a copy of a process whose oneTBB worker threads were not
-// copied: oneTBB is not fork-safe, so the child could hang.
+// The child is this test binary in child mode (child_process.hpp), running barrel::cli::run.
 
+#include "child_process.hpp"
 #include "cli_run.hpp"
 #include "store_dump.hpp"
 
@@ -25,20 +23,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <sstream>
 #include <thread>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char** environ;
 
 using namespace barrel;
 using barrel::test::dump_datadir;
@@ -47,53 +37,6 @@ using barrel::test::run_cli;
 using barrel::test::ScratchDir;
 
 namespace {
-
-constexpr const char* kChildVariable = "BARREL_CRASH_CHILD";
-
-/// In a child started by spawn_import(), runs barrel-node with the arguments from the
-/// environment (one per line) before any test, and exits with its status.
-class ChildMode : public ::testing::Environment {
-public:
-    void SetUp() override {
-        const char* packed = std::getenv(kChildVariable);
-        if (packed == nullptr) return;
-        std::vector<std::string> args;
-        std::istringstream lines{packed};
-        for (std::string line; std::getline(lines, line);) args.push_back(line);
-        const std::vector<std::string_view> views(args.begin(), args.end());
-        std::istringstream in;
-        std::ostringstream out;
-        const int status = cli::run(views, in, out, std::cerr);
-        std::cerr.flush();
-        ::_exit(status);
-    }
-};
-
-[[maybe_unused]] ::testing::Environment* const child_mode = ::testing::AddGlobalTestEnvironment(new ChildMode);
-
-/// Starts `barrel-node ARGS` in a child process (this binary in child mode).
-pid_t spawn(const std::vector<std::string>& args) {
-    // Everything the child needs is built before fork(), so that it only calls exec.
-    std::string packed = std::string{kChildVariable} + "=";
-    for (const auto& a : args) packed += a + "\n";
-    std::vector<char*> envp;
-    for (char** e = environ; *e != nullptr; ++e)
-        if (std::strncmp(*e, kChildVariable, std::strlen(kChildVariable)) != 0) envp.push_back(*e);
-    envp.push_back(packed.data());
-    envp.push_back(nullptr);
-    std::string self = "/proc/self/exe";
-    std::string filter = "--gtest_filter=store_crash.*";
-    std::vector<char*> argv{self.data(), filter.data(), nullptr};
-
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-        const int null = ::open("/dev/null", O_WRONLY);
-        if (null >= 0) ::dup2(null, STDOUT_FILENO);  // gtest's banner
-        ::execve("/proc/self/exe", argv.data(), envp.data());
-        ::_exit(127);
-    }
-    return pid;
-}
 
 std::unique_ptr<store::Store> open_store(const std::string& datadir) {
     auto s = store::Store::open(datadir);
@@ -171,18 +114,16 @@ TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
     size_t finished = 0;
     for (int round = 0; round < 20; ++round) {
         SCOPED_TRACE("round " + std::to_string(round));
-        const pid_t child = spawn({"import", "--datadir", datadir, chain_file});
+        const pid_t child = test::spawn_cli({"import", "--datadir", datadir, chain_file});
         ASSERT_GT(child, 0);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
         ::kill(child, SIGKILL);
-        int status = 0;
-        ASSERT_EQ(::waitpid(child, &status, 0), child);
-        if (WIFEXITED(status)) {
-            // The import ended before the kill: it must have succeeded.
-            EXPECT_EQ(WEXITSTATUS(status), 0);
+        const int status = test::wait_child(child);
+        if (status >= 0) {
+            EXPECT_EQ(status, 0);  // the import ended before the kill: it must have succeeded
             ++finished;
         } else {
-            EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+            EXPECT_EQ(status, -SIGKILL);
         }
         ASSERT_NO_FATAL_FAILURE(check_block_boundary(datadir, o.blocks));
         heads.push_back(open_store(datadir)->head().number);

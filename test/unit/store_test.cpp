@@ -1,8 +1,9 @@
 // The RocksDB store: init and reopen restore head, genesis and state; a commit writes every
 // document of its block (checked as JSON) and reads after clear_cache() come back from disk; a
-// second writer is refused as `locked` (same process and another process) while read-only opens
-// still work; init refuses a non-empty path; open refuses anything that is not a barrel datadir.
+// second writer is refused as `locked` (in this process, and in another one, which meets the real
+// file lock) while read-only opens still work; init refuses a non-empty path; open refuses anything that is not a barrel datadir.
 
+#include "child_process.hpp"
 #include "store_dump.hpp"
 
 #include <barrel/block/block.hpp>
@@ -18,10 +19,9 @@
 #include <rocksdb/db.h>
 
 #include <fstream>
+#include <iterator>
 #include <set>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 using namespace barrel;
 using barrel::test::ScratchDir;
@@ -254,20 +254,19 @@ TEST(store, second_writer_in_another_process_is_locked) {
     const auto dir = tmp.path() / "data";
     auto s = init_ok(dir, small_genesis());
     ASSERT_TRUE(s);
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-        // Only RocksDB's open (which fails at the lock, before it starts any thread) runs here.
-        auto other = store::Store::open(dir);
-        int status = 1;
-        if (!other && other.error().code == store::StoreErrorCode::locked) status = 0;
-        if (other) status = 2;
-        ::_exit(status);
-    }
-    int status = -1;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another error than locked, 2: the open succeeded";
+    std::ofstream{tmp.path() / "empty.rlp"};
+    const std::string err = (tmp.path() / "stderr").string();
+    const pid_t child = test::spawn_cli({"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
+    ASSERT_GT(child, 0);
+    EXPECT_EQ(test::wait_child(child), 2);
+    std::ifstream in{err};
+    const std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    EXPECT_EQ(text, "error: datadir " + dir.string() + " is in use by another process\n");
+
+    // Once this process lets go, the other one gets in.
+    s.reset();
+    const pid_t again = test::spawn_cli({"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
+    EXPECT_EQ(test::wait_child(again), 0);
 }
 
 TEST(store, init_refuses_anything_but_a_missing_path_or_an_empty_directory) {
