@@ -289,6 +289,7 @@ Expected<void, BlockError> recover_senders(Block& b, uint64_t chain_id, SenderCa
         if (cache != nullptr) cache->insert(b.tx_hashes[i], *sender);
     });
     if (!bad.any()) return {};
+    b.senders.clear();  // a half-verified block must not look verified
     BlockError e;
     e.code = BlockErrorCode::invalid_tx;
     e.tx_index = bad.lowest();

@@ -344,7 +344,7 @@ TEST(cli_block, inspect_bad_input) {
         {{"block", "inspect", "-"}, as_string(concat({chain, truncated})),
          "error: block 3: malformed_block: input_too_short"},
         {{"block", "inspect", "-"}, as_string(concat({chain, Bytes{0xc0}})),
-         "error: block 3: malformed_header: list: input_too_short"},
+         "error: block 3: malformed_header: header: input_too_short"},
         // A block cut short in the middle of a chain.
         {{"block", "inspect", "-"}, as_string(concat({chain_blocks[0], truncated})),
          "error: block 1: malformed_block: input_too_short"},

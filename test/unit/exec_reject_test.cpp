@@ -119,6 +119,26 @@ std::vector<Row> rows() {
              b.block.header->gas_limit = used + b.block.txs[10].gas_limit - 1;
          },
          10},
+        // Two faults in one transaction: the first in the decided order (fee cap, block gas,
+        // nonce, balance) is the one reported. execute() once reported the nonce or balance error.
+        {"block_gas_exceeded_before_nonce", ExecErrorCode::block_gas_exceeded,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             uint64_t used = 0;
+             for (size_t i = 0; i < 10; ++i) used += i % 4 == 3 ? b.block.txs[i].gas_limit : tx::intrinsic_gas(b.block.txs[i]);
+             b.block.header->gas_limit = used + b.block.txs[10].gas_limit - 1;
+             b.block.txs[10].nonce += 1;
+         },
+         10},
+        {"fee_cap_before_insufficient_balance", ExecErrorCode::fee_cap_below_base_fee,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig& c) {
+             c.base_fee = 2;
+             auto& t = b.block.txs[14];
+             t.type = tx::TxType::dynamic_fee;
+             t.max_fee_per_gas = 1;
+             t.max_priority_fee_per_gas = 1;
+             t.value = u256{1} << 100;
+         },
+         14},
         {"balance_overflow", ExecErrorCode::balance_overflow,
          [](test::BlockBuilder&, state::MemoryState& s, exec::ChainConfig&) {
              // tx 8 sends 1,008 to account(8), which already holds 2^256 − 1,000.
