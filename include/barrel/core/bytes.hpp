@@ -56,15 +56,13 @@ struct FixedBytes {
 using Hash = FixedBytes<32>;
 using Address = FixedBytes<20>;
 
-/// Hash functor for unordered containers. Keys are already uniformly distributed (keccak
-/// outputs, addresses derived from them), so their first 8 bytes are a good hash.
+/// Hash functor for unordered containers. Hashes every byte: addresses are chosen by senders
+/// (0x00…01, 0x00…02, …), so hashing only a prefix would let anyone pile keys into one bucket.
 struct FixedBytesHasher {
     template <size_t N>
     size_t operator()(const FixedBytes<N>& v) const noexcept {
-        static_assert(N >= sizeof(size_t));
-        size_t h;
-        std::memcpy(&h, v.bytes.data(), sizeof h);
-        return h;
+        return std::hash<std::string_view>{}(
+            std::string_view{reinterpret_cast<const char*>(v.bytes.data()), N});
     }
 };
 
