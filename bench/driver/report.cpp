@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <map>
 #include <sstream>
 
@@ -26,10 +27,11 @@ std::string Run::label() const {
 }
 
 namespace {
-std::string fmt(const char* f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+/// `v` in fixed notation, `precision` decimals, right-aligned in `width` characters (0: no padding).
+std::string fixed(double v, int precision, int width = 0) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(precision) << std::setw(width) << v;
+    return out.str();
 }
 
 /// The 1-thread run with the same cache and streaming mode, if measured.
@@ -51,11 +53,11 @@ std::string table(const std::vector<Run>& runs, double ceiling_tps) {
         out << line;
         for (const auto* s : {&r.stages.decode, &r.stages.verify, &r.stages.execute, &r.stages.commit}) {
             const Summary x = summarise(*s);
-            out << "| " << fmt("%7.2f", x.median_ms) << fmt("%6.2f", x.p95_ms) << " ";
+            out << "| " << fixed(x.median_ms, 2, 7) << fixed(x.p95_ms, 2, 6) << " ";
         }
-        out << "| " << fmt("%7.0f", r.tps()) << " | " << fmt("%9.2f", ceiling_tps > 0 ? r.tps() / ceiling_tps : 0) << " | ";
+        out << "| " << fixed(r.tps(), 0, 7) << " | " << fixed(ceiling_tps > 0 ? r.tps() / ceiling_tps : 0, 2, 9) << " | ";
         const Run* b = baseline(runs, r);
-        out << (b && b->tps() > 0 ? fmt("%5.2fx", r.tps() / b->tps()) : std::string{"  -"}) << "\n";
+        out << (b && b->tps() > 0 ? fixed(r.tps() / b->tps(), 2, 5) + "x" : std::string{"  -"}) << "\n";
     }
     return out.str();
 }
@@ -115,7 +117,7 @@ std::string svg_chart(const std::vector<Run>& runs, const std::string& title) {
         const int y = top + plot_h - static_cast<int>(plot_h * t / 4);
         s << "<line x1='" << left - 5 << "' x2='" << width - 160 << "' y1='" << y << "' y2='" << y
           << "' stroke='#ddd'/><text x='" << left - 8 << "' y='" << y + 4 << "' text-anchor='end'>"
-          << fmt("%.1f", v) << "</text>\n";
+          << fixed(v, 1) << "</text>\n";
     }
     s << "<text x='15' y='" << top + plot_h / 2 << "' transform='rotate(-90 15 " << top + plot_h / 2
       << ")' text-anchor='middle'>ms per block (median)</text>\n";
@@ -125,9 +127,9 @@ std::string svg_chart(const std::vector<Run>& runs, const std::string& title) {
         for (int k = 0; k < 4; ++k) {
             const double h = plot_h * bars[i][static_cast<size_t>(k)] / max_total;
             const double y = top + plot_h - plot_h * (acc + bars[i][static_cast<size_t>(k)]) / max_total;
-            s << "<rect x='" << x << "' y='" << fmt("%.1f", y) << "' width='" << bar_w << "' height='"
-              << fmt("%.1f", h) << "' fill='" << colors[k] << "'><title>" << names[k] << ": "
-              << fmt("%.2f", bars[i][static_cast<size_t>(k)]) << " ms</title></rect>\n";
+            s << "<rect x='" << x << "' y='" << fixed(y, 1) << "' width='" << bar_w << "' height='"
+              << fixed(h, 1) << "' fill='" << colors[k] << "'><title>" << names[k] << ": "
+              << fixed(bars[i][static_cast<size_t>(k)], 2) << " ms</title></rect>\n";
             acc += bars[i][static_cast<size_t>(k)];
         }
         s << "<text x='" << x + bar_w / 2 << "' y='" << top + plot_h + 15 << "' text-anchor='middle'>"
@@ -135,7 +137,7 @@ std::string svg_chart(const std::vector<Run>& runs, const std::string& title) {
         s << "<text x='" << x + bar_w / 2 << "' y='" << top + plot_h + 29 << "' text-anchor='middle'>"
           << (runs[i].streamed ? "streamed" : "1-by-1") << "</text>\n";
         s << "<text x='" << x + bar_w / 2 << "' y='" << top + plot_h + 43 << "' text-anchor='middle'>"
-          << fmt("%.0f", runs[i].tps()) << " TPS</text>\n";
+          << fixed(runs[i].tps(), 0) << " TPS</text>\n";
     }
     for (int k = 0; k < 4; ++k) {
         const int y = top + 20 * k;
