@@ -44,16 +44,18 @@ const Run* baseline(const std::vector<Run>& runs, const Run& r) {
 
 std::string table(const std::vector<Run>& runs, double ceiling_tps) {
     std::ostringstream out;
-    out << "mode                  |   decode ms   |   verify ms   |  execute ms   |   commit ms   |     TPS | x ceiling | speedup\n";
-    out << "                      |  median   p95 |  median   p95 |  median   p95 |  median   p95 |         |           | vs 1 thread\n";
-    out << std::string(118, '-') << "\n";
+    // Each stage column: median and p95 in 8 characters each, so that neither runs into the
+    // other up to 99,999 ms.
+    out << "mode                  |     decode ms     |     verify ms     |    execute ms     |     commit ms     |     TPS | x ceiling | speedup\n";
+    out << "                      |   median      p95 |   median      p95 |   median      p95 |   median      p95 |         |           | vs 1 thread\n";
+    out << std::string(134, '-') << "\n";
     for (const auto& r : runs) {
         std::string line = r.label();
         line.resize(22, ' ');
         out << line;
         for (const auto* s : {&r.stages.decode, &r.stages.verify, &r.stages.execute, &r.stages.commit}) {
             const Summary x = summarise(*s);
-            out << "| " << fixed(x.median_ms, 2, 7) << fixed(x.p95_ms, 2, 6) << " ";
+            out << "| " << fixed(x.median_ms, 2, 8) << " " << fixed(x.p95_ms, 2, 8) << " ";
         }
         out << "| " << fixed(r.tps(), 0, 7) << " | " << fixed(ceiling_tps > 0 ? r.tps() / ceiling_tps : 0, 2, 9) << " | ";
         const Run* b = baseline(runs, r);

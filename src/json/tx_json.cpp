@@ -14,15 +14,14 @@ nlohmann::json access_list_json(const std::vector<tx::AccessListEntry>& list) {
     return out;
 }
 
-/// The v a legacy transaction carries on the wire. u256 because chain_id × 2 + 36 does not fit
-/// 64 bits for the largest chain ids.
-u256 legacy_v(const tx::Transaction& tx) {
+}  // namespace
+
+u256 json_v(const tx::Transaction& tx) {
     const unsigned parity = tx.y_parity ? 1 : 0;
+    if (tx.type != tx::TxType::legacy) return parity;
     if (!tx.chain_id) return 27 + parity;
     return u256{*tx.chain_id} * 2 + 35 + parity;
 }
-
-}  // namespace
 
 nlohmann::json to_json(const tx::Transaction& tx, const Hash& hash,
                        const std::optional<Address>& sender) {
@@ -35,7 +34,7 @@ nlohmann::json to_json(const tx::Transaction& tx, const Hash& hash,
         {"to", json_nullable(tx.to, [](const Address& a) { return json_bytes(a); })},
         {"value", json_quantity(tx.value)},
         {"input", json_bytes(tx.data)},
-        {"v", typed ? json_quantity(uint64_t{tx.y_parity ? 1u : 0u}) : json_quantity(legacy_v(tx))},
+        {"v", json_quantity(json_v(tx))},
         {"r", json_quantity(tx.r)},
         {"s", json_quantity(tx.s)},
         {"hash", json_bytes(hash)},

@@ -1,55 +1,142 @@
+#include <barrel/core/parallel.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
+#include <barrel/json/writer.hpp>
 #include <barrel/store/documents.hpp>
 
 namespace barrel::store {
 
 using nlohmann::json;
 
-json header_document(const block::Header& h, const Hash& hash, size_t tx_count) {
-    return {
-        {"number", json_quantity(h.number)},
-        {"hash", json_bytes(hash)},
-        {"parent_hash", json_bytes(h.parent_hash)},
-        {"timestamp", json_quantity(h.timestamp)},
-        {"coinbase", json_bytes(h.coinbase)},
-        {"gas_limit", json_quantity(h.gas_limit)},
-        {"gas_used", json_quantity(h.gas_used)},
-        {"txs_root", json_bytes(h.txs_root)},
-        {"receipts_root", json_bytes(h.receipts_root)},
-        {"state_root", json_bytes(h.state_root)},
-        {"chain_id", json_quantity(h.chain_id)},
-        {"transaction_count", json_quantity(uint64_t{tx_count})},
-    };
+namespace {
+
+/// Room for a document of `fields` hex fields of up to 32 bytes each, so that writing it does not
+/// reallocate (an upper bound: hashes are the longest common value).
+std::string reserved(size_t fields, size_t extra = 0) {
+    std::string out;
+    out.reserve(fields * 96 + extra);
+    return out;
 }
 
-json tx_document(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
-                 const Hash& block_hash, size_t index) {
-    json doc = to_json(t, tx_hash, sender);
-    doc["block_number"] = json_quantity(block_number);
-    doc["block_hash"] = json_bytes(block_hash);
-    doc["index"] = json_quantity(uint64_t{index});
-    return doc;
+}  // namespace
+
+// Every writer below gives its keys in ascending order: that is the order dump() writes an
+// nlohmann object in (test/unit/documents_test.cpp compares the two on random documents).
+
+std::string header_document(const block::Header& h, const Hash& hash, size_t tx_count) {
+    std::string out = reserved(12);
+    JsonWriter w{out};
+    w.begin_object()
+        .key("chain_id").quantity(h.chain_id)
+        .key("coinbase").bytes(h.coinbase)
+        .key("gas_limit").quantity(h.gas_limit)
+        .key("gas_used").quantity(h.gas_used)
+        .key("hash").bytes(hash)
+        .key("number").quantity(h.number)
+        .key("parent_hash").bytes(h.parent_hash)
+        .key("receipts_root").bytes(h.receipts_root)
+        .key("state_root").bytes(h.state_root)
+        .key("timestamp").quantity(h.timestamp)
+        .key("transaction_count").quantity(uint64_t{tx_count})
+        .key("txs_root").bytes(h.txs_root)
+        .end_object();
+    return out;
 }
 
-json receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
-    return {
-        {"transaction_hash", json_bytes(tx_hash)},
-        {"block_number", json_quantity(block_number)},
-        {"index", json_quantity(uint64_t{index})},
-        {"status", json_quantity(uint64_t{r.status ? 1u : 0u})},
-        {"gas_used", json_quantity(r.gas_used)},
-        {"cumulative_gas_used", json_quantity(r.cumulative_gas_used)},
-        {"output", json_bytes(r.output)},
-    };
+std::string tx_document(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
+                        const Hash& block_hash, size_t index) {
+    size_t access_list_bytes = 0;
+    for (const auto& entry : t.access_list) access_list_bytes += 64 + entry.storage_keys.size() * 70;
+    std::string out = reserved(19, 2 * t.data.size() + access_list_bytes);
+    JsonWriter w{out};
+    const bool typed = t.type != tx::TxType::legacy;
+    const bool dynamic_fee = t.type == tx::TxType::dynamic_fee;
+    w.begin_object();
+    if (typed) {
+        w.key("access_list").begin_array();
+        for (const auto& entry : t.access_list) {
+            w.begin_object().key("address").bytes(entry.address).key("storage_keys").begin_array();
+            for (const auto& storage_key : entry.storage_keys) w.bytes(storage_key);
+            w.end_array().end_object();
+        }
+        w.end_array();
+    }
+    w.key("block_hash").bytes(block_hash);
+    w.key("block_number").quantity(block_number);
+    w.key("chain_id");
+    t.chain_id ? w.quantity(*t.chain_id) : w.null();
+    w.key("gas_limit").quantity(t.gas_limit);
+    if (!dynamic_fee) w.key("gas_price").quantity(t.gas_price());
+    w.key("hash").bytes(tx_hash);
+    w.key("index").quantity(uint64_t{index});
+    w.key("input").bytes(t.data);
+    if (dynamic_fee) {
+        w.key("max_fee_per_gas").quantity(t.max_fee_per_gas);
+        w.key("max_priority_fee_per_gas").quantity(t.max_priority_fee_per_gas);
+    }
+    w.key("nonce").quantity(t.nonce);
+    w.key("r").quantity(t.r);
+    w.key("s").quantity(t.s);
+    w.key("sender").bytes(sender);
+    w.key("to");
+    t.to ? w.bytes(*t.to) : w.null();
+    w.key("type").quantity(static_cast<uint64_t>(t.type));
+    w.key("v").quantity(json_v(t));
+    w.key("value").quantity(t.value);
+    w.end_object();
+    return out;
 }
 
-json account_document(const state::Account& a) {
-    return {{"nonce", json_quantity(a.nonce)}, {"balance", json_quantity(a.balance)}};
+std::string receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
+    std::string out = reserved(7, 2 * r.output.size());
+    JsonWriter w{out};
+    w.begin_object()
+        .key("block_number").quantity(block_number)
+        .key("cumulative_gas_used").quantity(r.cumulative_gas_used)
+        .key("gas_used").quantity(r.gas_used)
+        .key("index").quantity(uint64_t{index})
+        .key("output").bytes(r.output)
+        .key("status").quantity(uint64_t{r.status ? 1u : 0u})
+        .key("transaction_hash").bytes(tx_hash)
+        .end_object();
+    return out;
 }
 
-json user_document(const std::string& name, const u256& balance) {
-    return {{"name", json_bytes(as_bytes(name))}, {"balance", json_quantity(balance)}};
+std::string account_document(const state::Account& a) {
+    std::string out = reserved(2);
+    JsonWriter w{out};
+    w.begin_object().key("balance").quantity(a.balance).key("nonce").quantity(a.nonce).end_object();
+    return out;
+}
+
+std::string user_document(std::string_view name, const u256& balance) {
+    std::string out = reserved(2, 2 * name.size());
+    JsonWriter w{out};
+    w.begin_object().key("balance").quantity(balance).key("name").bytes(as_bytes(name)).end_object();
+    return out;
+}
+std::vector<std::string> encode_block_documents(const block::Block& b, const exec::Outcome& o, bool parallel) {
+    const block::Header& h = *b.header;
+    const size_t n = b.size();
+    const size_t n_accounts = o.writes.accounts.size();
+    const size_t total = 2 * n + n_accounts + o.writes.users.size() + 1;
+    std::vector<std::string> docs(total);
+    for_each_index(total, parallel, [&](size_t i) {
+        if (i < n) {
+            docs[i] = tx_document(b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i);
+        } else if (i < 2 * n) {
+            const size_t k = i - n;
+            docs[i] = receipt_document(o.receipts[k], b.tx_hashes[k], h.number, k);
+        } else if (i < 2 * n + n_accounts) {
+            docs[i] = account_document(o.writes.accounts[i - 2 * n].second);
+        } else if (i < total - 1) {
+            const auto& [name, balance] = o.writes.users[i - 2 * n - n_accounts];
+            docs[i] = user_document(name, balance);
+        } else {
+            docs[i] = header_document(h, b.hash, n);
+        }
+    });
+    return docs;
 }
 
 std::optional<state::Account> parse_account_document(std::string_view text) noexcept {

@@ -106,7 +106,7 @@ TEST(store, init_then_reopen_restores_head_genesis_and_state) {
     // Block 0's header document and the hash index.
     const auto header = s->header(0);
     ASSERT_TRUE(header && *header);
-    EXPECT_EQ(**header, store::header_document(h0, expected.hash, 0));
+    EXPECT_EQ(**header, json::parse(store::header_document(h0, expected.hash, 0)));
     EXPECT_EQ((**header)["state_root"], to_hex(expected.state_root));
     EXPECT_EQ((**header)["transaction_count"], "0x0");
     const auto n = s->block_number(expected.hash);
@@ -162,14 +162,14 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         EXPECT_EQ(**s->raw_block(k + 1), w->blocks[k]);
         EXPECT_EQ(**s->block_number(b->hash), k + 1);
         const json header = **s->header(k + 1);
-        EXPECT_EQ(header, store::header_document(*b->header, b->hash, b->size()));
+        EXPECT_EQ(header, json::parse(store::header_document(*b->header, b->hash, b->size())));
         EXPECT_EQ(header["number"], to_hex_quantity(uint64_t{k + 1}));
         EXPECT_EQ(header["hash"], to_hex(b->hash));
         EXPECT_EQ(header["parent_hash"], to_hex(b->header->parent_hash));
         EXPECT_EQ(header["transaction_count"], to_hex_quantity(uint64_t{b->size()}));
         for (size_t i = 0; i < b->size(); ++i) {
             const json tx = **s->transaction(b->tx_hashes[i]);
-            EXPECT_EQ(tx, store::tx_document(b->txs[i], b->tx_hashes[i], b->senders[i], k + 1, b->hash, i));
+            EXPECT_EQ(tx, json::parse(store::tx_document(b->txs[i], b->tx_hashes[i], b->senders[i], k + 1, b->hash, i)));
             EXPECT_EQ(tx["hash"], to_hex(b->tx_hashes[i]));
             EXPECT_EQ(tx["sender"], to_hex(w->senders[k][i]));
             EXPECT_EQ(tx["block_number"], to_hex_quantity(uint64_t{k + 1}));
@@ -178,7 +178,7 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
             EXPECT_EQ(tx["nonce"], to_hex_quantity(b->txs[i].nonce));
             const json receipt = **s->receipt(b->tx_hashes[i]);
             const auto& r = outcome->receipts[i];
-            EXPECT_EQ(receipt, store::receipt_document(r, b->tx_hashes[i], k + 1, i));
+            EXPECT_EQ(receipt, json::parse(store::receipt_document(r, b->tx_hashes[i], k + 1, i)));
             EXPECT_EQ(receipt["transaction_hash"], to_hex(b->tx_hashes[i]));
             EXPECT_EQ(receipt["status"], r.status ? "0x1" : "0x0");
             EXPECT_EQ(receipt["gas_used"], to_hex_quantity(r.gas_used));
@@ -258,15 +258,17 @@ TEST(store, second_writer_in_another_process_is_locked) {
     const std::string err = (tmp.path() / "stderr").string();
     const pid_t child = test::spawn_cli({"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
     ASSERT_GT(child, 0);
-    EXPECT_EQ(test::wait_child(child), 2);
-    std::ifstream in{err};
-    const std::string text{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-    EXPECT_EQ(text, "error: datadir " + dir.string() + " is in use by another process\n");
+    auto child_stderr = [&err] {
+        std::ifstream in{err};
+        return std::string{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+    };
+    EXPECT_EQ(test::wait_child(child), 2) << child_stderr();
+    EXPECT_EQ(child_stderr(), "error: datadir " + dir.string() + " is in use by another process\n");
 
     // Once this process lets go, the other one gets in.
     s.reset();
     const pid_t again = test::spawn_cli({"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
-    EXPECT_EQ(test::wait_child(again), 0);
+    EXPECT_EQ(test::wait_child(again), 0) << child_stderr();
 }
 
 TEST(store, init_refuses_anything_but_a_missing_path_or_an_empty_directory) {

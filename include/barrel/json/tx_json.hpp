@@ -32,4 +32,8 @@ namespace barrel {
 nlohmann::json to_json(const tx::Transaction& tx, const Hash& hash,
                        const std::optional<Address>& sender);
 
+/// The `v` above: the y parity of a typed transaction, the v a legacy one carries on the wire
+/// (u256: chain_id × 2 + 36 does not fit 64 bits for the largest chain ids).
+u256 json_v(const tx::Transaction& tx);
+
 }  // namespace barrel

@@ -1,0 +1,131 @@
+// Stage 4 (commit) on a generated, sealed 2,500-transfer block:
+//
+//   BM_encode_documents/serial|parallel   the JSON documents alone (store::encode_block_documents):
+//                                         the serial loop of the same encoder against
+//                                         tbb::parallel_for; counter ns_per_doc (wall / documents)
+//   BM_commit/<encode>/<durability>       Store::commit into a fresh RocksDB datadir: encode plus
+//                                         one WriteBatch, WAL on, with (sync) or without (nosync)
+//                                         an fsync; counters encode_ms and write_ms split the time
+//
+// Time is wall-clock. Each BM_commit iteration opens a new datadir with the block's genesis
+// outside the timed region (a commit must extend the head), so iterations are independent.
+
+#include <barrel/block/block.hpp>
+#include <barrel/chain/genesis.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/gen/workload.hpp>
+#include <barrel/store/documents.hpp>
+#include <barrel/store/store.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using namespace barrel;
+namespace fs = std::filesystem;
+
+struct Fixture {
+    gen::Workload workload;
+    block::Block block;
+    exec::Outcome outcome;
+};
+
+std::unique_ptr<Fixture> build() {
+    auto f = std::make_unique<Fixture>();
+    gen::Options options;
+    options.blocks = 1;
+    auto w = gen::generate(options);
+    if (!w) std::abort();
+    f->workload = std::move(*w);
+    auto b = block::decode_block(f->workload.blocks.front());
+    if (!b) std::abort();
+    f->block = std::move(*b);
+    f->block.senders = f->workload.senders.front();
+    state::MemoryState parent;
+    parent.apply(f->workload.genesis.alloc);
+    const Hash parent_root = chain::genesis_header(f->workload.genesis).state_root;
+    auto o = exec::execute(f->block, parent, parent_root, f->workload.genesis.config);
+    if (!o) std::abort();
+    f->outcome = std::move(*o);
+    return f;
+}
+
+const Fixture& fixture() {
+    static const std::unique_ptr<Fixture> f = build();
+    return *f;
+}
+
+void bm_encode_documents(benchmark::State& state, bool parallel) {
+    const Fixture& f = fixture();
+    size_t documents = 0;
+    size_t bytes = 0;
+    for (auto _ : state) {
+        const auto docs = store::encode_block_documents(f.block, f.outcome, parallel);
+        documents = docs.size();
+        bytes = 0;
+        for (const auto& d : docs) bytes += d.size();
+        benchmark::DoNotOptimize(docs.data());
+    }
+    state.counters["documents"] = static_cast<double>(documents);
+    state.counters["ns_per_doc"] = benchmark::Counter(static_cast<double>(documents) * 1e-9,
+                                                      benchmark::Counter::kIsIterationInvariantRate |
+                                                          benchmark::Counter::kInvert);
+    state.SetBytesProcessed(static_cast<int64_t>(bytes * state.iterations()));
+}
+
+void bm_commit(benchmark::State& state, bool parallel, bool sync) {
+    const Fixture& f = fixture();
+    const fs::path root = fs::temp_directory_path() / ("barrel-bench-commit-" + std::to_string(::getpid()));
+    store::Options options;
+    options.sync = sync;
+    double encode_ms = 0;
+    double write_ms = 0;
+    for (auto _ : state) {
+        state.PauseTiming();
+        fs::remove_all(root);
+        auto s = store::Store::init(root, f.workload.genesis, options);
+        if (!s) {
+            state.SkipWithError(s.error().message.c_str());
+            break;
+        }
+        state.ResumeTiming();
+        auto stats = (*s)->commit(f.block, f.outcome, parallel);
+        state.PauseTiming();
+        if (!stats) {
+            state.SkipWithError(stats.error().message.c_str());
+            break;
+        }
+        encode_ms += stats->encode_ms;
+        write_ms += stats->write_ms;
+        s->reset();  // closes RocksDB outside the timed region
+        state.ResumeTiming();
+    }
+    fs::remove_all(root);
+    const auto n = static_cast<double>(state.iterations());
+    state.counters["encode_ms"] = encode_ms / n;
+    state.counters["write_ms"] = write_ms / n;
+}
+
+[[maybe_unused]] const bool kRegistered = [] {
+    for (const bool parallel : {false, true}) {
+        const std::string mode = parallel ? "parallel" : "serial";
+        benchmark::RegisterBenchmark(("BM_encode_documents/" + mode).c_str(), bm_encode_documents, parallel)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+        for (const bool sync : {false, true}) {
+            benchmark::RegisterBenchmark(("BM_commit/" + mode + (sync ? "/sync" : "/nosync")).c_str(), bm_commit,
+                                         parallel, sync)
+                ->Unit(benchmark::kMillisecond)
+                ->UseRealTime();
+        }
+    }
+    return true;
+}();
+
+}  // namespace

@@ -1,0 +1,258 @@
+// The store's documents are written without a DOM (json/writer.hpp) but are defined as what
+// nlohmann::json::dump() makes of the documented object. These tests build that object the
+// straightforward way (an nlohmann DOM; for transactions, json/tx_json.hpp's to_json) and require
+// the writer's text to be byte-identical, over thousands of random documents whose values cross
+// every width boundary of the hex forms.
+
+#include <barrel/core/hex.hpp>
+#include <barrel/json/conventions.hpp>
+#include <barrel/json/tx_json.hpp>
+#include <barrel/json/writer.hpp>
+#include <barrel/store/documents.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+#include <random>
+#include <string>
+
+using namespace barrel;
+using nlohmann::json;
+
+namespace {
+
+// ---- The reference documents, as DOMs -------------------------------------------------------
+
+json reference_header(const block::Header& h, const Hash& hash, size_t tx_count) {
+    return {
+        {"number", json_quantity(h.number)},           {"hash", json_bytes(hash)},
+        {"parent_hash", json_bytes(h.parent_hash)},     {"timestamp", json_quantity(h.timestamp)},
+        {"coinbase", json_bytes(h.coinbase)},           {"gas_limit", json_quantity(h.gas_limit)},
+        {"gas_used", json_quantity(h.gas_used)},        {"txs_root", json_bytes(h.txs_root)},
+        {"receipts_root", json_bytes(h.receipts_root)}, {"state_root", json_bytes(h.state_root)},
+        {"chain_id", json_quantity(h.chain_id)},        {"transaction_count", json_quantity(uint64_t{tx_count})},
+    };
+}
+
+json reference_tx(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
+                  const Hash& block_hash, size_t index) {
+    json doc = to_json(t, tx_hash, sender);
+    doc["block_number"] = json_quantity(block_number);
+    doc["block_hash"] = json_bytes(block_hash);
+    doc["index"] = json_quantity(uint64_t{index});
+    return doc;
+}
+
+json reference_receipt(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
+    return {
+        {"transaction_hash", json_bytes(tx_hash)},
+        {"block_number", json_quantity(block_number)},
+        {"index", json_quantity(uint64_t{index})},
+        {"status", json_quantity(uint64_t{r.status ? 1u : 0u})},
+        {"gas_used", json_quantity(r.gas_used)},
+        {"cumulative_gas_used", json_quantity(r.cumulative_gas_used)},
+        {"output", json_bytes(r.output)},
+    };
+}
+
+// ---- Random values that cross every hex width -------------------------------------------------
+
+class Random {
+public:
+    explicit Random(uint64_t seed) : m_rng{seed} {}
+
+    uint64_t u64() {
+        // Zero, small, 4-bit boundaries and all 64 bits, each often enough to matter.
+        switch (m_rng() % 6) {
+            case 0: return 0;
+            case 1: return m_rng() % 17;
+            case 2: return uint64_t{1} << (m_rng() % 64);
+            case 3: return (uint64_t{1} << (m_rng() % 64)) - 1;
+            case 4: return ~uint64_t{0};
+            default: return m_rng() >> (m_rng() % 64);
+        }
+    }
+    u256 u256_value() {
+        u256 v;
+        for (int limb = 0; limb < 4; ++limb) v = (v << 64) | (m_rng() % 3 == 0 ? 0 : u64());
+        return v >> (m_rng() % 256);
+    }
+    Bytes bytes(size_t max) {
+        Bytes b(m_rng() % (max + 1));
+        for (auto& x : b) x = static_cast<uint8_t>(m_rng());
+        return b;
+    }
+    template <class Fixed>
+    Fixed fixed() {
+        Fixed f;
+        for (size_t i = 0; i < Fixed::size(); ++i) f[i] = static_cast<uint8_t>(m_rng());
+        return f;
+    }
+    bool coin() { return m_rng() % 2 == 0; }
+    size_t below(size_t n) { return static_cast<size_t>(m_rng() % n); }
+
+private:
+    std::mt19937_64 m_rng;
+};
+
+tx::Transaction random_tx(Random& r, std::deque<Bytes>& calldata) {
+    tx::Transaction t;
+    t.type = static_cast<tx::TxType>(r.below(3));
+    if (t.type != tx::TxType::legacy || r.coin()) t.chain_id = r.u64();
+    t.nonce = r.u64();
+    t.max_fee_per_gas = r.u256_value();
+    t.max_priority_fee_per_gas = t.type == tx::TxType::dynamic_fee ? r.u256_value() : t.max_fee_per_gas;
+    t.gas_limit = r.u64();
+    if (r.below(5) != 0) t.to = r.fixed<Address>();
+    t.value = r.u256_value();
+    calldata.push_back(r.bytes(r.coin() ? 0 : 200));
+    t.data = calldata.back();
+    if (t.type != tx::TxType::legacy) {
+        t.access_list.resize(r.below(4));
+        for (auto& entry : t.access_list) {
+            entry.address = r.fixed<Address>();
+            entry.storage_keys.resize(r.below(3));
+            for (auto& key : entry.storage_keys) key = r.fixed<Hash>();
+        }
+    }
+    t.y_parity = r.coin();
+    t.r = r.u256_value();
+    t.s = r.u256_value();
+    return t;
+}
+
+constexpr int kRounds = 3'000;
+
+}  // namespace
+
+TEST(json_writer, quantities_match_the_conventions_at_every_width) {
+    const std::vector<std::pair<u256, std::string>> cases = {
+        {0, "\"0x0\""},
+        {1, "\"0x1\""},
+        {15, "\"0xf\""},
+        {16, "\"0x10\""},
+        {0x5208, "\"0x5208\""},
+        {u256{~uint64_t{0}}, "\"0xffffffffffffffff\""},
+        {u256{1} << 64, "\"0x10000000000000000\""},
+        {(u256{1} << 128) + 1, "\"0x100000000000000000000000000000001\""},
+        {~u256{0}, "\"0x" + std::string(64, 'f') + "\""},
+    };
+    for (const auto& [value, text] : cases) {
+        std::string out;
+        JsonWriter{out}.quantity(value);
+        EXPECT_EQ(out, text);
+        EXPECT_EQ(out, json(to_hex_quantity(value)).dump());
+        if (value <= ~uint64_t{0}) {
+            std::string narrow;
+            JsonWriter{narrow}.quantity(static_cast<uint64_t>(value));
+            EXPECT_EQ(narrow, text);
+        }
+    }
+}
+
+TEST(json_writer, nesting_matches_nlohmann_dump) {
+    std::string out;
+    JsonWriter w{out};
+    const Bytes two = {0x00, 0xab};
+    w.begin_object()
+        .key("a").begin_array().end_array()
+        .key("b").begin_array().begin_object().end_object().bytes({}).bytes(two).null().end_array()
+        .key("c").begin_object().key("x").quantity(uint64_t{0}).key("y").null().end_object()
+        .key("d").null()
+        .end_object();
+    const json expected = {{"a", json::array()},
+                           {"b", {json::object(), "0x", "0x00ab", nullptr}},
+                           {"c", {{"x", "0x0"}, {"y", nullptr}}},
+                           {"d", nullptr}};
+    EXPECT_EQ(out, expected.dump());
+    EXPECT_EQ(out, R"({"a":[],"b":[{},"0x","0x00ab",null],"c":{"x":"0x0","y":null},"d":null})");
+}
+
+TEST(store_documents, transactions_are_byte_identical_to_the_nlohmann_dump) {
+    Random r{1};
+    std::deque<Bytes> calldata;
+    int types[3] = {0, 0, 0};
+    for (int round = 0; round < kRounds; ++round) {
+        const tx::Transaction t = random_tx(r, calldata);
+        ++types[static_cast<size_t>(t.type)];
+        const Hash hash = r.fixed<Hash>();
+        const Hash block_hash = r.fixed<Hash>();
+        const Address sender = r.fixed<Address>();
+        const uint64_t number = r.u64();
+        const size_t index = r.u64();
+        ASSERT_EQ(store::tx_document(t, hash, sender, number, block_hash, index),
+                  reference_tx(t, hash, sender, number, block_hash, index).dump())
+            << "round " << round;
+    }
+    for (const int n : types) EXPECT_GT(n, kRounds / 4);  // every type was exercised
+}
+
+TEST(store_documents, receipts_headers_accounts_users_are_byte_identical_to_the_nlohmann_dump) {
+    Random r{2};
+    for (int round = 0; round < kRounds; ++round) {
+        SCOPED_TRACE("round " + std::to_string(round));
+        const exec::Receipt receipt{r.coin(), r.u64(), r.u64(), r.bytes(r.coin() ? 0 : 96)};
+        const Hash tx_hash = r.fixed<Hash>();
+        const uint64_t number = r.u64();
+        const size_t index = r.u64();
+        ASSERT_EQ(store::receipt_document(receipt, tx_hash, number, index),
+                  reference_receipt(receipt, tx_hash, number, index).dump());
+
+        block::Header h;
+        h.parent_hash = r.fixed<Hash>();
+        h.number = r.u64();
+        h.timestamp = r.u64();
+        h.coinbase = r.fixed<Address>();
+        h.gas_limit = r.u64();
+        h.gas_used = r.u64();
+        h.txs_root = r.fixed<Hash>();
+        h.receipts_root = r.fixed<Hash>();
+        h.state_root = r.fixed<Hash>();
+        h.chain_id = r.u64();
+        const Hash hash = r.fixed<Hash>();
+        const size_t count = r.u64();
+        ASSERT_EQ(store::header_document(h, hash, count), reference_header(h, hash, count).dump());
+
+        const state::Account account{r.u64(), r.u256_value()};
+        ASSERT_EQ(store::account_document(account),
+                  json({{"nonce", json_quantity(account.nonce)}, {"balance", json_quantity(account.balance)}}).dump());
+        // Account documents read back to the same account.
+        EXPECT_EQ(store::parse_account_document(store::account_document(account)), account);
+
+        const Bytes name_bytes = r.bytes(40);
+        const std::string name{name_bytes.begin(), name_bytes.end()};
+        const u256 balance = r.u256_value();
+        ASSERT_EQ(store::user_document(name, balance),
+                  json({{"name", json_bytes(as_bytes(name))}, {"balance", json_quantity(balance)}}).dump());
+        EXPECT_EQ(store::parse_user_document(store::user_document(name, balance)), balance);
+    }
+}
+
+TEST(store_documents, a_block_encodes_the_same_serially_and_in_parallel) {
+    Random r{3};
+    std::deque<Bytes> calldata;
+    block::Block b;
+    block::Header h;
+    h.number = 9;
+    b.header = h;
+    exec::Outcome o;
+    for (size_t i = 0; i < 500; ++i) {
+        b.txs.push_back(random_tx(r, calldata));
+        b.tx_hashes.push_back(r.fixed<Hash>());
+        b.senders.push_back(r.fixed<Address>());
+        o.receipts.push_back({r.coin(), r.u64(), r.u64(), r.bytes(64)});
+        o.writes.accounts.emplace_back(r.fixed<Address>(), state::Account{r.u64(), r.u256_value()});
+        if (i % 5 == 0) o.writes.users.emplace_back("user" + std::to_string(i), r.u256_value());
+    }
+    const auto serial = store::encode_block_documents(b, o, false);
+    const auto parallel = store::encode_block_documents(b, o, true);
+    EXPECT_EQ(serial, parallel);
+    // The documented slot order: transactions, receipts, accounts, users, header.
+    ASSERT_EQ(serial.size(), 500 + 500 + 500 + 100 + 1u);
+    EXPECT_EQ(serial[0], store::tx_document(b.txs[0], b.tx_hashes[0], b.senders[0], 9, b.hash, 0));
+    EXPECT_EQ(serial[500], store::receipt_document(o.receipts[0], b.tx_hashes[0], 9, 0));
+    EXPECT_EQ(serial[1000], store::account_document(o.writes.accounts[0].second));
+    EXPECT_EQ(serial[1500], store::user_document(o.writes.users[0].first, o.writes.users[0].second));
+    EXPECT_EQ(serial.back(), store::header_document(h, b.hash, 500));
+}
