@@ -225,6 +225,25 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
     EXPECT_EQ(reopened->head().hash, hashes.back());
     EXPECT_EQ(reopened->head().state_root, outcomes.back().state_root);
     check_state(*reopened);
+
+    // The same reads from table files (their bloom filters and the hash-bucketed memtables'
+    // prefix setting) instead of the memtables, and absent keys stay absent.
+    ASSERT_TRUE(reopened->flush());
+    reopened->clear_cache();
+    check_state(*reopened);
+    for (size_t k = 0; k < w->blocks.size(); ++k) {
+        const auto b = block::decode_block(w->blocks[k]);
+        ASSERT_TRUE(b);
+        for (size_t i = 0; i < b->size(); ++i) {
+            EXPECT_EQ((**reopened->transaction(b->tx_hashes[i]))["hash"], to_hex(b->tx_hashes[i]));
+            EXPECT_EQ((**reopened->receipt(b->tx_hashes[i]))["transaction_hash"], to_hex(b->tx_hashes[i]));
+        }
+    }
+    Hash absent = hashes.back();
+    absent[31] ^= 1;
+    EXPECT_FALSE(*reopened->transaction(absent));
+    EXPECT_FALSE(*reopened->receipt(absent));
+    EXPECT_FALSE(reopened->account(Address::from_view(BytesView{absent.data(), 20})));
 }
 
 TEST(store, second_writer_in_the_same_process_is_locked_but_readers_are_not) {
