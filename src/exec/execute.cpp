@@ -6,6 +6,7 @@
 #include <barrel/rlp/encode.hpp>
 
 #include <tbb/parallel_for_each.h>
+#include <tbb/parallel_invoke.h>
 #include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
@@ -283,6 +284,17 @@ void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
 
 bool use_parallel(Schedule s) noexcept { return s != Schedule::serial; }
 
+/// Runs two independent pieces of work, side by side when `parallel`.
+template <class A, class B>
+void both(bool parallel, A&& a, B&& b) {
+    if (parallel) {
+        tbb::parallel_invoke(a, b);
+    } else {
+        a();
+        b();
+    }
+}
+
 }  // namespace
 
 Expected<Outcome, ExecError> execute(const block::Block& block, const state::StateReader& parent,
@@ -297,16 +309,18 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     BlockRun run{block, parent, config};
     run.plans.resize(n);
     run.keys.resize(n);
-    for_each_index(n, parallel, [&](size_t i) { plan_tx(block, i, run.plans[i], run.keys[i]); });
-
-    // Static validity, in block order: fee cap against the base fee, and the block gas limit
-    // (gas used is a function of the transaction alone, so the cumulative sums are known now).
     LowestIndex bad{n};
     size_t static_bad = n;  // the first transaction the static checks reject
     std::vector<ExecErrorCode> errors(n);
     Outcome out;
     out.receipts.resize(n);
-    {
+
+    auto plan_and_order = [&] {
+        for_each_index(n, parallel, [&](size_t i) { plan_tx(block, i, run.plans[i], run.keys[i]); });
+
+        // Static validity, in block order: fee cap against the base fee, and the block gas
+        // limit (gas used is a function of the transaction alone, so the cumulative sums are
+        // known now).
         uint64_t cumulative = 0;
         for (size_t i = 0; i < n; ++i) {
             const tx::Transaction& t = block.txs[i];
@@ -326,9 +340,13 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
             out.receipts[i].cumulative_gas_used = cumulative;
         }
         out.gas_used = cumulative;
-    }
+        run.dag = build_dag(run.keys);
+    };
+    // The transactions root depends on nothing that execution computes: it is hashed beside the
+    // serial part of planning (the static checks and the DAG build).
+    auto hash_transactions = [&] { out.txs_root = block::merkle_root(block.tx_hashes, parallel); };
+    both(parallel, plan_and_order, hash_transactions);
 
-    run.dag = build_dag(run.keys);
     out.dag = run.dag.stats;
     run.slots.resize(run.dag.slots.size());
     run.receipts = std::move(out.receipts);
@@ -390,47 +408,58 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     if (bad.any()) return unexpected(ExecError{errors[bad.lowest()], bad.lowest()});
 
     out.receipts = std::move(run.receipts);
-    out.receipt_hashes.resize(n);
-    for_each_index(n, parallel, [&](size_t i) {
-        out.receipt_hashes[i] = receipt_hash(block.tx_hashes[i], out.receipts[i]);
-    });
-    for (const u256& f : run.fees) out.fees += f;
 
-    // The write set: every key whose value differs from the parent's, in key order.
-    for (size_t s = 0; s < run.slots.size(); ++s) {
-        const Slot& slot = run.slots[s];
-        if (!slot.loaded || (slot.exists == slot.existed && slot.account == slot.original)) continue;
-        const ConflictKey& key = run.dag.slots[s];
-        if (key.kind == KeyKind::account)
-            out.writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
-        else
-            out.writes.users.emplace_back(std::string{key.bytes}, slot.account.balance);
-    }
-    // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
-    if (out.fees != 0) {
-        auto& accounts = out.writes.accounts;
-        auto it = std::find_if(accounts.begin(), accounts.end(),
-                               [&](const auto& e) { return e.first == header.coinbase; });
-        if (it == accounts.end()) {
-            accounts.emplace_back(header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
-            it = accounts.end() - 1;
+    // What remains is two independent chains: receipt hashes → receipts root, and write set →
+    // state root. The second is serial by nature (one keccak stream over the sorted write set),
+    // so it runs beside the first instead of after it.
+    auto hash_receipts = [&] {
+        out.receipt_hashes.resize(n);
+        for_each_index(n, parallel, [&](size_t i) {
+            out.receipt_hashes[i] = receipt_hash(block.tx_hashes[i], out.receipts[i]);
+        });
+        out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
+    };
+    bool fee_overflow = false;
+    auto commit_state = [&] {
+        for (const u256& f : run.fees) out.fees += f;
+        // The write set: every key whose value differs from the parent's, in key order.
+        for (size_t s = 0; s < run.slots.size(); ++s) {
+            const Slot& slot = run.slots[s];
+            if (!slot.loaded || (slot.exists == slot.existed && slot.account == slot.original)) continue;
+            const ConflictKey& key = run.dag.slots[s];
+            if (key.kind == KeyKind::account)
+                out.writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
+            else
+                out.writes.users.emplace_back(std::string{key.bytes}, slot.account.balance);
         }
-        const auto credited = checked_add(it->second.balance, out.fees);
-        if (!credited) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
-        it->second.balance = *credited;
-    }
-    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
-    if (parallel) {
-        tbb::parallel_sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
-        tbb::parallel_sort(out.writes.users.begin(), out.writes.users.end(), by_key);
-    } else {
-        std::sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
-        std::sort(out.writes.users.begin(), out.writes.users.end(), by_key);
-    }
-
-    out.txs_root = block::merkle_root(block.tx_hashes, parallel);
-    out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
-    out.state_root = state::next_state_root(parent_state_root, out.writes);
+        // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
+        if (out.fees != 0) {
+            auto& accounts = out.writes.accounts;
+            auto it = std::find_if(accounts.begin(), accounts.end(),
+                                   [&](const auto& e) { return e.first == header.coinbase; });
+            if (it == accounts.end()) {
+                accounts.emplace_back(header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
+                it = accounts.end() - 1;
+            }
+            const auto credited = checked_add(it->second.balance, out.fees);
+            if (!credited) {
+                fee_overflow = true;
+                return;
+            }
+            it->second.balance = *credited;
+        }
+        auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+        if (parallel) {
+            tbb::parallel_sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
+            tbb::parallel_sort(out.writes.users.begin(), out.writes.users.end(), by_key);
+        } else {
+            std::sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
+            std::sort(out.writes.users.begin(), out.writes.users.end(), by_key);
+        }
+        out.state_root = state::next_state_root(parent_state_root, out.writes);
+    };
+    both(parallel, hash_receipts, commit_state);
+    if (fee_overflow) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
     return out;
 }
 

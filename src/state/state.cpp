@@ -2,7 +2,7 @@
 #include <barrel/rlp/encode.hpp>
 #include <barrel/state/state.hpp>
 
-#include <cryptopp/keccak.h>
+#include <string_view>
 
 namespace barrel::state {
 
@@ -10,42 +10,49 @@ namespace {
 constexpr uint8_t kAccountKind = 0x01;
 constexpr uint8_t kUserKind = 0x02;
 
-/// RLP([kind ‖ key, value]) appended to `out`; `value` is already encoded.
-void encode_entry(Bytes& out, uint8_t kind, BytesView key, BytesView value) {
-    Bytes k;
-    k.reserve(1 + key.size());
-    k.push_back(kind);
-    k.insert(k.end(), key.begin(), key.end());
-    Bytes payload;
-    rlp::encode(payload, BytesView{k});
-    payload.insert(payload.end(), value.begin(), value.end());
-    rlp::encode_list(out, payload);
-}
+/// Appends the write set's canonical encoding (docs/formats.md, "Write set and state root") to
+/// one buffer, reusing scratch buffers: per-entry vectors and per-entry keccak updates cost more
+/// than the hashing itself (docs/benchmarks.md, "Execute").
+class EntryEncoder {
+public:
+    explicit EntryEncoder(Bytes& out) : m_out{out} {}
+
+    /// RLP([kind ‖ key, value]); `value` is already encoded.
+    void entry(uint8_t kind, BytesView key, BytesView value) {
+        m_key.assign(1, kind);
+        m_key.insert(m_key.end(), key.begin(), key.end());
+        m_payload.clear();
+        rlp::encode(m_payload, BytesView{m_key});
+        m_payload.insert(m_payload.end(), value.begin(), value.end());
+        rlp::encode_list(m_out, m_payload);
+    }
+    void account(const Address& address, const Account& account) {
+        m_value_payload.clear();
+        rlp::encode(m_value_payload, account.nonce);
+        rlp::encode(m_value_payload, account.balance);
+        m_value.clear();
+        rlp::encode_list(m_value, m_value_payload);
+        entry(kAccountKind, address.view(), m_value);
+    }
+    void user(std::string_view name, const u256& balance) {
+        m_value.clear();
+        rlp::encode(m_value, balance);
+        entry(kUserKind, as_bytes(name), m_value);
+    }
+
+private:
+    Bytes& m_out;
+    Bytes m_key, m_payload, m_value, m_value_payload;
+};
 }  // namespace
 
 Hash hash_of(const WriteSet& writes) {
-    CryptoPP::Keccak_256 k;
-    Bytes entry;
-    for (const auto& [address, account] : writes.accounts) {
-        entry.clear();
-        Bytes value_payload;
-        rlp::encode(value_payload, account.nonce);
-        rlp::encode(value_payload, account.balance);
-        Bytes value;
-        rlp::encode_list(value, value_payload);
-        encode_entry(entry, kAccountKind, address, value);
-        k.Update(entry.data(), entry.size());
-    }
-    for (const auto& [name, balance] : writes.users) {
-        entry.clear();
-        Bytes value;
-        rlp::encode(value, balance);
-        encode_entry(entry, kUserKind, as_bytes(name), value);
-        k.Update(entry.data(), entry.size());
-    }
-    Hash out;
-    k.Final(out.data());
-    return out;
+    Bytes encoding;
+    encoding.reserve(writes.accounts.size() * 72 + writes.users.size() * 80);
+    EntryEncoder encoder{encoding};
+    for (const auto& [address, account] : writes.accounts) encoder.account(address, account);
+    for (const auto& [name, balance] : writes.users) encoder.user(name, balance);
+    return keccak256(encoding);
 }
 
 Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes) {
