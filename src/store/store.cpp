@@ -96,11 +96,15 @@ std::optional<Head> parse_head(std::string_view text) {
     return h;
 }
 
+constexpr size_t kMemtableBudget = 32 << 20;
+
 /// Options chosen for this workload (docs/benchmarks.md, "Commit"): point lookups by hash or
 /// address, values of a few hundred bytes written once per block.
 rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
     rocksdb::ColumnFamilyOptions o;
-    o.write_buffer_size = 64 << 20;  // a 2,500-transaction block is ~3 MB of documents
+    // A 2,500-transaction block is ~3 MB of documents, 1.3 MB of it transactions; the total
+    // across families is capped in DBOptions (kMemtableBudget).
+    o.write_buffer_size = 16 << 20;
     o.compression = rocksdb::kLZ4Compression;
     if (cf == kTxs || cf == kReceipts || cf == kAccounts) {
         // Keyed by hashes and addresses (uniformly random bytes), read by point lookups and
@@ -192,6 +196,9 @@ struct Store::Impl {
         db_options.error_if_exists = create;
         db_options.max_background_jobs = 2;
         db_options.paranoid_checks = true;
+        // All memtables together: past this RocksDB flushes the largest, so a long import's memory
+        // levels off (docs/benchmarks.md, "Memory") instead of growing to 7 × write_buffer_size.
+        db_options.db_write_buffer_size = kMemtableBudget;
         // Hash-bucketed memtables (cf_options) take one writer at a time; barrel has one.
         db_options.allow_concurrent_memtable_write = false;
         std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
