@@ -302,7 +302,9 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
                                      const ExecOptions& options) {
     if (!block.header) return unexpected(ExecError{ExecErrorCode::missing_header, 0});
     const size_t n = block.size();
-    if (block.senders.size() != n) return unexpected(ExecError{ExecErrorCode::missing_senders, 0});
+    // A block a library user assembled by hand may lack what stages 1 and 2 fill in.
+    if (block.senders.size() != n || block.tx_hashes.size() != n)
+        return unexpected(ExecError{ExecErrorCode::missing_senders, 0});
     const block::Header& header = *block.header;
     const bool parallel = use_parallel(options.schedule) && tbb::this_task_arena::max_concurrency() > 1;
 

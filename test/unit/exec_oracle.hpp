@@ -74,7 +74,7 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
     using exec::ExecErrorCode;
 
     if (!block.header) return unexpected(ExecError{ExecErrorCode::missing_header, 0});
-    if (block.senders.size() != block.txs.size())
+    if (block.senders.size() != block.txs.size() || block.tx_hashes.size() != block.txs.size())
         return unexpected(ExecError{ExecErrorCode::missing_senders, 0});
     const block::Header& header = *block.header;
     const u256 max_u256 = ~u256{0};

@@ -150,6 +150,8 @@ std::vector<Row> rows() {
          15},
         {"missing_senders", ExecErrorCode::missing_senders,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.senders.pop_back(); }, 0},
+        {"missing_tx_hashes", ExecErrorCode::missing_senders,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.tx_hashes.pop_back(); }, 0},
         {"missing_header", ExecErrorCode::missing_header,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.header.reset(); }, 0},
     };

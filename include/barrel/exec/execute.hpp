@@ -65,7 +65,8 @@ struct Outcome {
 
 enum class [[nodiscard]] ExecErrorCode : uint8_t {
     missing_header,         ///< a bare transaction list cannot be executed
-    missing_senders,        ///< stage 2 has not run
+    missing_senders,        ///< stages 1 and 2 have not run: senders or transaction hashes
+                            ///< do not match the transactions one for one
     nonce_mismatch,         ///< tx nonce != account nonce
     insufficient_balance,   ///< balance < gas_limit × max fee + value
     fee_cap_below_base_fee, ///< EIP-1559 max fee below the chain's base fee
