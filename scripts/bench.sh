@@ -5,8 +5,8 @@
 #
 # Installs missing Debian packages, builds the optimised tree build/release (shared with
 # scripts/test.sh), then runs the driver build/release/bench/barrel-bench ARGS... (2,500-transaction
-# blocks through decode, verify, execute and commit, with an embedded RocksDB). Until the driver
-# exists it runs the Google Benchmark micro-benchmarks build/release/bench/barrel-microbench ARGS...
+# blocks through decode, verify, execute and commit, with an embedded RocksDB; --help lists its
+# options). The micro-benchmarks are build/release/bench/barrel-microbench (docs/benchmarks.md).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,12 +20,4 @@ cmake -S "$repo" -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=ON
 cmake --build build/release -j "$(nproc)"
 
-if [[ -x build/release/bench/barrel-bench ]]; then
-    exec build/release/bench/barrel-bench "$@"
-elif [[ -x build/release/bench/barrel-microbench ]]; then
-    echo "bench.sh: no driver (bench/driver/) yet; running the micro-benchmarks" >&2
-    exec build/release/bench/barrel-microbench "$@"
-else
-    echo "error: no benchmark built yet (bench/driver/main.cpp or bench/micro/*_bench.cpp)" >&2
-    exit 1
-fi
+exec build/release/bench/barrel-bench "$@"
