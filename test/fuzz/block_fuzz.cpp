@@ -23,28 +23,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_check.hpp"
+
 using namespace barrel;
+using fuzz::same;
+using fuzz::within;
+
+constexpr const char* kFuzzTarget = "block_fuzz";  // names the target in FUZZ_CHECK reports
 using block::BlockErrorCode;
 
 namespace {
-
-[[noreturn]] void fail(const char* what, int line, BytesView input) {
-    std::fprintf(stderr, "block_fuzz: check failed at line %d: %s\ninput (%zu bytes): %s\n", line, what,
-                 input.size(), to_hex(input.first(std::min<size_t>(input.size(), 1024))).c_str());
-    std::abort();
-}
-
-#define FUZZ_CHECK(cond)                           \
-    do {                                           \
-        if (!(cond)) fail(#cond, __LINE__, input); \
-    } while (false)
-
-bool same(BytesView a, BytesView b) noexcept { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
-
-bool within(BytesView part, BytesView whole) noexcept {
-    if (part.empty()) return true;
-    return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
-}
 
 /// Whether the error kind is one that names a transaction index.
 bool has_index(BlockErrorCode c) noexcept {

@@ -15,30 +15,15 @@
 #include <cstdlib>
 #include <limits>
 
+#include "fuzz_check.hpp"
+
 using namespace barrel;
+using fuzz::same;
+using fuzz::within;
+
+constexpr const char* kFuzzTarget = "rlp_fuzz";  // names the target in FUZZ_CHECK reports
 
 namespace {
-
-[[noreturn]] void fail(const char* what, int line, BytesView input) {
-    std::fprintf(stderr, "rlp_fuzz: check failed at line %d: %s\ninput: %s\n", line, what,
-                 to_hex(input.first(std::min<size_t>(input.size(), 256))).c_str());
-    std::abort();
-}
-
-#define FUZZ_CHECK(cond) \
-    do {                 \
-        if (!(cond)) fail(#cond, __LINE__, input); \
-    } while (false)
-
-bool same(BytesView a, BytesView b) noexcept {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
-}
-
-/// `part` lies inside `whole` (payloads are views into the input, never copies).
-bool within(BytesView part, BytesView whole) noexcept {
-    if (part.empty()) return true;
-    return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
-}
 
 /// What a decoder consumed: the prefix of `input` before `rest`.
 BytesView consumed(BytesView input, BytesView rest) noexcept {

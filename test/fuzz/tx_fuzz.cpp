@@ -17,29 +17,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "fuzz_check.hpp"
+
 using namespace barrel;
+using fuzz::same;
+using fuzz::within;
 
-namespace {
-
-[[noreturn]] void fail(const char* what, int line, BytesView input) {
-    std::fprintf(stderr, "tx_fuzz: check failed at line %d: %s\ninput: %s\n", line, what,
-                 to_hex(input.first(std::min<size_t>(input.size(), 512))).c_str());
-    std::abort();
-}
-
-#define FUZZ_CHECK(cond)                               \
-    do {                                               \
-        if (!(cond)) fail(#cond, __LINE__, input);     \
-    } while (false)
-
-bool same(BytesView a, BytesView b) noexcept { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
-
-bool within(BytesView part, BytesView whole) noexcept {
-    if (part.empty()) return true;
-    return part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size();
-}
-
-}  // namespace
+constexpr const char* kFuzzTarget = "tx_fuzz";  // names the target in FUZZ_CHECK reports
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const BytesView input{data, size};
