@@ -25,6 +25,7 @@
 #include <iostream>
 #include <random>
 #include <thread>
+#include <tuple>
 
 namespace fs = std::filesystem;
 using namespace barrel;
@@ -127,8 +128,8 @@ nlohmann::json machine_info(size_t threads) {
 }
 
 /// Transactions per second of a bare secp256k1_ecdsa_recover loop over these blocks' signatures
-/// split over all threads: the ceiling no verify stage can beat. Median of 5 passes.
-double recover_ceiling(const std::vector<block::Block>& blocks, size_t threads) {
+/// split over all threads: the ceiling no verify stage can beat. One rate per pass, 5 passes.
+std::vector<double> recover_ceiling_passes(const std::vector<block::Block>& blocks, size_t threads) {
     struct Sig {
         secp256k1_ecdsa_recoverable_signature sig;
         Hash sighash;
@@ -146,7 +147,7 @@ double recover_ceiling(const std::vector<block::Block>& blocks, size_t threads) 
             sigs.push_back(s);
             if (sigs.size() >= 5000) break;
         }
-    if (sigs.empty()) return 0;
+    if (sigs.empty()) return {};
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     std::vector<double> rates;
     for (int pass = 0; pass < 5; ++pass) {
@@ -159,72 +160,114 @@ double recover_ceiling(const std::vector<block::Block>& blocks, size_t threads) 
         });
         rates.push_back(static_cast<double>(sigs.size()) / std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    std::sort(rates.begin(), rates.end());
-    return rates[rates.size() / 2];
+    return rates;
 }
 
-/// One measured import of all blocks into a fresh datadir.
-bench::Run measure(const chain::Genesis& genesis, const std::vector<Bytes>& wires,
-                   const std::vector<block::Block>& decoded, size_t threads, bool warm, bool streamed,
-                   const fs::path& tmp_root) {
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    const fs::path dir = tmp_root / ("run-" + std::to_string(threads) + (warm ? "w" : "c") + (streamed ? "s" : "o"));
-    fs::remove_all(dir);
-    auto store = store::Store::init(dir, genesis);
-    if (!store) {
-        std::cerr << "error: " << store.error().message << "\n";
-        std::exit(1);
+/// One import of all blocks into its own fresh datadir, at a fixed thread count.
+class Import {
+public:
+    Import(const chain::Genesis& genesis, const std::vector<block::Block>& decoded, size_t threads, bool warm,
+           bool streamed, const fs::path& tmp_root)
+        : m_dir{tmp_root / ("run-" + std::to_string(threads) + (warm ? "w" : "c") + (streamed ? "s" : "o"))} {
+        fs::remove_all(m_dir);
+        auto store = store::Store::init(m_dir, genesis);
+        if (!store) {
+            std::cerr << "error: " << store.error().message << "\n";
+            std::exit(1);
+        }
+        m_store = std::move(store).value();
+        if (warm) {
+            // What a transaction pool does when it admits a transaction: remember its sender.
+            for (const auto& b : decoded)
+                for (size_t i = 0; i < b.size(); ++i) m_cache.insert(b.tx_hashes[i], b.senders[i]);
+        }
+        pipeline::Config config;
+        config.parallel = threads > 1;
+        config.sender_cache = &m_cache;
+        config.max_in_flight = streamed ? 4 : 1;
+        m_pipeline.emplace(*m_store, config);
+        run.threads = threads;
+        run.warm = warm;
+        run.streamed = streamed;
+        run.txs_per_block = decoded.empty() ? 0 : decoded.front().size();
     }
-    block::SenderCache cache;
-    if (warm) {
-        // What a transaction pool does when it admits a transaction: remember its sender.
-        for (const auto& b : decoded)
-            for (size_t i = 0; i < b.size(); ++i) cache.insert(b.tx_hashes[i], b.senders[i]);
+    ~Import() {
+        m_pipeline.reset();
+        m_store.reset();
+        fs::remove_all(m_dir);
     }
-    pipeline::Config config;
-    config.parallel = threads > 1;
-    config.sender_cache = &cache;
-    config.max_in_flight = streamed ? 4 : 1;
-    pipeline::Pipeline p{**store, config};
+    Import(const Import&) = delete;
+    Import& operator=(const Import&) = delete;
+
+    /// Imports one block under this import's thread limit, adding its wall time and stage times.
+    void import_one(const Bytes& wire) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, run.threads);
+        const auto t0 = Clock::now();
+        auto r = m_pipeline->import_block(wire);
+        run.wall_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        if (!r) fail(r.error());
+        record(*r);
+    }
+
+    /// Imports every block through the streaming pipeline.
+    void import_stream(const std::vector<Bytes>& wires) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, run.threads);
+        size_t next = 0;
+        const auto t0 = Clock::now();
+        auto result = m_pipeline->import_stream([&]() -> std::optional<Bytes> {
+            if (next == wires.size()) return std::nullopt;
+            return wires[next++];
+        }, [this](const pipeline::BlockResult& r) { record(r); });
+        run.wall_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+        if (!result) fail(result.error());
+    }
 
     bench::Run run;
-    run.threads = threads;
-    run.warm = warm;
-    run.streamed = streamed;
-    run.blocks = wires.size();
-    run.txs_per_block = decoded.empty() ? 0 : decoded.front().size();
-    auto record = [&run](const pipeline::BlockResult& r) {
+
+private:
+    [[noreturn]] static void fail(const pipeline::PipelineError& e) {
+        std::cerr << "error: " << pipeline::describe(e) << "\n";
+        std::exit(1);
+    }
+    void record(const pipeline::BlockResult& r) {
+        ++run.blocks;
         run.stages.decode.push_back(r.times.decode_ms);
         run.stages.verify.push_back(r.times.verify_ms);
         run.stages.execute.push_back(r.times.execute_ms);
         run.stages.commit.push_back(r.times.commit_ms);
-    };
-    size_t next = 0;
-    const auto t0 = Clock::now();
-    Expected<void, pipeline::PipelineError> result;
-    if (streamed) {
-        result = p.import_stream([&]() -> std::optional<Bytes> {
-            if (next == wires.size()) return std::nullopt;
-            return wires[next++];
-        }, record);
-    } else {
-        for (const auto& w : wires) {
-            auto r = p.import_block(w);
-            if (!r) {
-                result = unexpected(r.error());
-                break;
-            }
-            record(*r);
-        }
     }
-    run.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    if (!result) {
-        std::cerr << "error: " << pipeline::describe(result.error()) << "\n";
-        std::exit(1);
+
+    fs::path m_dir;
+    std::unique_ptr<store::Store> m_store;
+    block::SenderCache m_cache;
+    std::optional<pipeline::Pipeline> m_pipeline;
+};
+
+/// One block at a time at 1 thread and at `threads`, in lockstep: each block is imported into
+/// both datadirs back to back, the order alternating, so that the per-stage speedups compare
+/// times taken in the same few milliseconds rather than minutes apart on a machine whose speed
+/// drifts.
+std::pair<bench::Run, bench::Run> measure_paired(const chain::Genesis& genesis, const std::vector<Bytes>& wires,
+                                                 const std::vector<block::Block>& decoded, size_t threads,
+                                                 bool warm, const fs::path& tmp_root) {
+    Import one{genesis, decoded, 1, warm, false, tmp_root};
+    Import all{genesis, decoded, threads, warm, false, tmp_root};
+    for (size_t i = 0; i < wires.size(); ++i) {
+        Import& first = i % 2 == 0 ? one : all;
+        Import& second = i % 2 == 0 ? all : one;
+        first.import_one(wires[i]);
+        second.import_one(wires[i]);
     }
-    store->reset();
-    fs::remove_all(dir);
-    return run;
+    return {std::move(one.run), std::move(all.run)};
+}
+
+/// A streamed import of all blocks into a fresh datadir.
+bench::Run measure_streamed(const chain::Genesis& genesis, const std::vector<Bytes>& wires,
+                            const std::vector<block::Block>& decoded, size_t threads, bool warm,
+                            const fs::path& tmp_root) {
+    Import import{genesis, decoded, threads, warm, true, tmp_root};
+    import.import_stream(wires);
+    return std::move(import.run);
 }
 
 /// --input with a plain transaction list: decode and verify only.
@@ -317,18 +360,37 @@ int main(int argc, char** argv) {
 
     const fs::path tmp_root = fs::temp_directory_path() / ("barrel-bench-" + std::to_string(getpid()));
     fs::create_directories(tmp_root);
-    std::vector<bench::Run> runs;
     std::vector<size_t> thread_counts{1, all_threads};
     if (args.quick || all_threads == 1) thread_counts = {all_threads};
-    for (size_t threads : thread_counts)
-        for (bool warm : {false, true})
-            for (bool streamed : {false, true}) {
-                std::cerr << "run: " << threads << " thread(s), " << (warm ? "warm" : "cold") << " cache, "
-                          << (streamed ? "streamed" : "one block at a time") << "\n";
-                runs.push_back(measure(genesis, wires, decoded, threads, warm, streamed, tmp_root));
-            }
+    // The ceiling is measured before and after the runs, and its median taken over both, so that
+    // a drift in the machine's speed during the runs moves it as it moves them.
+    std::vector<double> ceiling_rates = recover_ceiling_passes(decoded, all_threads);
+    std::vector<bench::Run> runs;
+    for (bool warm : {false, true}) {
+        const char* cache = warm ? "warm" : "cold";
+        if (args.quick || all_threads == 1) {
+            std::cerr << "run: " << all_threads << " thread(s), " << cache << " cache, one block at a time\n";
+            Import import{genesis, decoded, all_threads, warm, false, tmp_root};
+            for (const auto& w : wires) import.import_one(w);
+            runs.push_back(std::move(import.run));
+        } else {
+            std::cerr << "run: 1 and " << all_threads << " thread(s) in lockstep, " << cache << " cache, one block at a time\n";
+            auto [one, all] = measure_paired(genesis, wires, decoded, all_threads, warm, tmp_root);
+            runs.push_back(std::move(one));
+            runs.push_back(std::move(all));
+        }
+        for (size_t threads : thread_counts) {
+            std::cerr << "run: " << threads << " thread(s), " << cache << " cache, streamed\n";
+            runs.push_back(measure_streamed(genesis, wires, decoded, threads, warm, tmp_root));
+        }
+    }
+    // Rows in the table's order: by thread count, then cache, then one-by-one before streamed.
+    std::stable_sort(runs.begin(), runs.end(), [](const bench::Run& a, const bench::Run& b) {
+        return std::tie(a.threads, a.warm, a.streamed) < std::tie(b.threads, b.warm, b.streamed);
+    });
     fs::remove_all(tmp_root);
-    const double ceiling = recover_ceiling(decoded, all_threads);
+    for (double rate : recover_ceiling_passes(decoded, all_threads)) ceiling_rates.push_back(rate);
+    const double ceiling = bench::summarise(ceiling_rates).median_ms;  // a median, though not of ms
 
     std::cout << "barrel-bench: " << wires.size() << " blocks x " << (decoded.empty() ? 0 : decoded[0].size())
               << " transactions, " << all_threads << " threads max\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace barrel::bench {
@@ -40,7 +41,27 @@ const Run* baseline(const std::vector<Run>& runs, const Run& r) {
         if (b.threads == 1 && b.warm == r.warm && b.streamed == r.streamed) return &b;
     return nullptr;
 }
+
+using StageField = std::vector<double> StageSamples::*;
+constexpr std::pair<const char*, StageField> kStages[] = {{"decode", &StageSamples::decode},
+                                                          {"verify", &StageSamples::verify},
+                                                          {"execute", &StageSamples::execute},
+                                                          {"commit", &StageSamples::commit}};
 }  // namespace
+
+std::optional<double> stage_speedup(const std::vector<Run>& runs, const Run& r, StageField stage) {
+    if (r.threads == 1 || r.streamed) return std::nullopt;
+    const Run* b = baseline(runs, r);
+    if (b == nullptr) return std::nullopt;
+    const auto& mine = r.stages.*stage;
+    const auto& base = b->stages.*stage;
+    if (mine.size() != base.size() || mine.empty()) return std::nullopt;
+    std::vector<double> ratios;
+    for (size_t i = 0; i < mine.size(); ++i)
+        if (mine[i] > 0) ratios.push_back(base[i] / mine[i]);
+    if (ratios.empty()) return std::nullopt;
+    return summarise(std::move(ratios)).median_ms;
+}
 
 std::string table(const std::vector<Run>& runs, double ceiling_tps) {
     std::ostringstream out;
@@ -61,6 +82,25 @@ std::string table(const std::vector<Run>& runs, double ceiling_tps) {
         const Run* b = baseline(runs, r);
         out << (b && b->tps() > 0 ? fixed(r.tps() / b->tps(), 2, 5) + "x" : std::string{"  -"}) << "\n";
     }
+
+    std::ostringstream speedups;
+    for (const auto& r : runs) {
+        std::string line = r.label();
+        line.resize(22, ' ');
+        bool any = false;
+        for (const auto& [name, field] : kStages) {
+            const auto x = stage_speedup(runs, r, field);
+            any = any || x.has_value();
+            line += "| " + (x ? fixed(*x, 2, 8) + "x" : std::string(9, ' ') + "-") + " ";
+        }
+        if (any) speedups << line << "\n";
+    }
+    if (!speedups.str().empty()) {
+        out << "\nstage speedup over 1 thread (one block at a time, both thread counts in lockstep;\n"
+               "median over blocks of the 1-thread time / this time, block by block)\n";
+        out << "mode                  |    decode |    verify |   execute |    commit\n";
+        out << std::string(70, '-') << "\n" << speedups.str();
+    }
     return out.str();
 }
 
@@ -71,12 +111,10 @@ nlohmann::json to_json(const std::vector<Run>& runs, double ceiling_tps, const n
     doc["runs"] = nlohmann::json::array();
     for (const auto& r : runs) {
         nlohmann::json stages;
-        const std::pair<const char*, const std::vector<double>*> named[] = {
-            {"decode", &r.stages.decode}, {"verify", &r.stages.verify},
-            {"execute", &r.stages.execute}, {"commit", &r.stages.commit}};
-        for (const auto& [name, samples] : named) {
-            const Summary s = summarise(*samples);
+        for (const auto& [name, field] : kStages) {
+            const Summary s = summarise(r.stages.*field);
             stages[name] = {{"median_ms", s.median_ms}, {"p95_ms", s.p95_ms}};
+            if (const auto x = stage_speedup(runs, r, field)) stages[name]["speedup_over_1_thread"] = *x;
         }
         const Run* b = baseline(runs, r);
         doc["runs"].push_back({

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ struct Run {
     double tps() const { return wall_ms > 0 ? static_cast<double>(blocks * txs_per_block) * 1000.0 / wall_ms : 0; }
     std::string label() const;
 };
+
+/// The speedup of one stage of `r` over the 1-thread run of the same mode: the median over
+/// blocks of the per-block ratio, which needs both runs to have imported the same blocks side by
+/// side (the lockstep one-block-at-a-time runs). None for 1-thread and streamed runs, whose
+/// stage times include waiting for the other stages.
+std::optional<double> stage_speedup(const std::vector<Run>& runs, const Run& r,
+                                    std::vector<double> StageSamples::*stage);
 
 /// The table: per stage median and p95 ms per block, TPS, ratio to the recovery ceiling, and the
 /// speedup over the 1-thread run of the same mode.

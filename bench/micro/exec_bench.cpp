@@ -10,6 +10,11 @@
 // a one-thread arena. Time is wall-clock; CPU is the whole process's (all threads), so the
 // scheduling overhead of a parallel schedule shows even where the machine is shared.
 // Counters: the DAG's levels and max width, and transactions per second (wall-clock).
+//
+// BM_execute_speedup/<workload> measures the speedup side by side on a machine whose speed drifts:
+// every iteration runs the block serially in a one-thread arena and with the default schedule on
+// all threads, in alternating order. Its time is the all-threads run's; counters: the medians of
+// both (ms_1thread, ms_all) and the median of the per-iteration ratios (speedup).
 
 #include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag.hpp>
@@ -19,7 +24,9 @@
 #include <benchmark/benchmark.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <random>
@@ -191,6 +198,53 @@ void bm_execute(benchmark::State& state, Workload w, exec::Schedule schedule, bo
     state.SetLabel(std::string{"used "} + std::string{exec::to_string(stats.used)});
 }
 
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+void bm_execute_speedup(benchmark::State& state, Workload w) {
+    const Fixture& f = fixture(w);
+    const Hash parent_root{};
+    tbb::task_arena one_thread{1};
+    std::vector<double> serial_ms, all_ms, ratios;
+    bool failed = false;
+    auto timed = [&](exec::Schedule schedule) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = exec::execute(f.block, f.parent, parent_root, exec::ChainConfig{}, {schedule});
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        failed = failed || !r;
+        benchmark::DoNotOptimize(r);
+        return ms;
+    };
+    bool serial_first = true;
+    for (auto _ : state) {
+        double serial = 0, all = 0;
+        auto run_serial = [&] { one_thread.execute([&] { serial = timed(exec::Schedule::serial); }); };
+        auto run_all = [&] { all = timed(exec::Schedule::automatic); };
+        if (serial_first) {
+            run_serial();
+            run_all();
+        } else {
+            run_all();
+            run_serial();
+        }
+        serial_first = !serial_first;
+        state.SetIterationTime(all / 1000);
+        serial_ms.push_back(serial);
+        all_ms.push_back(all);
+        ratios.push_back(serial / all);
+    }
+    if (failed) {
+        state.SkipWithError("execute rejected the block");
+        return;
+    }
+    state.counters["ms_1thread"] = median(serial_ms);
+    state.counters["ms_all"] = median(all_ms);
+    state.counters["speedup"] = median(ratios);
+}
+
 [[maybe_unused]] const bool kRegistered = [] {
     for (const Workload w : kWorkloads) {
         benchmark::RegisterBenchmark((std::string{"BM_build_dag/"} + name_of(w)).c_str(), bm_build_dag, w)
@@ -211,6 +265,9 @@ void bm_execute(benchmark::State& state, Workload w, exec::Schedule schedule, bo
             ->Unit(benchmark::kMillisecond)
             ->MeasureProcessCPUTime()
             ->UseRealTime();
+        benchmark::RegisterBenchmark((std::string{"BM_execute_speedup/"} + name_of(w)).c_str(), bm_execute_speedup, w)
+            ->Unit(benchmark::kMillisecond)
+            ->UseManualTime();
     }
     return true;
 }();
