@@ -1,28 +1,102 @@
 #include <barrel/block/sender_cache.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <random>
 
 namespace barrel::block {
 
 namespace {
 constexpr size_t kShards = 64;  // enough that 16 threads rarely meet on one lock
 
-/// Keys are keccak outputs; bytes 8..16 pick the shard so the map's hash (bytes 0..8) stays
-/// independent of the shard choice.
-size_t shard_index(const Hash& h) noexcept {
+uint64_t load64(const Hash& h, size_t offset) noexcept {
     uint64_t v;
-    std::memcpy(&v, h.data() + 8, sizeof v);
-    return v % kShards;
+    std::memcpy(&v, h.data() + offset, sizeof v);
+    return v;
 }
+
+/// Keys are keccak outputs; bytes 8..16 pick the shard, bytes 0..8 the slot within it.
+size_t shard_index(const Hash& h) noexcept { return load64(h, 8) % kShards; }
+
+/// A per-process secret mixed into the slot choice. Transaction hashes are keccak outputs, but
+/// their sender picks the bytes: without a secret, grinding a few thousand signatures would put
+/// every transaction of a block on one probe chain.
+uint64_t slot_seed() noexcept {
+    static const uint64_t seed = [] {
+        std::random_device rd;
+        return (uint64_t{rd()} << 32) ^ rd();
+    }();
+    return seed;
+}
+
+/// The slot a key starts probing from (a multiply-xorshift mix of bytes 0..8 and the seed).
+size_t home_slot(const Hash& h, size_t mask) noexcept {
+    uint64_t x = load64(h, 0) ^ slot_seed();
+    x *= 0x9e3779b97f4a7c15ull;
+    x ^= x >> 32;
+    return static_cast<size_t>(x) & mask;
+}
+
+/// One slot of the open-addressing table: key and value in one cache line, so a lookup costs
+/// one memory access where a node-based map costs three (bucket, previous node, node).
+struct alignas(64) Entry {
+    Hash key;
+    Address sender;
+    bool used{false};
+};
 }  // namespace
 
-struct SenderCache::Shard {
+/// A linear-probing table that grows up to twice the shard's capacity (load factor ≤ 1/2) and
+/// deletes by backward shift, so no tombstones accumulate under FIFO eviction.
+struct alignas(64) SenderCache::Shard {
     std::mutex mutex;
-    std::unordered_map<Hash, Address, FixedBytesHasher> map;
+    std::vector<Entry> table;  ///< size 0 or a power of two
+    size_t count{0};
     std::vector<Hash> fifo;  ///< ring of keys in insertion order
     size_t next{0};          ///< ring slot to overwrite next
     uint64_t hits{0}, misses{0}, insertions{0}, evictions{0};
+
+    /// The slot holding `key`, or the empty slot where it would go.
+    size_t probe(const Hash& key) const noexcept {
+        const size_t mask = table.size() - 1;
+        for (size_t i = home_slot(key, mask);; i = (i + 1) & mask)
+            if (!table[i].used || table[i].key == key) return i;
+    }
+
+    const Entry* find(const Hash& key) const noexcept {
+        if (table.empty()) return nullptr;
+        const Entry& e = table[probe(key)];
+        return e.used ? &e : nullptr;
+    }
+
+    /// Makes room for one more entry: doubles the table past a load factor of one half.
+    void reserve_one() {
+        if (2 * (count + 1) <= table.size()) return;
+        std::vector<Entry> old = std::move(table);
+        table.assign(std::max<size_t>(16, 2 * old.size()), Entry{});
+        for (const Entry& e : old)
+            if (e.used) table[probe(e.key)] = e;
+    }
+
+    void erase(const Hash& key) noexcept {
+        if (table.empty()) return;
+        const size_t mask = table.size() - 1;
+        size_t hole = probe(key);
+        if (!table[hole].used) return;
+        // Backward shift: pull later entries of the probe run into the hole unless that would
+        // move one before its home slot.
+        for (size_t j = (hole + 1) & mask; table[j].used; j = (j + 1) & mask) {
+            const size_t home = home_slot(table[j].key, mask);
+            const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+            if (movable) {
+                table[hole] = table[j];
+                hole = j;
+            }
+        }
+        table[hole].used = false;
+        --count;
+    }
 };
 
 SenderCache::SenderCache(size_t capacity)
@@ -38,36 +112,43 @@ SenderCache::Shard& SenderCache::shard_of(const Hash& tx_hash) noexcept {
 std::optional<Address> SenderCache::find(const Hash& tx_hash) noexcept {
     Shard& s = shard_of(tx_hash);
     std::lock_guard lock{s.mutex};
-    const auto it = s.map.find(tx_hash);
-    if (it == s.map.end()) {
+    const Entry* e = s.find(tx_hash);
+    if (e == nullptr) {
         ++s.misses;
         return std::nullopt;
     }
     ++s.hits;
-    return it->second;
+    return e->sender;
 }
 
 void SenderCache::insert(const Hash& tx_hash, const Address& sender) {
     Shard& s = shard_of(tx_hash);
     std::lock_guard lock{s.mutex};
-    const auto [it, inserted] = s.map.try_emplace(tx_hash, sender);
-    if (!inserted) return;  // same hash means same bytes, hence the same sender
+    if (s.find(tx_hash) != nullptr) return;  // same hash means same bytes, hence the same sender
     ++s.insertions;
     if (s.fifo.size() < m_shard_capacity) {
         s.fifo.push_back(tx_hash);
-        return;
+    } else {
+        s.erase(s.fifo[s.next]);
+        ++s.evictions;
+        s.fifo[s.next] = tx_hash;
+        s.next = (s.next + 1) % m_shard_capacity;
     }
-    s.map.erase(s.fifo[s.next]);
-    ++s.evictions;
-    s.fifo[s.next] = tx_hash;
-    s.next = (s.next + 1) % m_shard_capacity;
+    s.reserve_one();
+    Entry& e = s.table[s.probe(tx_hash)];
+    e.key = tx_hash;
+    e.sender = sender;
+    e.used = true;
+    ++s.count;
 }
 
 void SenderCache::clear() {
     for (size_t i = 0; i < kShards; ++i) {
         Shard& s = m_shards[i];
         std::lock_guard lock{s.mutex};
-        s.map.clear();
+        s.table.clear();
+        s.table.shrink_to_fit();
+        s.count = 0;
         s.fifo.clear();
         s.next = 0;
     }
@@ -82,7 +163,7 @@ SenderCache::Stats SenderCache::stats() const {
         out.misses += s.misses;
         out.insertions += s.insertions;
         out.evictions += s.evictions;
-        out.size += s.map.size();
+        out.size += s.count;
     }
     return out;
 }

@@ -535,6 +535,26 @@ TEST(sender_cache, fifo_eviction_order) {
     EXPECT_EQ(s.misses, misses);
 }
 
+// A long FIFO run through one shard: the table grows several times and every eviction deletes
+// from the middle of probe runs (backward shift), yet exactly the newest `per_shard` keys stay
+// findable, each with its own sender, and every older one is gone.
+TEST(sender_cache, long_fifo_run_in_one_shard) {
+    const size_t shards = shard_count();
+    constexpr size_t per_shard = 50;
+    const auto k = same_shard_keys(400);
+    SenderCache cache{per_shard * shards};
+    for (size_t n = 0; n < k.size(); ++n) {
+        cache.insert(k[n], sender_for(k[n]));
+        if (n % 37 != 0 && n + 1 != k.size()) continue;
+        for (size_t i = 0; i <= n; ++i) {
+            const bool newest = i + per_shard > n;
+            if (newest) EXPECT_EQ(cache.find(k[i]), sender_for(k[i])) << "after " << n << ", key " << i;
+            else EXPECT_EQ(cache.find(k[i]), std::nullopt) << "after " << n << ", key " << i;
+        }
+        EXPECT_EQ(cache.stats().size, std::min(n + 1, per_shard));
+    }
+}
+
 TEST(sender_cache, capacity_respected) {
     const size_t shards = shard_count();
     SenderCache cache{10 * shards};
