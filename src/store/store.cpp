@@ -14,6 +14,7 @@
 #include <chrono>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 #include <unordered_map>
 
 namespace barrel::store {
@@ -433,6 +434,16 @@ Expected<void, StoreError> Store::flush() {
     fo.wait = true;
     if (auto s = m_impl->db->Flush(fo, m_impl->cfs); !s.ok()) return from_status(s, "flush");
     return {};
+}
+
+void Store::wait_for_background_work() const {
+    auto running = [this](const std::string& property) {
+        uint64_t n = 0;
+        return m_impl->db->GetIntProperty(property, &n) && n > 0;
+    };
+    while (running(rocksdb::DB::Properties::kNumRunningFlushes) ||
+           running(rocksdb::DB::Properties::kNumRunningCompactions))
+        std::this_thread::sleep_for(std::chrono::microseconds{200});
 }
 
 void Store::clear_cache() {

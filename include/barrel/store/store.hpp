@@ -95,6 +95,11 @@ public:
     /// has every committed block); it shortens the next open's WAL replay, e.g. before a shutdown.
     Expected<void, StoreError> flush();
 
+    /// Blocks until no flush or compaction is running in the background (benchmarks use it so
+    /// that one datadir's background work does not land in another's timings). Commits never
+    /// need it.
+    void wait_for_background_work() const;
+
     /// Drops the state cache (tests use it to prove reads come back from disk).
     void clear_cache();
 
