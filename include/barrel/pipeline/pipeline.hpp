@@ -1,9 +1,10 @@
 #pragma once
 /// @file
 /// The four stages as one pipeline: decode → verify → execute → commit, with per-stage timings.
-/// `import_block` runs one block at a time; `import_stream` overlaps blocks (decode and verify of
-/// later blocks while earlier ones execute and commit) with oneTBB's parallel_pipeline, keeping
-/// blocks in order, each commit atomic and at most `max_in_flight` blocks in memory.
+/// `import_block` runs one block at a time; `import_stream` overlaps blocks with oneTBB's
+/// parallel_pipeline (decode and verify of later blocks while earlier ones execute and commit, and
+/// execution of block N+1 while block N commits), keeping blocks in order, each commit atomic and
+/// at most `max_in_flight` blocks in memory.
 /// `check_proposal` is the consensus entry point: execute a proposed block without committing.
 
 #include <barrel/block/block.hpp>
@@ -30,6 +31,9 @@ struct BlockResult {
     Hash hash;
     size_t transactions{0};
     bool skipped{false};  ///< already in the store: nothing was done
+    /// Streamed import: how many earlier blocks were executed but not yet committed when this one
+    /// executed (it read the state through their write sets). 0 one block at a time.
+    size_t executed_over{0};
     StageTimes times;
     exec::DagStats dag;
 };
@@ -83,6 +87,10 @@ public:
 private:
     struct Decoded;
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
+    /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
+    Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent, const state::StateReader& state);
+    /// Commits an executed block (or reports a skipped one).
+    Expected<BlockResult, PipelineError> commit(Decoded& d);
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
 
     store::Store& m_store;
