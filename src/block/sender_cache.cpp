@@ -1,7 +1,6 @@
 #include <barrel/block/sender_cache.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <random>
 

@@ -61,7 +61,6 @@ struct Pipeline::Decoded {
     size_t index{0};
     bool already_stored{false};
     StageTimes times;
-    exec::DagStats dag;
     size_t executed_over{0};
     std::shared_ptr<const exec::Outcome> outcome;  ///< set by execute, read by commit
 };
@@ -146,7 +145,6 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
     auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config, options);
     d.times.execute_ms = ms_since(t0);
     if (!outcome) return fail(Stage::execute, exec::describe(outcome.error()));
-    d.dag = outcome->dag;
     if (auto sealed = exec::check_seal(h, *outcome); !sealed) return fail(Stage::seal, std::string{exec::to_string(sealed.error())});
     d.outcome = std::make_shared<const exec::Outcome>(std::move(outcome).value());
     return {};
@@ -159,9 +157,9 @@ Expected<BlockResult, PipelineError> Pipeline::commit(Decoded& d) {
     r.transactions = d.block.size();
     r.skipped = d.already_stored;
     r.times = d.times;
-    r.dag = d.dag;
     r.executed_over = d.executed_over;
     if (d.already_stored) return r;
+    r.dag = d.outcome->dag;
     const auto t0 = Clock::now();
     auto committed = m_store.commit(d.block, *d.outcome, m_config.parallel);
     r.times.commit_ms = ms_since(t0);
