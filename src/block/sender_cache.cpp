@@ -1,8 +1,8 @@
 #include <barrel/block/sender_cache.hpp>
+#include <barrel/core/keyed_hash.hpp>
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 
 namespace barrel::block {
 
@@ -18,20 +18,12 @@ uint64_t load64(const Hash& h, size_t offset) noexcept {
 /// Keys are keccak outputs; bytes 8..16 pick the shard, bytes 0..8 the slot within it.
 size_t shard_index(const Hash& h) noexcept { return load64(h, 8) % kShards; }
 
-/// A per-process secret mixed into the slot choice. Transaction hashes are keccak outputs, but
-/// their sender picks the bytes: without a secret, grinding a few thousand signatures would put
-/// every transaction of a block on one probe chain.
-uint64_t slot_seed() noexcept {
-    static const uint64_t seed = [] {
-        std::random_device rd;
-        return (uint64_t{rd()} << 32) ^ rd();
-    }();
-    return seed;
-}
-
-/// The slot a key starts probing from (a multiply-xorshift mix of bytes 0..8 and the seed).
+/// The slot a key starts probing from (a multiply-xorshift mix of bytes 0..8 and the process
+/// seed). Transaction hashes are keccak outputs, but their sender picks the bytes: without a
+/// secret, grinding a few thousand signatures would put every transaction of a block on one
+/// probe chain.
 size_t home_slot(const Hash& h, size_t mask) noexcept {
-    uint64_t x = load64(h, 0) ^ slot_seed();
+    uint64_t x = load64(h, 0) ^ process_seed();
     x *= 0x9e3779b97f4a7c15ull;
     x ^= x >> 32;
     return static_cast<size_t>(x) & mask;

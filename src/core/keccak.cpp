@@ -21,4 +21,12 @@ Hash keccak256(BytesView a, BytesView b) noexcept {
     return out;
 }
 
+Hash keccak256(std::span<const Bytes> parts) noexcept {
+    CryptoPP::Keccak_256 k;
+    for (const Bytes& part : parts) k.Update(part.data(), part.size());
+    Hash out;
+    k.Final(out.data());
+    return out;
+}
+
 }  // namespace barrel

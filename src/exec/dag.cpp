@@ -1,20 +1,52 @@
+#include <barrel/core/keyed_hash.hpp>
 #include <barrel/exec/dag.hpp>
 
 #include <algorithm>
-#include <unordered_map>
+#include <cstring>
 
 namespace barrel::exec {
 
 namespace {
-struct KeyHasher {
-    size_t operator()(const ConflictKey& k) const noexcept {
-        // Every byte, for accounts too: recipients are chosen freely, and a hash of a fixed
-        // prefix would put all of 0x0000000000000000…01, …02, … into one bucket (quadratic).
-        return std::hash<std::string_view>{}(k.bytes) ^ (k.kind == KeyKind::user ? 0x9e3779b97f4a7c15ull : 0);
-    }
-};
-
 constexpr uint32_t kNone = UINT32_MAX;
+
+/// Numbers the distinct keys of a block: an open-addressing table (linear probing, at most half
+/// full) of slot numbers with a hash tag beside each, so a lookup usually costs one memory access
+/// and no key comparison, where std::unordered_map allocates a node per key and chases pointers
+/// (it was a third of the DAG build). The hash covers every byte under a per-process secret:
+/// recipients and user names are chosen freely, and a hash of a fixed prefix, or one without a
+/// secret, would let a block put all its keys on one probe run (quadratic).
+class SlotTable {
+public:
+    explicit SlotTable(size_t max_keys) {
+        size_t capacity = 16;
+        while (capacity < max_keys * 2) capacity <<= 1;
+        m_cells.assign(capacity, Cell{kNone, 0});
+        m_mask = capacity - 1;
+    }
+
+    /// The slot of `key` among `slots`; a new key gets slot `next` (and `inserted`).
+    std::pair<uint32_t, bool> find_or_insert(const ConflictKey& key, const std::vector<ConflictKey>& slots,
+                                             uint32_t next) {
+        const uint64_t h = keyed_hash(key.bytes) ^ (key.kind == KeyKind::user ? 0x9e3779b97f4a7c15ull : 0);
+        const auto tag = static_cast<uint32_t>(h >> 32);
+        for (size_t i = h & m_mask;; i = (i + 1) & m_mask) {
+            Cell& c = m_cells[i];
+            if (c.slot == kNone) {
+                c = Cell{next, tag};
+                return {next, true};
+            }
+            if (c.tag == tag && slots[c.slot] == key) return {c.slot, false};
+        }
+    }
+
+private:
+    struct Cell {
+        uint32_t slot;
+        uint32_t tag;
+    };
+    std::vector<Cell> m_cells;
+    size_t m_mask{0};
+};
 }  // namespace
 
 Dag build_dag(std::span<const TxKeys> txs) {
@@ -25,9 +57,12 @@ Dag build_dag(std::span<const TxKeys> txs) {
     dag.key_slot.assign(size_t{n} * 3, kNone);
     dag.level.assign(n, 0);
 
-    std::unordered_map<ConflictKey, uint32_t, KeyHasher> slot_of;
-    slot_of.reserve(size_t{n} * 3);
+    size_t key_count = 0;
+    for (const TxKeys& t : txs) key_count += t.count;
+    SlotTable slot_of{key_count};
+    dag.slots.reserve(key_count);
     std::vector<uint32_t> last_toucher;  // by slot
+    last_toucher.reserve(key_count);
     uint32_t last_barrier = kNone;
 
     for (uint32_t i = 0; i < n; ++i) {
@@ -39,12 +74,12 @@ Dag build_dag(std::span<const TxKeys> txs) {
         };
         const TxKeys& t = txs[i];
         for (uint8_t k = 0; k < t.count; ++k) {
-            const auto [it, inserted] = slot_of.try_emplace(t.keys[k], static_cast<uint32_t>(dag.slots.size()));
+            const auto [slot, inserted] =
+                slot_of.find_or_insert(t.keys[k], dag.slots, static_cast<uint32_t>(dag.slots.size()));
             if (inserted) {
                 dag.slots.push_back(t.keys[k]);
                 last_toucher.push_back(kNone);
             }
-            const uint32_t slot = it->second;
             dag.key_slot[size_t{i} * 3 + k] = slot;
             // Touches before the last barrier are covered by the edge to the barrier.
             const uint32_t prev = last_toucher[slot];
@@ -87,6 +122,34 @@ Dag build_dag(std::span<const TxKeys> txs) {
         dag.stats.max_width = *std::max_element(width.begin(), width.end());
     }
     return dag;
+}
+
+std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
+    // Sorting 16-byte records on the keys' first eight bytes (big-endian, so integer order is
+    // byte order; a shorter name is padded with zeros, which sorts it first as bytewise order
+    // does) avoids a memcmp call per comparison; equal prefixes fall back to the whole key.
+    struct Entry {
+        uint64_t prefix;
+        uint32_t slot;
+        KeyKind kind;
+    };
+    std::vector<Entry> entries(dag.slots.size());
+    for (size_t s = 0; s < dag.slots.size(); ++s) {
+        const ConflictKey& key = dag.slots[s];
+        uint8_t head[8] = {};
+        std::memcpy(head, key.bytes.data(), std::min<size_t>(8, key.bytes.size()));
+        uint64_t prefix = 0;
+        for (uint8_t b : head) prefix = (prefix << 8) | b;
+        entries[s] = Entry{prefix, static_cast<uint32_t>(s), key.kind};
+    }
+    std::sort(entries.begin(), entries.end(), [&dag](const Entry& a, const Entry& b) {
+        if (a.kind != b.kind) return a.kind < b.kind;
+        if (a.prefix != b.prefix) return a.prefix < b.prefix;
+        return dag.slots[a.slot].bytes < dag.slots[b.slot].bytes;
+    });
+    std::vector<uint32_t> order(entries.size());
+    for (size_t k = 0; k < entries.size(); ++k) order[k] = entries[k].slot;
+    return order;
 }
 
 }  // namespace barrel::exec

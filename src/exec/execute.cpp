@@ -7,7 +7,6 @@
 
 #include <tbb/parallel_for_each.h>
 #include <tbb/parallel_invoke.h>
-#include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -52,16 +51,18 @@ std::string_view to_string(SealErrorCode code) noexcept {
 }
 
 Hash receipt_hash(const Hash& tx_hash, const Receipt& r) {
-    Bytes payload;
-    payload.reserve(64 + r.output.size());
+    // A block hashes thousands of receipts: scratch buffers per thread instead of two heap
+    // allocations per receipt.
+    thread_local Bytes payload, encoding;
+    payload.clear();
+    encoding.clear();
     rlp::encode(payload, tx_hash);
     rlp::encode(payload, uint64_t{r.status ? 1u : 0u});
     rlp::encode(payload, r.gas_used);
     rlp::encode(payload, r.cumulative_gas_used);
     rlp::encode(payload, BytesView{r.output});
-    Bytes out;
-    rlp::encode_list(out, payload);
-    return keccak256(out);
+    rlp::encode_list(encoding, payload);
+    return keccak256(encoding);
 }
 
 Expected<void, SealErrorCode> check_seal(const block::Header& h, const Outcome& o) noexcept {
@@ -109,11 +110,9 @@ public:
     std::vector<Plan> plans;
     std::vector<TxKeys> keys;
     Dag dag;
+    std::vector<uint32_t> key_order;  ///< slot numbers in write-set order
     std::vector<Slot> slots;
     std::vector<Receipt> receipts;
-    std::vector<Hash> receipt_hashes;
-    std::vector<u256> fees;
-    std::vector<ExecErrorCode> errors;
 
     Slot& slot(size_t tx, size_t key) noexcept { return slots[dag.key_slot[tx * 3 + key]]; }
 
@@ -171,7 +170,6 @@ std::optional<ExecErrorCode> BlockRun::run(size_t i) {
 
     // Valid: from here on the transaction only succeeds or fails with a receipt.
     const u256 fee = u256{plan.gas_used} * effective_price(t, m_config);
-    fees[i] = fee;
     sender.exists = true;
     sender.account.nonce += 1;
     sender.account.balance -= fee;
@@ -343,6 +341,9 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
         }
         out.gas_used = cumulative;
         run.dag = build_dag(run.keys);
+        // Also off the critical path here: the order the write set will need, and the slots.
+        run.key_order = slots_in_key_order(run.dag);
+        run.slots.resize(run.dag.slots.size());
     };
     // The transactions root depends on nothing that execution computes: it is hashed beside the
     // serial part of planning (the static checks and the DAG build).
@@ -350,9 +351,7 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     both(parallel, plan_and_order, hash_transactions);
 
     out.dag = run.dag.stats;
-    run.slots.resize(run.dag.slots.size());
     run.receipts = std::move(out.receipts);
-    run.fees.assign(n, u256{0});
 
     auto run_one = [&](size_t i) {
         // The statically rejected transaction must not run either: its nonce and balance checks
@@ -423,11 +422,23 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     };
     bool fee_overflow = false;
     auto commit_state = [&] {
-        for (const u256& f : run.fees) out.fees += f;
-        // The write set: every key whose value differs from the parent's, in key order.
-        for (size_t s = 0; s < run.slots.size(); ++s) {
+        // Every transaction ran (the block is valid), so its fee is its gas times its price.
+        for (size_t i = 0; i < n; ++i)
+            out.fees += u256{out.receipts[i].gas_used} * effective_price(block.txs[i], config);
+        // The write set: every key whose value differs from the parent's, already in key order.
+        auto changed = [](const Slot& slot) {
+            return slot.loaded && (slot.exists != slot.existed || !(slot.account == slot.original));
+        };
+        size_t accounts = 0, users = 0;
+        for (uint32_t s : run.key_order) {
+            if (!changed(run.slots[s])) continue;
+            ++(run.dag.slots[s].kind == KeyKind::account ? accounts : users);
+        }
+        out.writes.accounts.reserve(accounts + 1);  // + the coinbase
+        out.writes.users.reserve(users);
+        for (uint32_t s : run.key_order) {
             const Slot& slot = run.slots[s];
-            if (!slot.loaded || (slot.exists == slot.existed && slot.account == slot.original)) continue;
+            if (!changed(slot)) continue;
             const ConflictKey& key = run.dag.slots[s];
             if (key.kind == KeyKind::account)
                 out.writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
@@ -436,13 +447,11 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
         }
         // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
         if (out.fees != 0) {
-            auto& accounts = out.writes.accounts;
-            auto it = std::find_if(accounts.begin(), accounts.end(),
-                                   [&](const auto& e) { return e.first == header.coinbase; });
-            if (it == accounts.end()) {
-                accounts.emplace_back(header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
-                it = accounts.end() - 1;
-            }
+            auto& written = out.writes.accounts;
+            auto it = std::lower_bound(written.begin(), written.end(), header.coinbase,
+                                       [](const auto& e, const Address& a) { return e.first < a; });
+            if (it == written.end() || it->first != header.coinbase)
+                it = written.emplace(it, header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
             const auto credited = checked_add(it->second.balance, out.fees);
             if (!credited) {
                 fee_overflow = true;
@@ -450,15 +459,7 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
             }
             it->second.balance = *credited;
         }
-        auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
-        if (parallel) {
-            tbb::parallel_sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
-            tbb::parallel_sort(out.writes.users.begin(), out.writes.users.end(), by_key);
-        } else {
-            std::sort(out.writes.accounts.begin(), out.writes.accounts.end(), by_key);
-            std::sort(out.writes.users.begin(), out.writes.users.end(), by_key);
-        }
-        out.state_root = state::next_state_root(parent_state_root, out.writes);
+        out.state_root = state::next_state_root(parent_state_root, out.writes, parallel);
     };
     both(parallel, hash_receipts, commit_state);
     if (fee_overflow) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});

@@ -1,7 +1,9 @@
 #include <barrel/core/keccak.hpp>
+#include <barrel/core/parallel.hpp>
 #include <barrel/rlp/encode.hpp>
 #include <barrel/state/state.hpp>
 
+#include <algorithm>
 #include <string_view>
 
 namespace barrel::state {
@@ -46,17 +48,31 @@ private:
 };
 }  // namespace
 
-Hash hash_of(const WriteSet& writes) {
-    Bytes encoding;
-    encoding.reserve(writes.accounts.size() * 72 + writes.users.size() * 80);
-    EntryEncoder encoder{encoding};
-    for (const auto& [address, account] : writes.accounts) encoder.account(address, account);
-    for (const auto& [name, balance] : writes.users) encoder.user(name, balance);
-    return keccak256(encoding);
+Hash hash_of(const WriteSet& writes, bool parallel) {
+    // The sponge is serial by nature; the encoding is not. Entries are encoded in runs of
+    // kRun, in parallel, and the runs are then fed to one sponge in order.
+    constexpr size_t kRun = 256;
+    const size_t total = writes.size();
+    std::vector<Bytes> runs((total + kRun - 1) / kRun);
+    for_each_index(runs.size(), parallel, [&](size_t r) {
+        Bytes& encoding = runs[r];
+        const size_t begin = r * kRun, end = std::min(total, begin + kRun);
+        encoding.reserve((end - begin) * 80);
+        EntryEncoder encoder{encoding};
+        for (size_t e = begin; e < end; ++e) {
+            if (e < writes.accounts.size()) {
+                encoder.account(writes.accounts[e].first, writes.accounts[e].second);
+            } else {
+                const auto& [name, balance] = writes.users[e - writes.accounts.size()];
+                encoder.user(name, balance);
+            }
+        }
+    });
+    return keccak256(runs);
 }
 
-Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes) {
-    return keccak256(parent_state_root, hash_of(writes));
+Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes, bool parallel) {
+    return keccak256(parent_state_root, hash_of(writes, parallel));
 }
 
 std::optional<Account> MemoryState::account(const Address& address) const {

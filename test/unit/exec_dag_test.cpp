@@ -352,4 +352,34 @@ TEST(exec_dag, hostile_keys_and_a_late_barrier_stay_linear) {
     EXPECT_EQ(d.preds_of(n - 1).size(), n - 1);
 }
 
+/// The write-set order slots_in_key_order gives: accounts before users, bytewise within each
+/// kind. The keys below defeat a comparison of the first eight bytes alone: shared prefixes,
+/// names shorter than eight bytes, a zero byte where the padding of a shorter name would be.
+TEST(exec_dag, slots_in_key_order_is_bytewise_accounts_first) {
+    using namespace std::string_literals;
+    const std::vector<std::string> users = {"bob", "alice", "al", "al\0"s, "alice_and_bob_2", "alice_and_bob_1",
+                                            "\xff", ""s, "a", "al\0\0\0\0\0\0\x01"s};
+    const std::vector<std::string> accounts = {std::string(19, '\x22') + "\x01", std::string(20, '\x11'),
+                                               std::string(19, '\x22') + "\x00"s, std::string(20, '\x00')};
+    std::vector<TxKeys> txs;
+    for (size_t i = 0; i < users.size(); ++i) {
+        TxKeys t;
+        if (i < accounts.size()) t.add(KeyKind::account, accounts[i]);
+        t.add(KeyKind::user, users[i]);
+        txs.push_back(t);
+    }
+    const Dag d = build_dag(txs);
+    ASSERT_EQ(d.slots.size(), users.size() + accounts.size());
+    std::vector<ConflictKey> expected(d.slots.begin(), d.slots.end());
+    std::sort(expected.begin(), expected.end(), [](const ConflictKey& a, const ConflictKey& b) {
+        return a.kind != b.kind ? a.kind < b.kind : a.bytes < b.bytes;
+    });
+    const std::vector<uint32_t> order = exec::slots_in_key_order(d);
+    ASSERT_EQ(order.size(), expected.size());
+    for (size_t k = 0; k < order.size(); ++k) EXPECT_EQ(d.slots[order[k]], expected[k]) << "position " << k;
+    EXPECT_EQ(d.slots[order[0]].bytes, std::string(20, '\x00'));
+    EXPECT_EQ(d.slots[order[accounts.size()]].bytes, "");
+}
+
 }  // namespace
+

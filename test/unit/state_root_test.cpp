@@ -49,6 +49,38 @@ TEST(state_root, write_set_encoding_is_the_documented_bytes) {
     EXPECT_EQ(state::hash_of({}), keccak256(BytesView{}));
 }
 
+/// The encoder works in runs of entries (in parallel when asked); the hash must not see the seams,
+/// nor where the accounts end and the users begin inside a run. Entries of a fixed shape, so the
+/// expected bytes follow the layout above: account [1, 0] = d9 95 01 ‖ address ‖ c2 01 80, user
+/// with a 5-byte name and balance 0 = c8 86 02 ‖ name ‖ 80.
+TEST(state_root, hash_is_the_same_across_encoder_runs_and_threads) {
+    for (size_t accounts : {0, 1, 255, 256, 257, 700}) {
+        for (size_t users : {0, 1, 300}) {
+            state::WriteSet ws;
+            Bytes encoding;
+            for (size_t i = 0; i < accounts; ++i) {
+                Address a = filled(0x33);
+                a[0] = static_cast<uint8_t>(i >> 8);
+                a[1] = static_cast<uint8_t>(i);
+                ws.accounts.emplace_back(a, state::Account{1, 0});
+                encoding.insert(encoding.end(), {0xd9, 0x95, 0x01});
+                encoding.insert(encoding.end(), a.data(), a.data() + a.size());
+                encoding.insert(encoding.end(), {0xc2, 0x01, 0x80});
+            }
+            for (size_t i = 0; i < users; ++i) {
+                const std::string name = "u" + std::to_string(1000 + i);
+                ws.users.emplace_back(name, 0);
+                encoding.insert(encoding.end(), {0xc8, 0x86, 0x02});
+                encoding.insert(encoding.end(), name.begin(), name.end());
+                encoding.push_back(0x80);
+            }
+            const Hash expected = keccak256(encoding);
+            EXPECT_EQ(state::hash_of(ws, false), expected) << accounts << " accounts, " << users << " users";
+            EXPECT_EQ(state::hash_of(ws, true), expected) << accounts << " accounts, " << users << " users";
+        }
+    }
+}
+
 TEST(state_root, long_values_and_names_use_the_long_rlp_forms) {
     state::WriteSet ws;
     ws.accounts = {{filled(0x33), {0xffffffffffffffffull, ~u256{0}}}};

@@ -2,6 +2,8 @@
 /// @file
 /// Byte containers and views, and the fixed-size Hash and Address types.
 
+#include <barrel/core/keyed_hash.hpp>
+
 #include <array>
 #include <compare>
 #include <cstddef>
@@ -56,13 +58,13 @@ struct FixedBytes {
 using Hash = FixedBytes<32>;
 using Address = FixedBytes<20>;
 
-/// Hash functor for unordered containers. Hashes every byte: addresses are chosen by senders
-/// (0x00…01, 0x00…02, …), so hashing only a prefix would let anyone pile keys into one bucket.
+/// Hash functor for unordered containers. Hashes every byte under the process seed: addresses are
+/// chosen by senders (0x00…01, 0x00…02, …, or ground offline against an unkeyed hash), so a
+/// prefix hash or a public one would let anyone pile keys into one bucket.
 struct FixedBytesHasher {
     template <size_t N>
     size_t operator()(const FixedBytes<N>& v) const noexcept {
-        return std::hash<std::string_view>{}(
-            std::string_view{reinterpret_cast<const char*>(v.bytes.data()), N});
+        return keyed_hash(std::string_view{reinterpret_cast<const char*>(v.bytes.data()), N});
     }
 };
 

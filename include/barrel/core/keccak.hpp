@@ -4,6 +4,8 @@
 
 #include <barrel/core/bytes.hpp>
 
+#include <span>
+
 namespace barrel {
 
 /// keccak256 of data.
@@ -11,6 +13,9 @@ Hash keccak256(BytesView data) noexcept;
 
 /// keccak256 of a ‖ b without concatenating first.
 Hash keccak256(BytesView a, BytesView b) noexcept;
+
+/// keccak256 of the concatenation of `parts`, fed to one sponge part by part.
+Hash keccak256(std::span<const Bytes> parts) noexcept;
 
 /// keccak256 of the empty string, the root of an empty list in barrel's Merkle roots.
 inline const Hash& empty_keccak() noexcept {

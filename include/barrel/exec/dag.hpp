@@ -6,7 +6,7 @@
 /// that never collide). Transaction j depends on i < j when they share a key and i is the last
 /// earlier transaction that touched it; a barrier (a transaction that conflicts with everything)
 /// depends on every transaction since the previous barrier and every later one depends on it.
-/// Built with one hash-map lookup per key: linear in the number of keys (no ordered map, unlike
+/// Built with one hash-table lookup per key: linear in the number of keys (no ordered map, unlike
 /// FISCO BCOS's O(n log n) TxDAG, their issue #1305).
 
 #include <barrel/core/bytes.hpp>
@@ -66,5 +66,9 @@ struct Dag {
 };
 
 Dag build_dag(std::span<const TxKeys> txs);
+
+/// The slot numbers in write-set order (docs/formats.md): account keys by address, then user
+/// keys by name, bytewise.
+std::vector<uint32_t> slots_in_key_order(const Dag& dag);
 
 }  // namespace barrel::exec

@@ -43,15 +43,17 @@ struct WriteSet {
 
 /// keccak256 of the write set's canonical encoding (docs/formats.md): the concatenation, in key
 /// order, of RLP([0x01 ‖ address, [nonce, balance]]) for accounts then RLP([0x02 ‖ name,
-/// balance]) for users. Accounts sort before users because of the kind byte.
-Hash hash_of(const WriteSet& writes);
+/// balance]) for users. Accounts sort before users because of the kind byte. `parallel` encodes
+/// the entries on the calling thread's task arena (the hashing itself is one serial sponge).
+Hash hash_of(const WriteSet& writes, bool parallel = false);
 
 /// The chained state commitment: keccak256(parent_state_root ‖ hash_of(writes)).
-Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes);
+Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes, bool parallel = false);
 
+/// Hash functor for user names (chosen by callers, so keyed like FixedBytesHasher).
 struct StringHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const noexcept { return keyed_hash(s); }
 };
 
 /// The in-memory state: for tests, the generator's sealer and as the store's cache model.
