@@ -141,16 +141,20 @@ Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
     b.tx_hashes.resize(n);
     std::vector<tx::TxError> errors(n);
     LowestIndex bad{n};
-    for_each_index(n, parallel, [&](size_t i) {
-        if (bad.beyond(i)) return;
-        auto decoded = tx::decode(b.tx_encodings[i]);
-        if (!decoded) {
-            errors[i] = decoded.error();
-            bad.record(i);
-            return;
+    for_each_group(n, 4, parallel, [&](size_t begin, size_t end) {
+        if (bad.beyond(begin)) return;
+        for (size_t i = begin; i < end; ++i) {
+            auto decoded = tx::decode(b.tx_encodings[i]);
+            if (!decoded) {
+                errors[i] = decoded.error();
+                bad.record(i);
+                return;
+            }
+            b.txs[i] = std::move(decoded).value();
         }
-        b.txs[i] = std::move(decoded).value();
-        b.tx_hashes[i] = tx::hash_of(b.tx_encodings[i]);
+        // tx::hash_of of each, four per keccak permutation.
+        keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
+                       std::span{b.tx_hashes}.subspan(begin, end - begin));
     });
     if (!bad.any()) return {};
     const size_t i = bad.lowest();

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 using namespace barrel;
 
 namespace {
@@ -58,4 +61,45 @@ TEST(core_keccak, two_part_equals_concatenation) {
     }
     EXPECT_EQ(keccak256(BytesView{}, BytesView{}), empty_keccak());
     EXPECT_EQ(keccak256(as_bytes("a"), as_bytes("bc")), keccak256(as_bytes("abc")));
+}
+
+/// keccak256_many against keccak256 one by one: every length from 0 to 420 bytes (one to four
+/// 136-byte blocks, each rate boundary on both sides), in runs of four whose lengths are equal,
+/// differ only within a block count, or straddle block counts (those fall back), and counts
+/// that leave a remainder after the runs of four. Also the known answers above through it.
+TEST(core_keccak, many_equals_one_by_one) {
+    std::mt19937_64 rng{42};
+    std::vector<Bytes> messages;
+    for (size_t len = 0; len <= 420; ++len) {
+        for (size_t copy = 0; copy < 4; ++copy) {  // four of each length: runs of equal lengths
+            Bytes m(len);
+            for (auto& b : m) b = static_cast<uint8_t>(rng());
+            messages.push_back(std::move(m));
+        }
+    }
+    for (size_t k = 0; k < 500; ++k) {  // random lengths: runs of mixed lengths
+        Bytes m(rng() % 300);
+        for (auto& b : m) b = static_cast<uint8_t>(rng());
+        messages.push_back(std::move(m));
+    }
+    std::vector<BytesView> views(messages.begin(), messages.end());
+    std::vector<Hash> expected;
+    for (const auto& v : views) expected.push_back(keccak256(v));
+    for (const size_t count : {views.size(), views.size() - 1, size_t{3}, size_t{1}, size_t{0}}) {
+        for (const bool vectorized : {true, false}) {
+            std::vector<Hash> out(count);
+            keccak256_many(std::span{views}.first(count), out, vectorized);
+            for (size_t i = 0; i < count; ++i)
+                ASSERT_EQ(out[i], expected[i]) << "message " << i << ", " << views[i].size() << " bytes, count "
+                                               << count << (vectorized ? ", vectorized" : "");
+        }
+    }
+    const Bytes a = counting_bytes(135), b = counting_bytes(136), c(200, 0xa3);
+    const BytesView known[4] = {a, b, c, BytesView{}};
+    Hash out[4];
+    keccak256_many(known, out);
+    EXPECT_EQ(out[0], hash("cbdfd9dee5faad3818d6b06f95a219fd290b0e1706f6a82e5a595b9ce9faca62"));
+    EXPECT_EQ(out[1], hash("7ce759f1ab7f9ce437719970c26b0a66ff11fe3e38e17df89cf5d29c7d7f807e"));
+    EXPECT_EQ(out[2], hash("3a57666b048777f2c953dc4456f45a2588e1cb6f2da760122d530ac2ce607d4a"));
+    EXPECT_EQ(out[3], empty_keccak());
 }

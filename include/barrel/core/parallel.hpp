@@ -23,6 +23,18 @@ void for_each_index(size_t n, bool parallel, Body&& body) {
     });
 }
 
+/// for_each_index over runs of `group` consecutive indices: body(begin, end) for each run of
+/// [0, n) (the last may be shorter), for work that handles a few indices at once (keccak256_many
+/// hashes four messages per permutation).
+template <class Body>
+void for_each_group(size_t n, size_t group, bool parallel, Body&& body) {
+    const size_t groups = (n + group - 1) / group;
+    for_each_index(groups, parallel, [&](size_t g) {
+        const size_t begin = g * group;
+        body(begin, begin + group < n ? begin + group : n);
+    });
+}
+
 /// The lowest index at which something failed, updated from any thread. Whatever the timing, once
 /// a loop finishes, lowest() is the smallest failing index, because indices below the current
 /// minimum are never skipped.
