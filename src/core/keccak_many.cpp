@@ -7,7 +7,10 @@
 
 #include <barrel/core/keccak.hpp>
 
+#if defined(__x86_64__) || defined(__i386__)
+#define BARREL_KECCAK_X4 1
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -17,9 +20,13 @@ namespace barrel {
 namespace {
 
 constexpr size_t kRate = 136;  // keccak-256: 1600 - 2 × 256 bits, in bytes
-constexpr size_t kRateWords = kRate / 8;
 constexpr size_t kWays = 4;
 
+/// Blocks of the padded message: keccak's padding takes at least one byte.
+size_t block_count(size_t length) noexcept { return length / kRate + 1; }
+
+#ifdef BARREL_KECCAK_X4
+constexpr size_t kRateWords = kRate / 8;
 constexpr uint64_t kRoundConstants[24] = {
     0x0000000000000001ull, 0x0000000000008082ull, 0x800000000000808aull, 0x8000000080008000ull,
     0x000000000000808bull, 0x0000000080000001ull, 0x8000000080008081ull, 0x8000000000008009ull,
@@ -31,9 +38,6 @@ constexpr uint64_t kRoundConstants[24] = {
 // rho offsets and pi destinations, in the order the combined rho-pi walk visits the lanes.
 constexpr int kRho[24] = {1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 2, 14, 27, 41, 56, 8, 25, 43, 62, 18, 39, 61, 20, 44};
 constexpr int kPi[24] = {10, 7, 11, 17, 18, 3, 5, 16, 8, 21, 24, 4, 15, 23, 19, 13, 12, 2, 20, 14, 22, 9, 6, 1};
-
-/// Blocks of the padded message: keccak's padding takes at least one byte.
-size_t block_count(size_t length) noexcept { return length / kRate + 1; }
 
 /// Word `w` of block `b` of `message` after keccak padding (0x01 after the message, 0x80 in the
 /// last byte of the last block), little-endian as the sponge reads it.
@@ -120,6 +124,11 @@ bool has_avx2() noexcept {
     static const bool yes = __builtin_cpu_supports("avx2");
     return yes;
 }
+
+#else  // not x86: every message goes to Crypto++
+bool has_avx2() noexcept { return false; }
+void keccak256_x4(const BytesView*, Hash*) {}
+#endif
 
 }  // namespace
 

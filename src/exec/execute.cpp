@@ -437,9 +437,16 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     };
     bool fee_overflow = false;
     auto commit_state = [&] {
-        // Every transaction ran (the block is valid), so its fee is its gas times its price.
-        for (size_t i = 0; i < n; ++i)
-            out.fees += u256{out.receipts[i].gas_used} * effective_price(block.txs[i], config);
+        // Every transaction ran (the block is valid), so its fee is its gas times its price. Each
+        // fee fits (its sender paid it); their sum need not, and then neither would the coinbase.
+        for (size_t i = 0; i < n; ++i) {
+            const auto sum = checked_add(out.fees, u256{out.receipts[i].gas_used} * effective_price(block.txs[i], config));
+            if (!sum) {
+                fee_overflow = true;
+                return;
+            }
+            out.fees = *sum;
+        }
         // The write set: every key whose value differs from the parent's, already in key order.
         auto changed = [](const Slot& slot) {
             return slot.loaded && (slot.exists != slot.existed || !(slot.account == slot.original));

@@ -82,6 +82,7 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
     State s = parent;
     Result out;
     uint64_t cumulative = 0;
+    u512 fee_total = 0;
     for (size_t i = 0; i < block.txs.size(); ++i) {
         const tx::Transaction& t = block.txs[i];
         const Address& from = block.senders[i];
@@ -125,7 +126,7 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
         state::Account& sender = s.accounts[from];
         sender.nonce += 1;
         sender.balance -= fee;
-        out.fees += fee;
+        fee_total += fee;
 
         exec::Receipt r;
         r.gas_used = gas_used;
@@ -205,6 +206,10 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
         out.receipts.push_back(std::move(r));
     }
 
+    // The fees are credited to the coinbase as one sum: a sum past 2^256 overflows the coinbase
+    // whatever its balance.
+    if (fee_total > u512{max_u256}) return unexpected(ExecError{ExecErrorCode::balance_overflow, block.txs.size() - 1});
+    out.fees = static_cast<u256>(fee_total);
     if (out.fees != 0) {
         const u256 cb = s.accounts.count(header.coinbase) ? s.accounts.at(header.coinbase).balance : u256{0};
         if (u512{cb} + u512{out.fees} > u512{max_u256}) {

@@ -148,6 +148,19 @@ std::vector<Row> rows() {
         {"coinbase_overflow", ExecErrorCode::balance_overflow,
          [](test::BlockBuilder&, state::MemoryState& s, exec::ChainConfig&) { s.set_account(kCoinbase, {0, kMax}); },
          15},
+        {"fee_sum_overflow", ExecErrorCode::balance_overflow,
+         [](test::BlockBuilder& b, state::MemoryState& s, exec::ChainConfig&) {
+             // Two fees above 2^255 each: either sender can pay its own, the coinbase (empty)
+             // cannot take their sum. Nothing else in the block overflows.
+             const u256 price = (u256{1} << 255) / 21'000 + 1;
+             for (uint64_t i : {0, 1}) {
+                 auto& t = b.block.txs[i];
+                 t.max_fee_per_gas = t.max_priority_fee_per_gas = price;
+                 t.gas_limit = tx::intrinsic_gas(t);
+                 s.set_account(account(i), {i, kMax});
+             }
+         },
+         15},
         {"missing_senders", ExecErrorCode::missing_senders,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.senders.pop_back(); }, 0},
         {"missing_tx_hashes", ExecErrorCode::missing_senders,
