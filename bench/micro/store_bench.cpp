@@ -8,6 +8,13 @@
 //                                         (sync) or without (nosync) an fsync; counters encode_ms
 //                                         and write_ms split the time
 //
+//   BM_state_reads/threads:1|2/flushed:0|1
+//                                         Store::account for every sender and recipient of a block
+//                                         (~5,000 reads), all already in the store's state cache,
+//                                         on 1 and 2 threads: the reads execute makes; flushed:1
+//                                         evicts the CPU caches first, as a commit's write does;
+//                                         counter ns_per_read (wall / reads)
+//
 // Time is wall-clock. A commit must extend the head, so BM_commit commits blocks 1..kChain in
 // turn and starts a new datadir (outside the timed region) after the last: the memtables fill as
 // they do in an import, instead of every commit meeting an empty one.
@@ -20,6 +27,9 @@
 #include <barrel/store/store.hpp>
 
 #include <benchmark/benchmark.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -126,6 +136,46 @@ void bm_commit(benchmark::State& state, bool parallel, bool sync) {
     state.counters["encode_ms"] = encode_ms / n;
     state.counters["write_ms"] = write_ms / n;
 }
+
+void BM_state_reads(benchmark::State& state) {
+    const Fixture& f = fixture();
+    const fs::path root = fs::temp_directory_path() / ("barrel-bench-reads-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    auto opened = store::Store::init(root, f.workload.genesis, store::Options{});
+    if (!opened) {
+        state.SkipWithError(opened.error().message.c_str());
+        return;
+    }
+    const std::unique_ptr<store::Store> s = std::move(*opened);
+    std::vector<Address> addresses;
+    const block::Block& b = f.blocks.front();
+    for (size_t i = 0; i < b.size(); ++i) {
+        addresses.push_back(b.senders[i]);
+        if (b.txs[i].to) addresses.push_back(*b.txs[i].to);
+    }
+    for (const auto& a : addresses) benchmark::DoNotOptimize(s->account(a));  // fill the cache
+    tbb::task_arena arena{static_cast<int>(state.range(0))};
+    const bool flushed = state.range(1) != 0;
+    std::vector<uint8_t> flush(flushed ? 64u << 20 : 0);
+    for (auto _ : state) {
+        if (flushed) {
+            state.PauseTiming();
+            for (size_t i = 0; i < flush.size(); i += 64) flush[i] = static_cast<uint8_t>(flush[i] + 1);
+            benchmark::ClobberMemory();
+            state.ResumeTiming();
+        }
+        arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<size_t>(0, addresses.size()), [&](const tbb::blocked_range<size_t>& r) {
+                for (size_t i = r.begin(); i != r.end(); ++i) benchmark::DoNotOptimize(s->account(addresses[i]));
+            });
+        });
+    }
+    state.counters["ns_per_read"] = benchmark::Counter(static_cast<double>(addresses.size()) * 1e-9,
+                                                       benchmark::Counter::kIsIterationInvariantRate |
+                                                           benchmark::Counter::kInvert);
+    fs::remove_all(root);
+}
+BENCHMARK(BM_state_reads)->ArgNames({"threads", "flushed"})->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 [[maybe_unused]] const bool kRegistered = [] {
     for (const bool parallel : {false, true}) {

@@ -13,12 +13,23 @@ constexpr size_t kLimbs = 4;
 u256 load_be(BytesView be) noexcept {
     // Fill the backend's little-endian 64-bit limbs directly: import_bits is several times slower
     // and this runs for every integer field of every transaction.
-    Limb limbs[kLimbs] = {0, 0, 0, 0};
+    std::array<uint64_t, kLimbs> limbs{};
     const size_t n = be.size() < 32 ? be.size() : 32;
     for (size_t i = 0; i < n; ++i) {
         const size_t bit = i * 8;  // position counted from the least significant byte
         limbs[bit / 64] |= static_cast<Limb>(be[be.size() - 1 - i]) << (bit % 64);
     }
+    return from_limbs(limbs);
+}
+
+std::array<uint64_t, 4> to_limbs(const u256& v) noexcept {
+    std::array<uint64_t, 4> out{};
+    const auto& backend = v.backend();
+    for (size_t i = 0; i < backend.size() && i < kLimbs; ++i) out[i] = backend.limbs()[i];
+    return out;
+}
+
+u256 from_limbs(const std::array<uint64_t, 4>& limbs) noexcept {
     u256 v;
     auto& backend = v.backend();
     backend.resize(kLimbs, kLimbs);

@@ -1,5 +1,6 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/core/parallel.hpp>
+#include <barrel/core/seqlock_cache.hpp>
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>
 
@@ -11,7 +12,9 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -156,6 +159,67 @@ private:
     Shard m_shards[kShards];
 };
 
+/// The store's cache of account values (present or absent), bounded, read without locks
+/// (core/seqlock_cache.hpp), written through on commit and filled on a read miss.
+///
+/// A fill must not put back a value that a commit has just replaced: a reader that fetched an
+/// account from RocksDB before a commit's write but stores it after the commit's write-through
+/// would leave the old value cached for good. Commits therefore make the epoch odd for their
+/// duration, and a fill stores only if the epoch is the even value it read before fetching
+/// (checked under the set's lock, which the commit's write-through also takes). One commit at a
+/// time (the store's contract).
+class AccountCache {
+public:
+    explicit AccountCache(size_t bytes) : m_cache{bytes} {}
+
+    std::optional<std::optional<state::Account>> find(const Address& a) const noexcept {
+        const auto found = m_cache.find(a.bytes, hash(a));
+        if (!found) return std::nullopt;
+        if (found->flag) return std::optional<state::Account>{};  // cached as absent
+        return unpack(found->value);
+    }
+
+    /// The epoch a reader notes before fetching from RocksDB, for fill().
+    uint64_t epoch() const noexcept { return m_epoch.load(std::memory_order_acquire); }
+    void fill(const Address& a, const std::optional<state::Account>& v, uint64_t epoch_before_fetch) noexcept {
+        if (epoch_before_fetch % 2 != 0) return;
+        m_cache.put_if(a.bytes, hash(a), pack(v), !v.has_value(),
+                       [&] { return m_epoch.load(std::memory_order_acquire) == epoch_before_fetch; });
+    }
+
+    /// Around a commit: begin before the write reaches RocksDB, end after the write-through.
+    void begin_commit() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
+    void end_commit() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
+    void put(const Address& a, const std::optional<state::Account>& v) noexcept {
+        m_cache.put(a.bytes, hash(a), pack(v), !v.has_value());
+    }
+    void clear() noexcept { m_cache.clear(); }
+
+private:
+    using Cache = SeqlockCache<20, 40>;  // address → nonce (8 bytes) and balance (32)
+
+    static uint64_t hash(const Address& a) noexcept { return FixedBytesHasher{}(a); }
+    static Cache::Value pack(const std::optional<state::Account>& v) noexcept {
+        Cache::Value out{};
+        if (!v) return out;
+        std::memcpy(out.data(), &v->nonce, 8);
+        const auto limbs = to_limbs(v->balance);
+        std::memcpy(out.data() + 8, limbs.data(), 32);
+        return out;
+    }
+    static state::Account unpack(const Cache::Value& value) noexcept {
+        state::Account a;
+        std::memcpy(&a.nonce, value.data(), 8);
+        std::array<uint64_t, 4> limbs;
+        std::memcpy(limbs.data(), value.data() + 8, 32);
+        a.balance = from_limbs(limbs);
+        return a;
+    }
+
+    Cache m_cache;
+    std::atomic<uint64_t> m_epoch{0};
+};
+
 }  // namespace
 
 struct Store::Impl {
@@ -164,7 +228,7 @@ struct Store::Impl {
     Options options;
     Head head;
     chain::Genesis genesis;
-    StateCache<Address, state::Account, FixedBytesHasher> accounts;
+    std::unique_ptr<AccountCache> accounts;
     StateCache<std::string, u256, state::StringHash> users;
 
     ~Impl() {
@@ -206,6 +270,7 @@ struct Store::Impl {
         for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i));
         auto impl = std::make_unique<Impl>();
         impl->options = options;
+        impl->accounts = std::make_unique<AccountCache>(options.account_cache_bytes);
         rocksdb::DB* raw = nullptr;
         rocksdb::Status s;
         if (options.read_only)
@@ -271,7 +336,7 @@ Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path, c
     if (auto s = impl->db->Write(wo, &batch); !s.ok()) return from_status(s, "init");
     impl->head = head;
     impl->genesis = genesis;
-    for (const auto& [address, account] : genesis.alloc.accounts) impl->accounts.put(address, account);
+    for (const auto& [address, account] : genesis.alloc.accounts) impl->accounts->put(address, account);
     for (const auto& [name, balance] : genesis.alloc.users) impl->users.put(name, balance);
     return std::unique_ptr<Store>{new Store{std::move(impl)}};
 }
@@ -313,7 +378,8 @@ Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path, c
 }
 
 std::optional<state::Account> Store::account(const Address& address) const {
-    if (auto cached = m_impl->accounts.find(address)) return *cached;
+    if (auto cached = m_impl->accounts->find(address)) return *cached;
+    const uint64_t epoch = m_impl->accounts->epoch();
     auto v = m_impl->get(kAccounts, std::string_view{reinterpret_cast<const char*>(address.data()), 20});
     // StateReader cannot fail: a store that cannot be read is not a state to execute against.
     if (!v) throw std::runtime_error{"state read failed: " + v.error().message};
@@ -322,7 +388,7 @@ std::optional<state::Account> Store::account(const Address& address) const {
         a = parse_account_document(**v);
         if (!a) throw std::runtime_error{"corrupt account document for " + to_hex(address)};
     }
-    m_impl->accounts.put(address, a);
+    m_impl->accounts->fill(address, a, epoch);
     return a;
 }
 
@@ -382,11 +448,17 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     if (!s.ok()) return from_status(s, "commit");
     rocksdb::WriteOptions wo;
     wo.sync = m_impl->options.sync;
+    // From here until the write-through below, a read-miss fill may have fetched either value.
+    m_impl->accounts->begin_commit();
+    struct EndCommit {
+        AccountCache& cache;
+        ~EndCommit() { cache.end_commit(); }
+    } end_commit{*m_impl->accounts};
     if (s = m_impl->db->Write(wo, &batch); !s.ok()) return from_status(s, "commit");
     stats.write_ms = ms_since(t1);
 
     // Only now, with the block durable in the WAL, does the cache move on.
-    for (const auto& [address, account] : o.writes.accounts) m_impl->accounts.put(address, account);
+    for (const auto& [address, account] : o.writes.accounts) m_impl->accounts->put(address, account);
     for (const auto& [name, balance] : o.writes.users) m_impl->users.put(name, balance);
     m_impl->head = next;
     return stats;
@@ -447,7 +519,7 @@ void Store::wait_for_background_work() const {
 }
 
 void Store::clear_cache() {
-    m_impl->accounts.clear();
+    m_impl->accounts->clear();
     m_impl->users.clear();
 }
 

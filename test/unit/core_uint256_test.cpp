@@ -232,3 +232,15 @@ TEST(core_uint256, checked_mul) {
     EXPECT_EQ(checked_mul(kMax, 2), std::nullopt);
     EXPECT_EQ(checked_mul(kMax, kMax), std::nullopt);
 }
+
+TEST(core_uint256, limbs_round_trip_least_significant_first) {
+    const u256 v = *parse_u256("0x0102030405060708111213141516171821222324252627283132333435363738");
+    const auto limbs = to_limbs(v);
+    EXPECT_EQ(limbs[0], 0x3132333435363738ull);
+    EXPECT_EQ(limbs[3], 0x0102030405060708ull);
+    EXPECT_EQ(from_limbs(limbs), v);
+    EXPECT_EQ(to_limbs(u256{0}), (std::array<uint64_t, 4>{}));
+    EXPECT_EQ(from_limbs({7, 0, 0, 0}), u256{7});
+    const u256 max = ~u256{0};
+    EXPECT_EQ(from_limbs(to_limbs(max)), max);
+}

@@ -9,6 +9,8 @@
 
 #include <boost/multiprecision/cpp_int.hpp>
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +32,10 @@ size_t store_be_minimal(const u256& v, uint8_t* out) noexcept;
 
 /// Writes exactly 32 big-endian bytes.
 void store_be32(const u256& v, uint8_t* out) noexcept;
+
+/// The four 64-bit limbs, least significant first (a fixed-size copy for packed storage).
+std::array<uint64_t, 4> to_limbs(const u256& v) noexcept;
+u256 from_limbs(const std::array<uint64_t, 4>& limbs) noexcept;
 
 /// "0x"-prefixed minimal hex quantity ("0x0" for zero), as Ethereum JSON-RPC writes numbers.
 std::string to_hex_quantity(const u256& v);

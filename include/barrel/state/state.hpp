@@ -22,7 +22,7 @@ struct Account {
 };
 
 /// Read access to the state a block executes against. Implementations must allow concurrent
-/// calls from many threads (execution loads keys lazily from parallel tasks).
+/// calls from many threads (execution reads a block's keys from parallel tasks).
 class StateReader {
 public:
     virtual ~StateReader() = default;

@@ -45,6 +45,9 @@ struct Head {
 struct Options {
     bool sync{false};          ///< fsync the WAL at every block commit (--sync)
     bool read_only{false};     ///< open for queries only (export, get)
+    /// Memory for the cache of account values in front of RocksDB: 64-byte entries, so the
+    /// default holds ~524,000 accounts. Fixed at open; pages are used as entries fill them.
+    size_t account_cache_bytes{32u << 20};
 };
 
 /// What one commit did, for the pipeline's timings.
