@@ -117,19 +117,24 @@ public:
         uint64_t* set = set_of(hash);
         std::lock_guard lock{m_locks[(hash & m_set_mask) % kLocks].mutex};
         if (!allow()) return false;
-        // Under the set lock no other writer changes these entries: plain atomic loads suffice.
-        size_t target = kWays;
-        for (size_t way = 0; way < kWays && target == kWays; ++way) {
-            uint64_t* e = set + way * kWordsPerEntry;
+        // Under the set lock no other writer changes these entries: relaxed loads suffice.
+        size_t target = kWays;  // the way holding `key`, else the first empty one
+        size_t empty = kWays;
+        for (size_t way = 0; way < kWays; ++way) {
+            const uint64_t* e = set + way * kWordsPerEntry;
             const uint32_t meta = meta_of(word(e, kMetaWord).load(std::memory_order_relaxed));
             if ((meta & kUsed) == 0) {
-                target = way;
-                break;
+                empty = std::min(empty, way);
+                continue;
             }
             uint64_t line[kWordsPerEntry];
             for (size_t w = 0; w < kWordsPerEntry; ++w) line[w] = word(e, w).load(std::memory_order_relaxed);
-            if (std::memcmp(line, key.data(), KeyBytes) == 0) target = way;
+            if (std::memcmp(line, key.data(), KeyBytes) == 0) {
+                target = way;
+                break;
+            }
         }
+        if (target == kWays) target = empty;
         if (target == kWays) {
             // No empty way and no entry of this key: replace one at random.
             thread_local uint64_t state = 0x9e3779b97f4a7c15ull ^ reinterpret_cast<uintptr_t>(&state);
