@@ -125,7 +125,28 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
     return o;
 }
 
-/// A sharded cache of state values in front of RocksDB; written through on commit.
+/// Orders the state caches' read-miss fills against commits. A fill must not put back a value
+/// that a commit has just replaced: a reader that fetched a key from RocksDB before a commit's
+/// write but stored it after the commit's write-through would leave the old value cached for
+/// good. A commit therefore makes the epoch odd from before its write until after its
+/// write-through, and a fill stores only if the epoch is still the even value the reader saw
+/// before fetching, checked under the lock that the write-through of the same key also takes.
+/// One commit at a time (the store's contract).
+class CommitEpoch {
+public:
+    /// What a reader notes before fetching from RocksDB.
+    uint64_t now() const noexcept { return m_epoch.load(std::memory_order_acquire); }
+    /// Whether a value fetched at `seen` may still be cached: no commit was under way then or since.
+    bool unchanged_since(uint64_t seen) const noexcept { return seen % 2 == 0 && now() == seen; }
+    void begin() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
+    void end() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
+
+private:
+    std::atomic<uint64_t> m_epoch{0};
+};
+
+/// A sharded cache of state values in front of RocksDB (the DagTransfer users); written through
+/// on commit, filled on a read miss.
 template <class Key, class Value, class Hasher>
 class StateCache {
 public:
@@ -137,9 +158,14 @@ public:
         return it->second;
     }
     void put(const Key& k, std::optional<Value> v) {
+        put_if(k, std::move(v), [] { return true; });
+    }
+    /// put, if `allow()`, called with the shard locked, says so.
+    template <class Allow>
+    void put_if(const Key& k, std::optional<Value> v, Allow&& allow) {
         Shard& s = shard(k);
         std::unique_lock lock{s.mutex};
-        s.map.insert_or_assign(k, std::move(v));
+        if (allow()) s.map.insert_or_assign(k, std::move(v));
     }
     void clear() {
         for (auto& s : m_shards) {
@@ -160,14 +186,7 @@ private:
 };
 
 /// The store's cache of account values (present or absent), bounded, read without locks
-/// (core/seqlock_cache.hpp), written through on commit and filled on a read miss.
-///
-/// A fill must not put back a value that a commit has just replaced: a reader that fetched an
-/// account from RocksDB before a commit's write but stores it after the commit's write-through
-/// would leave the old value cached for good. Commits therefore make the epoch odd for their
-/// duration, and a fill stores only if the epoch is the even value it read before fetching
-/// (checked under the set's lock, which the commit's write-through also takes). One commit at a
-/// time (the store's contract).
+/// (core/seqlock_cache.hpp), written through on commit and filled on a read miss (CommitEpoch).
 class AccountCache {
 public:
     explicit AccountCache(size_t bytes) : m_cache{bytes} {}
@@ -179,17 +198,10 @@ public:
         return unpack(found->value);
     }
 
-    /// The epoch a reader notes before fetching from RocksDB, for fill().
-    uint64_t epoch() const noexcept { return m_epoch.load(std::memory_order_acquire); }
-    void fill(const Address& a, const std::optional<state::Account>& v, uint64_t epoch_before_fetch) noexcept {
-        if (epoch_before_fetch % 2 != 0) return;
-        m_cache.put_if(a.bytes, hash(a), pack(v), !v.has_value(),
-                       [&] { return m_epoch.load(std::memory_order_acquire) == epoch_before_fetch; });
+    /// Caches a value fetched from RocksDB when the epoch was `seen`, unless a commit began since.
+    void fill(const Address& a, const std::optional<state::Account>& v, const CommitEpoch& epoch, uint64_t seen) noexcept {
+        m_cache.put_if(a.bytes, hash(a), pack(v), !v.has_value(), [&] { return epoch.unchanged_since(seen); });
     }
-
-    /// Around a commit: begin before the write reaches RocksDB, end after the write-through.
-    void begin_commit() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
-    void end_commit() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
     void put(const Address& a, const std::optional<state::Account>& v) noexcept {
         m_cache.put(a.bytes, hash(a), pack(v), !v.has_value());
     }
@@ -217,7 +229,6 @@ private:
     }
 
     Cache m_cache;
-    std::atomic<uint64_t> m_epoch{0};
 };
 
 }  // namespace
@@ -230,6 +241,7 @@ struct Store::Impl {
     chain::Genesis genesis;
     std::unique_ptr<AccountCache> accounts;
     StateCache<std::string, u256, state::StringHash> users;
+    CommitEpoch epoch;  ///< orders both caches' fills against commits
 
     ~Impl() {
         for (auto* cf : cfs)
@@ -379,7 +391,7 @@ Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path, c
 
 std::optional<state::Account> Store::account(const Address& address) const {
     if (auto cached = m_impl->accounts->find(address)) return *cached;
-    const uint64_t epoch = m_impl->accounts->epoch();
+    const uint64_t seen = m_impl->epoch.now();
     auto v = m_impl->get(kAccounts, std::string_view{reinterpret_cast<const char*>(address.data()), 20});
     // StateReader cannot fail: a store that cannot be read is not a state to execute against.
     if (!v) throw std::runtime_error{"state read failed: " + v.error().message};
@@ -388,13 +400,14 @@ std::optional<state::Account> Store::account(const Address& address) const {
         a = parse_account_document(**v);
         if (!a) throw std::runtime_error{"corrupt account document for " + to_hex(address)};
     }
-    m_impl->accounts->fill(address, a, epoch);
+    m_impl->accounts->fill(address, a, m_impl->epoch, seen);
     return a;
 }
 
 std::optional<u256> Store::user(std::string_view name) const {
     const std::string key{name};
     if (auto cached = m_impl->users.find(key)) return *cached;
+    const uint64_t seen = m_impl->epoch.now();
     auto v = m_impl->get(kUsers, key);
     if (!v) throw std::runtime_error{"state read failed: " + v.error().message};
     std::optional<u256> b;
@@ -402,7 +415,7 @@ std::optional<u256> Store::user(std::string_view name) const {
         b = parse_user_document(**v);
         if (!b) throw std::runtime_error{"corrupt user document"};
     }
-    m_impl->users.put(key, b);
+    m_impl->users.put_if(key, b, [&] { return m_impl->epoch.unchanged_since(seen); });
     return b;
 }
 
@@ -449,11 +462,11 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     rocksdb::WriteOptions wo;
     wo.sync = m_impl->options.sync;
     // From here until the write-through below, a read-miss fill may have fetched either value.
-    m_impl->accounts->begin_commit();
+    m_impl->epoch.begin();
     struct EndCommit {
-        AccountCache& cache;
-        ~EndCommit() { cache.end_commit(); }
-    } end_commit{*m_impl->accounts};
+        CommitEpoch& epoch;
+        ~EndCommit() { epoch.end(); }
+    } end_commit{m_impl->epoch};
     if (s = m_impl->db->Write(wo, &batch); !s.ok()) return from_status(s, "commit");
     stats.write_ms = ms_since(t1);
 

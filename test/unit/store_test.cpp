@@ -248,7 +248,7 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
     EXPECT_FALSE(reopened->account(Address::from_view(BytesView{absent.data(), 20})));
 }
 
-TEST(store, reads_racing_commits_never_leave_a_replaced_account_cached) {
+TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
     // A reader that misses the cache fetches from RocksDB and fills the cache; if a commit's
     // write and write-through land between its fetch and its fill, the fill must not win. Readers
     // hammer every account the chain touches while blocks commit, the cache emptied before each
@@ -258,6 +258,7 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_account_cached) {
     o.blocks = 6;
     o.txs = 40;
     o.accounts = 24;
+    o.mix = gen::Mix::mixed;  // DagTransfer users too: their cache follows the same rule
     const auto w = gen::generate(o);
     ASSERT_TRUE(w) << w.error();
     ScratchDir tmp;
@@ -269,12 +270,16 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_account_cached) {
 
     std::vector<Address> touched;
     for (const auto& [a, account] : w->genesis.alloc.accounts) touched.push_back(a);
+    std::vector<std::string> users;
+    for (const auto& [name, balance] : w->genesis.alloc.users) users.push_back(name);
     std::atomic<bool> stop{false};
     std::vector<std::thread> readers;
     for (int r = 0; r < 2; ++r)
         readers.emplace_back([&] {
-            while (!stop.load(std::memory_order_relaxed))
+            while (!stop.load(std::memory_order_relaxed)) {
                 for (const auto& a : touched) (void)s->account(a);
+                for (const auto& name : users) (void)s->user(name);
+            }
         });
     for (size_t k = 0; k < w->blocks.size(); ++k) {
         SCOPED_TRACE("block " + std::to_string(k + 1));
@@ -285,8 +290,10 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_account_cached) {
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         s->clear_cache();
         ASSERT_TRUE(s->commit(*b, *outcome));
-        for (int rep = 0; rep < 3; ++rep)
+        for (int rep = 0; rep < 3; ++rep) {
             for (const auto& [a, account] : outcome->writes.accounts) EXPECT_EQ(s->account(a), account) << to_hex(a);
+            for (const auto& [name, balance] : outcome->writes.users) EXPECT_EQ(s->user(name), balance) << name;
+        }
     }
     stop = true;
     for (auto& t : readers) t.join();

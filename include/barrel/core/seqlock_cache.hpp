@@ -41,6 +41,9 @@ class SeqlockCache {
     static_assert(KeyBytes > 0 && KeyBytes + ValueBytes <= 60, "an entry is one 64-byte line with a 4-byte sequence word");
     // Payload bytes 56..59 share the last word with the sequence word, in its low half.
     static_assert(std::endian::native == std::endian::little, "the line layout assumes little-endian words");
+    // Otherwise reads would take libatomic's locks, and a 29-bit sequence count (a reader would
+    // have to stall across 2^29 writes to one entry to be fooled) would be the least concern.
+    static_assert(std::atomic_ref<uint64_t>::is_always_lock_free, "reads must be plain loads");
 
 public:
     using Key = std::span<const uint8_t, KeyBytes>;
