@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
@@ -282,7 +283,13 @@ struct Store::Impl {
         for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i));
         auto impl = std::make_unique<Impl>();
         impl->options = options;
-        impl->accounts = std::make_unique<AccountCache>(options.account_cache_bytes);
+        // Before RocksDB opens anything: a cache that cannot be had leaves the path untouched.
+        try {
+            impl->accounts = std::make_unique<AccountCache>(options.account_cache_bytes);
+        } catch (const std::bad_alloc&) {
+            return fail(StoreErrorCode::io, "cannot allocate an account cache of " +
+                                                std::to_string(options.account_cache_bytes) + " bytes");
+        }
         rocksdb::DB* raw = nullptr;
         rocksdb::Status s;
         if (options.read_only)

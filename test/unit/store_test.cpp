@@ -20,6 +20,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -297,6 +298,25 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
     }
     stop = true;
     for (auto& t : readers) t.join();
+}
+
+TEST(store, an_account_cache_too_large_to_map_is_an_error_and_writes_nothing) {
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    store::Options huge;
+    huge.account_cache_bytes = std::numeric_limits<size_t>::max();
+    const auto created = store::Store::init(dir, small_genesis(), huge);
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().code, store::StoreErrorCode::io);
+    EXPECT_EQ(created.error().message,
+              "cannot allocate an account cache of " + std::to_string(huge.account_cache_bytes) + " bytes");
+    EXPECT_FALSE(std::filesystem::exists(dir));
+    // A one-set cache (the smallest) works, evicting as it goes.
+    store::Options tiny;
+    tiny.account_cache_bytes = 0;
+    auto s = store::Store::init(dir, small_genesis(), tiny);
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ((*s)->account(address("0x2222222222222222222222222222222222222222")), (state::Account{0, 1000}));
 }
 
 TEST(store, second_writer_in_the_same_process_is_locked_but_readers_are_not) {

@@ -58,9 +58,10 @@ public:
     static constexpr size_t kEntryBytes = 64;
 
     /// At most `bytes` of entries (at least one set); the table is allocated zeroed and lazily.
+    /// Throws std::bad_alloc if the system will not map that much.
     explicit SeqlockCache(size_t bytes) {
         size_t sets = 1;
-        while (sets * 2 * kWays * kEntryBytes <= bytes) sets *= 2;
+        while (sets <= bytes / (2 * kWays * kEntryBytes)) sets *= 2;  // no overflow for any `bytes`
         m_set_mask = sets - 1;
         m_bytes = sets * kWays * kEntryBytes;
 #ifdef __linux__
