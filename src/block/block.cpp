@@ -135,13 +135,14 @@ Expected<void, BlockError> split_txs(BytesView& from, std::vector<BytesView>& sl
 }
 
 /// Stage 1 proper: decode every slot and hash it, in parallel, each index writing its own slot.
+/// The transactions are created by the same loop that decodes them (core/slots.hpp).
 Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
     const size_t n = b.tx_encodings.size();
-    b.txs.resize(n);
     b.tx_hashes.resize(n);
     std::vector<tx::TxError> errors(n);
     LowestIndex bad{n};
-    for_each_group(n, 4, parallel, [&](size_t begin, size_t end) {
+    // Four per run: tx::hash_of of each, four per keccak permutation.
+    b.txs = Slots<tx::Transaction>(n, 4, parallel, [&](size_t begin, size_t end, tx::Transaction* txs) {
         if (bad.beyond(begin)) return;
         for (size_t i = begin; i < end; ++i) {
             auto decoded = tx::decode(b.tx_encodings[i]);
@@ -150,9 +151,8 @@ Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
                 bad.record(i);
                 return;
             }
-            b.txs[i] = std::move(decoded).value();
+            txs[i] = std::move(decoded).value();
         }
-        // tx::hash_of of each, four per keccak permutation.
         keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
                        std::span{b.tx_hashes}.subspan(begin, end - begin));
     });

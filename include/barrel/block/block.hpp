@@ -10,6 +10,7 @@
 
 #include <barrel/block/header.hpp>
 #include <barrel/block/sender_cache.hpp>
+#include <barrel/core/slots.hpp>
 #include <barrel/tx/transaction.hpp>
 
 #include <optional>
@@ -56,7 +57,7 @@ struct Block {
     std::optional<Header> header;  ///< absent for a bare transaction list
     Hash hash;                     ///< block hash (zero for a bare transaction list)
     std::vector<BytesView> tx_encodings;
-    std::vector<tx::Transaction> txs;
+    Slots<tx::Transaction> txs;  ///< built in parallel by decode (core/slots.hpp)
     std::vector<Hash> tx_hashes;
     std::vector<Address> senders;  ///< filled by recover_senders
 
