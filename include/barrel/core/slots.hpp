@@ -4,11 +4,11 @@
 /// value-initialised by a parallel loop.
 ///
 /// std::vector<T>(n) initialises its elements on one thread. For a block's 2,500 transactions
-/// (~650 KB) that was a serial pass in front of decode's parallel loop and, whenever the
-/// allocator handed out memory the process had not touched yet, ~160 page faults in a row: 0.5 to
+/// (~880 KB) that was a serial pass in front of decode's parallel loop and, whenever the
+/// allocator handed out memory the process had not touched yet, ~215 page faults in a row: 0.5 to
 /// 0.8 ms on the 2-core VM the benchmarks run on, against ~1.2 ms for the whole parallel decode
-/// (docs/benchmarks.md, "Decode"). Here each page is first touched by one of the threads that
-/// will fill it, so that cost is shared like the rest of the stage.
+/// (docs/benchmarks.md, "Decode's serial start"). Here each page is first touched by one of the
+/// threads that will fill it, so that cost is shared like the rest of the stage.
 ///
 /// Beyond that constructor it is a small vector (push_back, assign, clear) for code that builds
 /// blocks by hand: tests and benchmarks.
@@ -39,7 +39,7 @@ public:
 
     Slots() noexcept = default;
 
-    /// n elements built by one loop over runs of `run` consecutive indices (the last may be
+    /// n elements built by one loop over runs of `run` (≥ 1) consecutive indices (the last may be
     /// shorter), in parallel unless `parallel` is false: each run's elements are value-initialised
     /// and then handed to fill(begin, end, data), on the same thread, so a stage's parallel loop
     /// both creates and fills its output. If fill throws, the remaining runs only initialise
