@@ -48,6 +48,17 @@ struct alignas(64) SenderCache::Shard {
     size_t next{0};          ///< ring slot to overwrite next
     uint64_t hits{0}, misses{0}, insertions{0}, evictions{0};
 
+    /// table.data() and table.size() - 1 for prefetch(), which reads them without the lock; on a
+    /// line of their own, so reading them does not pull the line every lookup locks.
+    alignas(64) std::atomic<uintptr_t> table_address{0};
+    std::atomic<size_t> table_mask{0};
+
+    /// Called with the lock held whenever `table` is replaced.
+    void publish_table() noexcept {
+        table_address.store(reinterpret_cast<uintptr_t>(table.data()), std::memory_order_relaxed);
+        table_mask.store(table.empty() ? 0 : table.size() - 1, std::memory_order_relaxed);
+    }
+
     /// The slot holding `key`, or the empty slot where it would go.
     size_t probe(const Hash& key) const noexcept {
         const size_t mask = table.size() - 1;
@@ -68,6 +79,7 @@ struct alignas(64) SenderCache::Shard {
         table.assign(std::max<size_t>(16, 2 * old.size()), Entry{});
         for (const Entry& e : old)
             if (e.used) table[probe(e.key)] = e;
+        publish_table();
     }
 
     void erase(const Hash& key) noexcept {
@@ -98,6 +110,17 @@ SenderCache::~SenderCache() = default;
 
 SenderCache::Shard& SenderCache::shard_of(const Hash& tx_hash) noexcept {
     return m_shards[shard_index(tx_hash)];
+}
+
+void SenderCache::prefetch(const Hash& tx_hash) const noexcept {
+    const Shard& s = m_shards[shard_index(tx_hash)];
+    __builtin_prefetch(&s.mutex, 1);  // find() will write it: ask for the line exclusive
+    // Read without the lock, address and mask may belong to a table an insert has just
+    // replaced; prefetching such an address cannot fault, it only fetches a line for nothing.
+    const uintptr_t table = s.table_address.load(std::memory_order_relaxed);
+    if (table == 0) return;
+    const size_t slot = home_slot(tx_hash, s.table_mask.load(std::memory_order_relaxed));
+    __builtin_prefetch(reinterpret_cast<const void*>(table + slot * sizeof(Entry)));
 }
 
 std::optional<Address> SenderCache::find(const Hash& tx_hash) noexcept {
@@ -139,6 +162,7 @@ void SenderCache::clear() {
         std::lock_guard lock{s.mutex};
         s.table.clear();
         s.table.shrink_to_fit();
+        s.publish_table();
         s.count = 0;
         s.fifo.clear();
         s.next = 0;

@@ -592,6 +592,61 @@ TEST(sender_cache, smaller_than_block) {
     }
 }
 
+// prefetch() is a hint: on an empty, growing, full or cleared cache it changes no entry and
+// no counter.
+TEST(sender_cache, prefetch_changes_nothing) {
+    const size_t shards = shard_count();
+    SenderCache cache{4 * shards};
+    const auto check_unchanged = [&](size_t inserted) {
+        const auto before = cache.stats();
+        for (size_t i = 0; i < 2 * inserted + 10; ++i) cache.prefetch(key(i, 5));
+        const auto after = cache.stats();
+        EXPECT_EQ(after.hits, before.hits);
+        EXPECT_EQ(after.misses, before.misses);
+        EXPECT_EQ(after.insertions, before.insertions);
+        EXPECT_EQ(after.evictions, before.evictions);
+        EXPECT_EQ(after.size, before.size);
+    };
+    check_unchanged(0);
+    for (size_t n : {size_t{1}, shards, 10 * shards}) {  // first table, growth, eviction
+        for (size_t i = 0; i < n; ++i) cache.insert(key(i, 5), sender_for(key(i, 5)));
+        check_unchanged(n);
+    }
+    for (size_t i = 10 * shards - 5; i < 10 * shards; ++i) EXPECT_EQ(cache.find(key(i, 5)), sender_for(key(i, 5)));
+    cache.clear();
+    check_unchanged(10 * shards);
+    EXPECT_EQ(cache.find(key(0, 5)), std::nullopt);
+}
+
+// prefetch() reads the table's address without the lock: threads prefetching and finding while
+// another inserts (growing tables) and clears (freeing them) must race on nothing (TSan) and
+// read nothing freed (ASan).
+TEST(sender_cache, prefetch_beside_growth_and_clear) {
+    tbb::global_control threads{tbb::global_control::max_allowed_parallelism, 8};
+    tbb::task_arena arena{8};
+    SenderCache cache{2048};
+    std::vector<Hash> keys;
+    for (size_t i = 0; i < 3'000; ++i) keys.push_back(key(i, 11));
+    std::atomic<size_t> wrong{0};
+    arena.execute([&] {
+        tbb::parallel_for(size_t{0}, size_t{8}, [&](size_t t) {
+            for (size_t round = 0; round < 4; ++round) {
+                for (size_t i = 0; i < keys.size(); ++i) {
+                    if (t == 0) {
+                        cache.insert(keys[i], sender_for(keys[i]));
+                        continue;
+                    }
+                    cache.prefetch(keys[(i + 8) % keys.size()]);
+                    if (auto a = cache.find(keys[i]); a && *a != sender_for(keys[i])) wrong.fetch_add(1);
+                }
+                if (t == 0) cache.clear();
+            }
+        });
+    });
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_EQ(cache.stats().size, 0u);
+}
+
 // Many threads inserting and finding at once (TSan checks the locking); every hit returns the
 // value stored for its key, and the counters add up.
 TEST(sender_cache, concurrent_insert_and_find) {
@@ -607,6 +662,7 @@ TEST(sender_cache, concurrent_insert_and_find) {
         tbb::parallel_for(tbb::blocked_range<size_t>(0, ops, 64), [&](const tbb::blocked_range<size_t>& r) {
             for (size_t i = r.begin(); i != r.end(); ++i) {
                 const Hash& k = keys[(i * 7919) % distinct];
+                cache.prefetch(keys[((i + 8) * 7919) % distinct]);  // races tables being replaced
                 if (i % 3 == 0) {
                     cache.insert(k, sender_for(k));
                 } else {

@@ -41,6 +41,12 @@ public:
     /// The cached sender of the transaction with this hash; counts a hit or a miss.
     std::optional<Address> find(const Hash& tx_hash) noexcept;
 
+    /// Starts loading the memory that find(tx_hash) will read, without waiting for it. A cache
+    /// the size of a transaction pool is out of the CPU caches when a block arrives (the previous
+    /// commit evicted it), and each lookup then waits ~300 ns on memory; a loop that prefetches
+    /// a few hashes ahead overlaps those waits. Thread-safe; changes nothing.
+    void prefetch(const Hash& tx_hash) const noexcept;
+
     /// Records a verified sender; evicts the shard's oldest entry when the shard is full.
     void insert(const Hash& tx_hash, const Address& sender);
 
