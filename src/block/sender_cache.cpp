@@ -1,8 +1,12 @@
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/core/keyed_hash.hpp>
+#include <barrel/core/zeroed_pages.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 namespace barrel::block {
 
@@ -30,61 +34,47 @@ size_t home_slot(const Hash& h, size_t mask) noexcept {
 }
 
 /// One slot of the open-addressing table: key and value in one cache line, so a lookup costs
-/// one memory access where a node-based map costs three (bucket, previous node, node).
+/// one memory access where a node-based map costs three (bucket, previous node, node). All-zero
+/// bytes are an unused slot, so the table starts as fresh zero pages.
 struct alignas(64) Entry {
     Hash key;
     Address sender;
-    bool used{false};
+    bool used;
 };
+static_assert(sizeof(Entry) == 64 && std::is_trivially_copyable_v<Entry>);
+
+/// Slots per shard: a power of two, at least twice the shard's capacity (load factor ≤ 1/2).
+size_t slots_per_shard(size_t shard_capacity) {
+    // Far beyond any memory, and it keeps the arithmetic below from overflowing.
+    if (shard_capacity > (size_t{1} << 40)) throw std::bad_alloc{};
+    return std::bit_ceil(std::max<size_t>(16, 2 * shard_capacity));
+}
 }  // namespace
 
-/// A linear-probing table that grows up to twice the shard's capacity (load factor ≤ 1/2) and
-/// deletes by backward shift, so no tombstones accumulate under FIFO eviction.
+/// A shard's linear-probing table is a fixed region of the cache's one mapping, so there is no
+/// growth, no rehash, and prefetch() can compute a slot's address without reading the shard.
+/// Deletes shift entries back, so no tombstones accumulate under FIFO eviction.
 struct alignas(64) SenderCache::Shard {
     std::mutex mutex;
-    std::vector<Entry> table;  ///< size 0 or a power of two
+    Entry* table{nullptr};  ///< mask + 1 slots
+    size_t mask{0};
     size_t count{0};
     std::vector<Hash> fifo;  ///< ring of keys in insertion order
     size_t next{0};          ///< ring slot to overwrite next
     uint64_t hits{0}, misses{0}, insertions{0}, evictions{0};
 
-    /// table.data() and table.size() - 1 for prefetch(), which reads them without the lock; on a
-    /// line of their own, so reading them does not pull the line every lookup locks.
-    alignas(64) std::atomic<uintptr_t> table_address{0};
-    std::atomic<size_t> table_mask{0};
-
-    /// Called with the lock held whenever `table` is replaced.
-    void publish_table() noexcept {
-        table_address.store(reinterpret_cast<uintptr_t>(table.data()), std::memory_order_relaxed);
-        table_mask.store(table.empty() ? 0 : table.size() - 1, std::memory_order_relaxed);
-    }
-
     /// The slot holding `key`, or the empty slot where it would go.
     size_t probe(const Hash& key) const noexcept {
-        const size_t mask = table.size() - 1;
         for (size_t i = home_slot(key, mask);; i = (i + 1) & mask)
             if (!table[i].used || table[i].key == key) return i;
     }
 
     const Entry* find(const Hash& key) const noexcept {
-        if (table.empty()) return nullptr;
         const Entry& e = table[probe(key)];
         return e.used ? &e : nullptr;
     }
 
-    /// Makes room for one more entry: doubles the table past a load factor of one half.
-    void reserve_one() {
-        if (2 * (count + 1) <= table.size()) return;
-        std::vector<Entry> old = std::move(table);
-        table.assign(std::max<size_t>(16, 2 * old.size()), Entry{});
-        for (const Entry& e : old)
-            if (e.used) table[probe(e.key)] = e;
-        publish_table();
-    }
-
     void erase(const Hash& key) noexcept {
-        if (table.empty()) return;
-        const size_t mask = table.size() - 1;
         size_t hole = probe(key);
         if (!table[hole].used) return;
         // Backward shift: pull later entries of the probe run into the hole unless that would
@@ -104,7 +94,16 @@ struct alignas(64) SenderCache::Shard {
 
 SenderCache::SenderCache(size_t capacity)
     : m_shards{std::make_unique<Shard[]>(kShards)},
-      m_shard_capacity{std::max<size_t>(1, (capacity + kShards - 1) / kShards)} {}
+      m_shard_capacity{std::max<size_t>(1, capacity / kShards + (capacity % kShards != 0))},
+      m_slot_mask{slots_per_shard(m_shard_capacity) - 1},
+      m_table{std::make_unique<ZeroedPages>(kShards * (m_slot_mask + 1) * sizeof(Entry))} {
+    // The mapping's zero bytes are unused slots (Entry is an implicit-lifetime type).
+    auto* slots = static_cast<Entry*>(m_table->data());
+    for (size_t i = 0; i < kShards; ++i) {
+        m_shards[i].table = slots + i * (m_slot_mask + 1);
+        m_shards[i].mask = m_slot_mask;
+    }
+}
 
 SenderCache::~SenderCache() = default;
 
@@ -113,14 +112,10 @@ SenderCache::Shard& SenderCache::shard_of(const Hash& tx_hash) noexcept {
 }
 
 void SenderCache::prefetch(const Hash& tx_hash) const noexcept {
-    const Shard& s = m_shards[shard_index(tx_hash)];
-    __builtin_prefetch(&s.mutex, 1);  // find() will write it: ask for the line exclusive
-    // Read without the lock, address and mask may belong to a table an insert has just
-    // replaced; prefetching such an address cannot fault, it only fetches a line for nothing.
-    const uintptr_t table = s.table_address.load(std::memory_order_relaxed);
-    if (table == 0) return;
-    const size_t slot = home_slot(tx_hash, s.table_mask.load(std::memory_order_relaxed));
-    __builtin_prefetch(reinterpret_cast<const void*>(table + slot * sizeof(Entry)));
+    const size_t shard = shard_index(tx_hash);
+    __builtin_prefetch(&m_shards[shard].mutex, 1);  // find() will write it: ask for the line exclusive
+    const size_t slot = shard * (m_slot_mask + 1) + home_slot(tx_hash, m_slot_mask);
+    __builtin_prefetch(static_cast<const Entry*>(m_table->data()) + slot);
 }
 
 std::optional<Address> SenderCache::find(const Hash& tx_hash) noexcept {
@@ -148,7 +143,6 @@ void SenderCache::insert(const Hash& tx_hash, const Address& sender) {
         s.fifo[s.next] = tx_hash;
         s.next = (s.next + 1) % m_shard_capacity;
     }
-    s.reserve_one();
     Entry& e = s.table[s.probe(tx_hash)];
     e.key = tx_hash;
     e.sender = sender;
@@ -157,16 +151,18 @@ void SenderCache::insert(const Hash& tx_hash, const Address& sender) {
 }
 
 void SenderCache::clear() {
+    // Every shard is locked at once (in index order; other calls hold one lock at a time), so the
+    // whole mapping can be handed back to the system in one call.
+    for (size_t i = 0; i < kShards; ++i) m_shards[i].mutex.lock();
+    m_table->reset();
     for (size_t i = 0; i < kShards; ++i) {
         Shard& s = m_shards[i];
-        std::lock_guard lock{s.mutex};
-        s.table.clear();
-        s.table.shrink_to_fit();
-        s.publish_table();
         s.count = 0;
         s.fifo.clear();
+        s.fifo.shrink_to_fit();
         s.next = 0;
     }
+    for (size_t i = kShards; i-- > 0;) m_shards[i].mutex.unlock();
 }
 
 SenderCache::Stats SenderCache::stats() const {

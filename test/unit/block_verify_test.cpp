@@ -21,6 +21,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <limits>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -451,7 +453,17 @@ TEST(sender_cache, capacity_rounds_up_to_shards) {
     EXPECT_EQ(SenderCache{shards}.capacity(), shards);
     EXPECT_EQ(SenderCache{shards + 1}.capacity(), 2 * shards);
     EXPECT_EQ(SenderCache{5 * shards}.capacity(), 5 * shards);
-    EXPECT_EQ(SenderCache{}.capacity(), size_t{1} << 20);
+    EXPECT_EQ(SenderCache{}.capacity(), size_t{1} << 16);
+}
+
+// The table is mapped for the whole capacity up front: a capacity no machine can hold is refused
+// at construction with std::bad_alloc (not an overflowed size, not a crash on first insert).
+TEST(sender_cache, impossible_capacity_throws_bad_alloc) {
+    EXPECT_THROW(SenderCache{std::numeric_limits<size_t>::max()}, std::bad_alloc);
+    EXPECT_THROW(SenderCache{size_t{1} << 50}, std::bad_alloc);  // past the size guard
+    EXPECT_THROW(SenderCache{size_t{1} << 44}, std::bad_alloc);  // 2^51 bytes: mmap refuses
+    SenderCache fine{1u << 20};                                   // mapped lazily: costs nothing yet
+    EXPECT_EQ(fine.capacity(), size_t{1} << 20);
 }
 
 TEST(sender_cache, find_insert_and_exact_stats) {
@@ -535,8 +547,8 @@ TEST(sender_cache, fifo_eviction_order) {
     EXPECT_EQ(s.misses, misses);
 }
 
-// A long FIFO run through one shard: the table grows several times and every eviction deletes
-// from the middle of probe runs (backward shift), yet exactly the newest `per_shard` keys stay
+// A long FIFO run through one shard: probe runs wrap around the end of the shard's table and
+// every eviction deletes from the middle of them (backward shift), yet exactly the newest `per_shard` keys stay
 // findable, each with its own sender, and every older one is gone.
 TEST(sender_cache, long_fifo_run_in_one_shard) {
     const size_t shards = shard_count();
@@ -592,7 +604,7 @@ TEST(sender_cache, smaller_than_block) {
     }
 }
 
-// prefetch() is a hint: on an empty, growing, full or cleared cache it changes no entry and
+// prefetch() is a hint: on an empty, filling, full or cleared cache it changes no entry and
 // no counter.
 TEST(sender_cache, prefetch_changes_nothing) {
     const size_t shards = shard_count();
@@ -608,7 +620,7 @@ TEST(sender_cache, prefetch_changes_nothing) {
         EXPECT_EQ(after.size, before.size);
     };
     check_unchanged(0);
-    for (size_t n : {size_t{1}, shards, 10 * shards}) {  // first table, growth, eviction
+    for (size_t n : {size_t{1}, shards, 10 * shards}) {  // first entry, filling, eviction
         for (size_t i = 0; i < n; ++i) cache.insert(key(i, 5), sender_for(key(i, 5)));
         check_unchanged(n);
     }
@@ -618,10 +630,10 @@ TEST(sender_cache, prefetch_changes_nothing) {
     EXPECT_EQ(cache.find(key(0, 5)), std::nullopt);
 }
 
-// prefetch() reads the table's address without the lock: threads prefetching and finding while
-// another inserts (growing tables) and clears (freeing them) must race on nothing (TSan) and
-// read nothing freed (ASan).
-TEST(sender_cache, prefetch_beside_growth_and_clear) {
+// prefetch() touches the table without the lock: threads prefetching and finding while another
+// inserts and clears (handing the table's pages back) must race on nothing (TSan), read nothing
+// outside the mapping (ASan) and never see a wrong sender.
+TEST(sender_cache, prefetch_beside_insert_and_clear) {
     tbb::global_control threads{tbb::global_control::max_allowed_parallelism, 8};
     tbb::task_arena arena{8};
     SenderCache cache{2048};
@@ -662,7 +674,7 @@ TEST(sender_cache, concurrent_insert_and_find) {
         tbb::parallel_for(tbb::blocked_range<size_t>(0, ops, 64), [&](const tbb::blocked_range<size_t>& r) {
             for (size_t i = r.begin(); i != r.end(); ++i) {
                 const Hash& k = keys[(i * 7919) % distinct];
-                cache.prefetch(keys[((i + 8) * 7919) % distinct]);  // races tables being replaced
+                cache.prefetch(keys[((i + 8) * 7919) % distinct]);  // races inserts and evictions
                 if (i % 3 == 0) {
                     cache.insert(k, sender_for(k));
                 } else {

@@ -13,12 +13,15 @@
 
 #include <barrel/core/bytes.hpp>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
+
+namespace barrel {
+class ZeroedPages;
+}
 
 namespace barrel::block {
 
@@ -32,8 +35,14 @@ public:
         size_t size{0};
     };
 
-    /// Holds at most `capacity` entries (rounded up to a multiple of the shard count).
-    explicit SenderCache(size_t capacity = 1u << 20);
+    /// A transaction pool's worth (and about 26 blocks of 2,500 transactions).
+    static constexpr size_t kDefaultCapacity = size_t{1} << 16;
+
+    /// Holds at most `capacity` entries (rounded up to a multiple of the shard count). The table
+    /// is sized for that capacity at construction, 64 to 128 bytes per entry (up to 8 MiB for the
+    /// default, a transaction pool's worth); its pages are mapped when first written, on huge
+    /// pages where the kernel allows. Throws std::bad_alloc if the system will not map that much.
+    explicit SenderCache(size_t capacity = kDefaultCapacity);
     ~SenderCache();
     SenderCache(const SenderCache&) = delete;
     SenderCache& operator=(const SenderCache&) = delete;
@@ -50,7 +59,7 @@ public:
     /// Records a verified sender; evicts the shard's oldest entry when the shard is full.
     void insert(const Hash& tx_hash, const Address& sender);
 
-    /// Drops every entry (counters are kept).
+    /// Drops every entry and gives the table's pages back to the system (counters are kept).
     void clear();
 
     Stats stats() const;
@@ -62,6 +71,8 @@ private:
 
     std::unique_ptr<Shard[]> m_shards;
     size_t m_shard_capacity;
+    size_t m_slot_mask;                    ///< slots per shard - 1
+    std::unique_ptr<ZeroedPages> m_table;  ///< the shards' tables, one after the other
 };
 
 }  // namespace barrel::block

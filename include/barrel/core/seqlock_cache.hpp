@@ -17,6 +17,8 @@
 ///
 /// Writers take a per-set lock (striped), so a key is never in two ways of a set at once.
 
+#include <barrel/core/zeroed_pages.hpp>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -29,10 +31,6 @@
 #include <new>
 #include <optional>
 #include <span>
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace barrel {
 
@@ -57,35 +55,13 @@ public:
     static constexpr size_t kWays = 4;
     static constexpr size_t kEntryBytes = 64;
 
-    /// At most `bytes` of entries (at least one set); the table is allocated zeroed and lazily.
-    /// Throws std::bad_alloc if the system will not map that much.
-    explicit SeqlockCache(size_t bytes) {
-        size_t sets = 1;
-        while (sets <= bytes / (2 * kWays * kEntryBytes)) sets *= 2;  // no overflow for any `bytes`
-        m_set_mask = sets - 1;
-        m_bytes = sets * kWays * kEntryBytes;
-#ifdef __linux__
-        // Fresh zero pages, touched only when written; and huge pages where the kernel allows
-        // them, because lookups land on random pages: with 4 KiB pages each read after a commit
-        // also missed the TLB (BM_state_reads/flushed: ~30% faster with them).
-        m_raw = ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m_raw == MAP_FAILED) throw std::bad_alloc{};
-        (void)::madvise(m_raw, m_bytes, MADV_HUGEPAGE);  // a hint; without it the cache still works
-        m_words = static_cast<uint64_t*>(m_raw);
-#else
-        // calloc of a large block maps fresh zero pages too.
-        m_raw = std::calloc(m_bytes + kEntryBytes, 1);
-        if (m_raw == nullptr) throw std::bad_alloc{};
-        const auto aligned = (reinterpret_cast<uintptr_t>(m_raw) + kEntryBytes - 1) & ~uintptr_t{kEntryBytes - 1};
-        m_words = reinterpret_cast<uint64_t*>(aligned);
-#endif
-    }
-    ~SeqlockCache() {
-#ifdef __linux__
-        ::munmap(m_raw, m_bytes);
-#else
-        std::free(m_raw);
-#endif
+    /// At most `bytes` of entries (at least one set); the table is allocated zeroed and lazily, on
+    /// huge pages where the kernel allows (core/zeroed_pages.hpp: lookups land on random pages,
+    /// and with 4 KiB pages each read after a commit also missed the TLB; BM_state_reads/flushed
+    /// ~30% faster with them). Throws std::bad_alloc if the system will not map that much.
+    explicit SeqlockCache(size_t bytes) : m_memory{table_bytes(bytes)} {
+        m_set_mask = m_memory.size() / (kWays * kEntryBytes) - 1;
+        m_words = static_cast<uint64_t*>(m_memory.data());
     }
     SeqlockCache(const SeqlockCache&) = delete;
     SeqlockCache& operator=(const SeqlockCache&) = delete;
@@ -216,8 +192,14 @@ private:
         meta_word.store((uint64_t{meta} << 32) | static_cast<uint32_t>(line[kMetaWord]), std::memory_order_release);
     }
 
-    void* m_raw{nullptr};
-    size_t m_bytes{0};
+    /// sets * kWays * kEntryBytes for the largest power-of-two number of sets that fits in `bytes`.
+    static size_t table_bytes(size_t bytes) noexcept {
+        size_t sets = 1;
+        while (sets <= bytes / (2 * kWays * kEntryBytes)) sets *= 2;  // no overflow for any `bytes`
+        return sets * kWays * kEntryBytes;
+    }
+
+    ZeroedPages m_memory;
     uint64_t* m_words{nullptr};
     size_t m_set_mask{0};
     mutable Lock m_locks[kLocks];
