@@ -1,6 +1,7 @@
 // barrel-bench: times 2,500-transaction blocks through decode → verify → execute → commit with an
 // embedded RocksDB, at 1 thread and all threads, cold and warm sender cache, one block at a time
-// and streamed; and, in the same run, the ceiling set by secp256k1 recovery alone.
+// and streamed; and, in the same run, the ceiling set by secp256k1 recovery alone, and how far
+// the machine itself scaled over 1 thread meanwhile.
 
 #include "report.hpp"
 
@@ -127,41 +128,62 @@ nlohmann::json machine_info(size_t threads) {
             {"hostname", host}};
 }
 
-/// Transactions per second of a bare secp256k1_ecdsa_recover loop over these blocks' signatures
-/// split over all threads: the ceiling no verify stage can beat. One rate per pass, 5 passes.
-std::vector<double> recover_ceiling_passes(const std::vector<block::Block>& blocks, size_t threads) {
+/// A bare secp256k1_ecdsa_recover loop over (up to 5,000 of) these blocks' signatures: at all
+/// threads, the ceiling no verify stage can beat; at 1 thread against all threads, how far this
+/// machine scales at the moment (on a shared VM the second core is not always all there), which
+/// bounds every stage's speedup.
+class RecoverLoop {
+public:
+    explicit RecoverLoop(const std::vector<block::Block>& blocks) {
+        const auto* ctx = tx::shared_secp256k1_context();
+        for (const auto& b : blocks)
+            for (const auto& t : b.txs) {
+                if (m_sigs.size() >= 5000) return;
+                Sig s;
+                uint8_t compact[64];
+                store_be32(t.r, compact);
+                store_be32(t.s, compact + 32);
+                if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &s.sig, compact, t.y_parity ? 1 : 0) != 1)
+                    continue;
+                s.sighash = tx::signing_hash(t);
+                m_sigs.push_back(s);
+            }
+    }
+
+    /// Recoveries per second of one pass over the signatures on `threads` threads; 0 if none.
+    double rate(size_t threads) const {
+        if (m_sigs.empty()) return 0;
+        const auto* ctx = tx::shared_secp256k1_context();
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        const auto t0 = Clock::now();
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, m_sigs.size()), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i != r.end(); ++i) {
+                secp256k1_pubkey pk;
+                if (secp256k1_ecdsa_recover(ctx, &pk, &m_sigs[i].sig, m_sigs[i].sighash.data()) != 1) std::abort();
+            }
+        });
+        return static_cast<double>(m_sigs.size()) / std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+
+private:
     struct Sig {
         secp256k1_ecdsa_recoverable_signature sig;
         Hash sighash;
     };
-    std::vector<Sig> sigs;
-    const auto* ctx = tx::shared_secp256k1_context();
-    for (const auto& b : blocks)
-        for (const auto& t : b.txs) {
-            Sig s;
-            uint8_t compact[64];
-            store_be32(t.r, compact);
-            store_be32(t.s, compact + 32);
-            if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &s.sig, compact, t.y_parity ? 1 : 0) != 1) continue;
-            s.sighash = tx::signing_hash(t);
-            sigs.push_back(s);
-            if (sigs.size() >= 5000) break;
+    std::vector<Sig> m_sigs;
+};
+
+/// Rates of the recovery loop, passes at all threads and at 1 thread alternating.
+struct RecoverRates {
+    std::vector<double> all_threads, one_thread;
+
+    void sample(const RecoverLoop& loop, size_t threads) {
+        for (int pass = 0; pass < 5; ++pass) {
+            all_threads.push_back(loop.rate(threads));
+            if (threads > 1) one_thread.push_back(loop.rate(1));
         }
-    if (sigs.empty()) return {};
-    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-    std::vector<double> rates;
-    for (int pass = 0; pass < 5; ++pass) {
-        const auto t0 = Clock::now();
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, sigs.size()), [&](const tbb::blocked_range<size_t>& r) {
-            for (size_t i = r.begin(); i != r.end(); ++i) {
-                secp256k1_pubkey pk;
-                if (secp256k1_ecdsa_recover(ctx, &pk, &sigs[i].sig, sigs[i].sighash.data()) != 1) std::abort();
-            }
-        });
-        rates.push_back(static_cast<double>(sigs.size()) / std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    return rates;
-}
+};
 
 /// One import of all blocks into its own fresh datadir, at a fixed thread count.
 class Import {
@@ -380,7 +402,9 @@ int main(int argc, char** argv) {
     if (args.quick || all_threads == 1) thread_counts = {all_threads};
     // The ceiling is measured before and after the runs, and its median taken over both, so that
     // a drift in the machine's speed during the runs moves it as it moves them.
-    std::vector<double> ceiling_rates = recover_ceiling_passes(decoded, all_threads);
+    const RecoverLoop recover_loop{decoded};
+    RecoverRates recover_rates;
+    recover_rates.sample(recover_loop, all_threads);
     std::vector<bench::Run> runs;
     for (bool warm : {false, true}) {
         const char* cache = warm ? "warm" : "cold";
@@ -405,19 +429,30 @@ int main(int argc, char** argv) {
         return std::tie(a.threads, a.warm, a.streamed) < std::tie(b.threads, b.warm, b.streamed);
     });
     fs::remove_all(tmp_root);
-    for (double rate : recover_ceiling_passes(decoded, all_threads)) ceiling_rates.push_back(rate);
-    const double ceiling = bench::summarise(ceiling_rates).median_ms;  // a median, though not of ms
+    recover_rates.sample(recover_loop, all_threads);
+    // Medians, though not of milliseconds.
+    const double ceiling = bench::summarise(recover_rates.all_threads).median_ms;
+    const double one_thread = bench::summarise(recover_rates.one_thread).median_ms;
 
     std::cout << "barrel-bench: " << wires.size() << " blocks x " << (decoded.empty() ? 0 : decoded[0].size())
               << " transactions, " << all_threads << " threads max\n";
     std::cout << "recovery ceiling (bare secp256k1_ecdsa_recover on " << all_threads << " threads): "
-              << static_cast<long>(ceiling) << " TPS\n\n";
+              << static_cast<long>(ceiling) << " TPS\n";
+    if (one_thread > 0)
+        std::printf("the same loop on 1 thread: %ld TPS, so this machine scaled %.2fx over 1 thread during the "
+                    "run (no stage can beat that)\n",
+                    static_cast<long>(one_thread), ceiling / one_thread);
+    std::cout << "\n";
     std::cout << bench::table(runs, ceiling);
     std::printf("\npeak RSS: %.0f MiB\n", peak_rss_mib());
 
     if (!args.json_out.empty()) {
         auto doc = bench::to_json(runs, ceiling, machine_info(all_threads));
         doc["peak_rss_mib"] = peak_rss_mib();
+        if (one_thread > 0) {
+            doc["recover_1_thread_tps"] = one_thread;
+            doc["machine_scaling"] = ceiling / one_thread;
+        }
         std::ofstream(args.json_out) << doc.dump(2) << "\n";
     }
     if (!args.plot_out.empty()) {

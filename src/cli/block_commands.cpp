@@ -42,8 +42,7 @@ namespace {
 using nlohmann::json;
 
 constexpr uint64_t kDefaultChainId = 1;
-/// Items in a header list; a legacy transaction has nine.
-constexpr size_t kHeaderFields = 10;
+/// Items in a legacy transaction's list.
 constexpr size_t kLegacyTxFields = 9;
 
 // ---- Input -----------------------------------------------------------------------------------
