@@ -39,8 +39,8 @@ public:
     static constexpr size_t kDefaultCapacity = size_t{1} << 16;
 
     /// Holds at most `capacity` entries (rounded up to a multiple of the shard count). The table
-    /// is sized for that capacity at construction, 64 to 128 bytes per entry (up to 8 MiB for the
-    /// default, a transaction pool's worth); its pages are mapped when first written, on huge
+    /// is sized for that capacity at construction, two to four 64-byte slots per entry (two for a
+    /// power of two of at least 1,024: 8 MiB for the default); its pages are mapped when first written, on huge
     /// pages where the kernel allows. Throws std::bad_alloc if the system will not map that much.
     explicit SenderCache(size_t capacity = kDefaultCapacity);
     ~SenderCache();
