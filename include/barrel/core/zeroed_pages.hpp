@@ -11,6 +11,7 @@
 /// flush; the sender cache: ~40% faster warm lookups, docs/benchmarks.md).
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
