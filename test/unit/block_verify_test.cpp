@@ -25,6 +25,7 @@
 #include <new>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace barrel;
@@ -657,6 +658,58 @@ TEST(sender_cache, prefetch_beside_insert_and_clear) {
     });
     EXPECT_EQ(wrong.load(), 0u);
     EXPECT_EQ(cache.stats().size, 0u);
+}
+
+// Lookups take no lock. While one thread churns a single shard (every insert evicts that shard's
+// oldest key, and the deletion shifts probe runs back), threads looking up keys of that shard
+// must never get a wrong sender, nor miss a key that was cached for the whole lookup.
+TEST(sender_cache, lock_free_lookups_beside_evictions_in_their_shard) {
+    constexpr size_t per_shard = 24;
+    const auto k = same_shard_keys(160);  // cycled: a key comes back long after its eviction
+    SenderCache cache{per_shard * shard_count()};
+    constexpr size_t inserts = 20'000;
+    constexpr size_t readers = 3;
+    std::atomic<size_t> done{0};  // inserts finished; insert i evicts key i - per_shard
+    std::atomic<size_t> started{0};
+    std::atomic<size_t> wrong{0}, missed{0}, guaranteed{0};
+    std::vector<std::thread> threads;
+    for (size_t r = 0; r < readers; ++r) {
+        threads.emplace_back([&, r] {
+            std::minstd_rand pick{static_cast<unsigned>(r + 1)};
+            started.fetch_add(1);
+            for (;;) {
+                const size_t before = done.load(std::memory_order_acquire);
+                if (before == inserts) break;
+                if (before < per_shard) continue;
+                const size_t j = before - 1 - pick() % (per_shard / 2);  // inserted before the lookup
+                const auto found = cache.find(k[j % k.size()]);
+                const size_t after = done.load(std::memory_order_acquire);
+                if (found && *found != sender_for(k[j % k.size()])) wrong.fetch_add(1);
+                // Inserts up to `after` (the last perhaps still running) may have run meanwhile;
+                // none of them evicted key j if j + per_shard > after.
+                if (j + per_shard > after) {
+                    guaranteed.fetch_add(1, std::memory_order_relaxed);
+                    if (!found) missed.fetch_add(1);
+                }
+            }
+        });
+    }
+    while (started.load() < readers) std::this_thread::yield();
+    for (size_t i = 0; i < inserts; ++i) {
+        cache.insert(k[i % k.size()], sender_for(k[i % k.size()]));
+        done.store(i + 1, std::memory_order_release);
+        // Every 64 inserts, wait for one lookup that overlapped no eviction of its key: on a busy
+        // machine the readers might otherwise not run at all before the writer finishes.
+        if (i % 64 == 63) {
+            const size_t seen = guaranteed.load();
+            while (guaranteed.load() == seen) std::this_thread::yield();
+        }
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_EQ(missed.load(), 0u) << "of " << guaranteed.load() << " lookups of keys cached throughout";
+    EXPECT_GE(guaranteed.load(), inserts / 64);
+    EXPECT_EQ(cache.stats().evictions, inserts - per_shard);
 }
 
 // Many threads inserting and finding at once (TSan checks the locking); every hit returns the

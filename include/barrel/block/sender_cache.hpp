@@ -15,7 +15,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -47,7 +46,10 @@ public:
     SenderCache(const SenderCache&) = delete;
     SenderCache& operator=(const SenderCache&) = delete;
 
-    /// The cached sender of the transaction with this hash; counts a hit or a miss.
+    /// The cached sender of the transaction with this hash; counts a hit or a miss. Takes no lock
+    /// and writes nothing another thread reads, so lookups from many threads scale; one that
+    /// overlaps a write to its shard looks again under the shard's lock (never a torn entry, never
+    /// a miss of a key that stayed cached).
     std::optional<Address> find(const Hash& tx_hash) noexcept;
 
     /// Starts loading the memory that find(tx_hash) will read, without waiting for it. A cache
@@ -67,12 +69,14 @@ public:
 
 private:
     struct Shard;
+    struct LookupCounters;
     Shard& shard_of(const Hash& tx_hash) noexcept;
 
     std::unique_ptr<Shard[]> m_shards;
     size_t m_shard_capacity;
     size_t m_slot_mask;                    ///< slots per shard - 1
     std::unique_ptr<ZeroedPages> m_table;  ///< the shards' tables, one after the other
+    std::unique_ptr<LookupCounters> m_lookups;  ///< hits and misses, striped by thread
 };
 
 }  // namespace barrel::block

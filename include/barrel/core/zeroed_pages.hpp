@@ -10,6 +10,7 @@
 /// table of 8 MiB needs four TLB entries (the store's account cache: ~30% faster reads after a
 /// flush; the sender cache: ~40% faster warm lookups, docs/benchmarks.md).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -53,13 +54,18 @@ public:
     size_t size() const noexcept { return m_bytes; }
 
     /// Zeroes everything again and, where the system can, gives the pages back (they are mapped
-    /// afresh when next written). The caller must ensure no other thread touches the memory.
+    /// afresh when next written). Other threads may meanwhile load 64-bit words of the memory
+    /// through std::atomic_ref (a seqlock reader that will discard what it read): they see old
+    /// values or zeros, and no store races them.
     void reset() noexcept {
 #ifdef __linux__
         // For a private anonymous mapping MADV_DONTNEED is defined to leave zero-fill pages.
         if (::madvise(m_raw, m_bytes, MADV_DONTNEED) == 0) return;
 #endif
-        std::memset(m_data, 0, m_bytes);
+        auto* words = static_cast<uint64_t*>(m_data);
+        for (size_t i = 0; i < m_bytes / sizeof(uint64_t); ++i)
+            std::atomic_ref<uint64_t>{words[i]}.store(0, std::memory_order_relaxed);
+        std::memset(words + m_bytes / sizeof(uint64_t), 0, m_bytes % sizeof(uint64_t));
     }
 
 private:
