@@ -1,6 +1,7 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/core/parallel.hpp>
 #include <barrel/core/seqlock_cache.hpp>
+#include <barrel/core/sharded_cache.hpp>
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>
 
@@ -146,45 +147,9 @@ private:
     std::atomic<uint64_t> m_epoch{0};
 };
 
-/// A sharded cache of state values in front of RocksDB (the DagTransfer users); written through
-/// on commit, filled on a read miss.
-template <class Key, class Value, class Hasher>
-class StateCache {
-public:
-    std::optional<std::optional<Value>> find(const Key& k) const {
-        const Shard& s = shard(k);
-        std::shared_lock lock{s.mutex};
-        const auto it = s.map.find(k);
-        if (it == s.map.end()) return std::nullopt;
-        return it->second;
-    }
-    void put(const Key& k, std::optional<Value> v) {
-        put_if(k, std::move(v), [] { return true; });
-    }
-    /// put, if `allow()`, called with the shard locked, says so.
-    template <class Allow>
-    void put_if(const Key& k, std::optional<Value> v, Allow&& allow) {
-        Shard& s = shard(k);
-        std::unique_lock lock{s.mutex};
-        if (allow()) s.map.insert_or_assign(k, std::move(v));
-    }
-    void clear() {
-        for (auto& s : m_shards) {
-            std::unique_lock lock{s.mutex};
-            s.map.clear();
-        }
-    }
-
-private:
-    struct Shard {
-        mutable std::shared_mutex mutex;
-        std::unordered_map<Key, std::optional<Value>, Hasher, std::equal_to<>> map;
-    };
-    static constexpr size_t kShards = 32;
-    const Shard& shard(const Key& k) const { return m_shards[Hasher{}(k) / 7 % kShards]; }
-    Shard& shard(const Key& k) { return m_shards[Hasher{}(k) / 7 % kShards]; }
-    Shard m_shards[kShards];
-};
+/// DagTransfer user → balance (nullopt: known absent), bounded (Options::user_cache_entries),
+/// written through on commit and filled on a read miss (CommitEpoch).
+using UserCache = ShardedCache<std::string, std::optional<u256>, state::StringHash>;
 
 /// The store's cache of account values (present or absent), bounded, read without locks
 /// (core/seqlock_cache.hpp), written through on commit and filled on a read miss (CommitEpoch).
@@ -241,7 +206,7 @@ struct Store::Impl {
     Head head;
     chain::Genesis genesis;
     std::unique_ptr<AccountCache> accounts;
-    StateCache<std::string, u256, state::StringHash> users;
+    std::unique_ptr<UserCache> users;
     CommitEpoch epoch;  ///< orders both caches' fills against commits
 
     ~Impl() {
@@ -290,6 +255,7 @@ struct Store::Impl {
             return fail(StoreErrorCode::io, "cannot allocate an account cache of " +
                                                 std::to_string(options.account_cache_bytes) + " bytes");
         }
+        impl->users = std::make_unique<UserCache>(options.user_cache_entries);
         rocksdb::DB* raw = nullptr;
         rocksdb::Status s;
         if (options.read_only)
@@ -356,7 +322,7 @@ Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path, c
     impl->head = head;
     impl->genesis = genesis;
     for (const auto& [address, account] : genesis.alloc.accounts) impl->accounts->put(address, account);
-    for (const auto& [name, balance] : genesis.alloc.users) impl->users.put(name, balance);
+    for (const auto& [name, balance] : genesis.alloc.users) impl->users->put(name, balance);
     return std::unique_ptr<Store>{new Store{std::move(impl)}};
 }
 
@@ -413,7 +379,7 @@ std::optional<state::Account> Store::account(const Address& address) const {
 
 std::optional<u256> Store::user(std::string_view name) const {
     const std::string key{name};
-    if (auto cached = m_impl->users.find(key)) return *cached;
+    if (auto cached = m_impl->users->find(key)) return *cached;
     const uint64_t seen = m_impl->epoch.now();
     auto v = m_impl->get(kUsers, key);
     if (!v) throw std::runtime_error{"state read failed: " + v.error().message};
@@ -422,7 +388,7 @@ std::optional<u256> Store::user(std::string_view name) const {
         b = parse_user_document(**v);
         if (!b) throw std::runtime_error{"corrupt user document"};
     }
-    m_impl->users.put_if(key, b, [&] { return m_impl->epoch.unchanged_since(seen); });
+    m_impl->users->put_if(key, b, [&] { return m_impl->epoch.unchanged_since(seen); });
     return b;
 }
 
@@ -479,7 +445,7 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
 
     // Only now, with the block durable in the WAL, does the cache move on.
     for (const auto& [address, account] : o.writes.accounts) m_impl->accounts->put(address, account);
-    for (const auto& [name, balance] : o.writes.users) m_impl->users.put(name, balance);
+    for (const auto& [name, balance] : o.writes.users) m_impl->users->put(name, balance);
     m_impl->head = next;
     return stats;
 }
@@ -540,7 +506,7 @@ void Store::wait_for_background_work() const {
 
 void Store::clear_cache() {
     m_impl->accounts->clear();
-    m_impl->users.clear();
+    m_impl->users->clear();
 }
 
 }  // namespace barrel::store

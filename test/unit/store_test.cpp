@@ -265,6 +265,7 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
     ScratchDir tmp;
     store::Options small;
     small.account_cache_bytes = 1024;
+    small.user_cache_entries = 4;  // one per shard at most: every fill of a new user evicts
     auto created = store::Store::init(tmp.path() / "data", w->genesis, small);
     ASSERT_TRUE(created) << created.error().message;
     auto s = std::move(created).value();

@@ -48,6 +48,9 @@ struct Options {
     /// Memory for the cache of account values in front of RocksDB: 64-byte entries, so the
     /// default holds ~524,000 accounts. Fixed at open; pages are used as entries fill them.
     size_t account_cache_bytes{32u << 20};
+    /// Entries in the cache of DagTransfer user balances in front of RocksDB (~100 bytes each
+    /// with the name; ~13 MiB when full at the default). Past it, a random entry makes room.
+    size_t user_cache_entries{size_t{1} << 17};
 };
 
 /// What one commit did, for the pipeline's timings.
