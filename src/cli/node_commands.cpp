@@ -255,8 +255,8 @@ int import_handler(Context& ctx, const ParsedArgs& args) {
 
     // Imported transactions are not seen again, so the cache only needs to span the blocks in
     // flight plus a margin (a node with a transaction pool sizes it to the pool): ~26 blocks of
-    // 2,500, a few MiB, so that a long import's memory stays flat.
-    block::SenderCache cache{1u << 16};
+    // 2,500, 8 MiB of table, so that a long import's memory stays flat.
+    block::SenderCache cache{block::SenderCache::kDefaultCapacity};
     pipeline::Config config;
     config.sender_cache = &cache;
     if (args.has("--serial")) config.max_in_flight = 1;  // one block at a time, no overlap
