@@ -1,5 +1,5 @@
-// Stage 3 (PTE) on 2,500-transaction blocks built directly (no signing): the DAG build alone, and
-// exec::execute under each schedule, on four workloads from no contention to a single chain:
+// Stage 3 (PTE) on 2,500-transaction blocks built directly (no signing): the DAG build alone, the
+// write-set order of the block's keys (BM_key_order), and exec::execute under each schedule, on four workloads from no contention to a single chain:
 //
 //   low_contention  10,000 accounts, every transaction a distinct sender → recipient pair
 //   hot_accounts    as above, but 30% of the transactions pay one of 4 hot accounts
@@ -168,6 +168,17 @@ void bm_build_dag(benchmark::State& state, Workload w) {
     dag_counters(state, stats);
 }
 
+/// The write-set order of the block's distinct keys, computed on the serial path of planning.
+void bm_key_order(benchmark::State& state, Workload w) {
+    const Fixture& f = fixture(w);
+    const exec::Dag d = exec::build_dag(f.keys);
+    for (auto _ : state) {
+        std::vector<uint32_t> order = exec::slots_in_key_order(d);
+        benchmark::DoNotOptimize(order);
+    }
+    state.counters["keys"] = static_cast<double>(d.slots.size());
+}
+
 void bm_execute(benchmark::State& state, Workload w, exec::Schedule schedule, bool one_thread) {
     const Fixture& f = fixture(w);
     const Hash parent_root{};
@@ -250,6 +261,10 @@ void bm_execute_speedup(benchmark::State& state, Workload w) {
         benchmark::RegisterBenchmark((std::string{"BM_build_dag/"} + name_of(w)).c_str(), bm_build_dag, w)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
+    }
+    for (const Workload w : kWorkloads) {
+        benchmark::RegisterBenchmark((std::string{"BM_key_order/"} + name_of(w)).c_str(), bm_key_order, w)
+            ->Unit(benchmark::kMicrosecond);
     }
     for (const Workload w : kWorkloads) {
         for (const exec::Schedule s : {exec::Schedule::serial, exec::Schedule::levels, exec::Schedule::dynamic,

@@ -125,16 +125,18 @@ Dag build_dag(std::span<const TxKeys> txs) {
 }
 
 std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
-    // Sorting 16-byte records on the keys' first eight bytes (big-endian, so integer order is
-    // byte order; a shorter name is padded with zeros, which sorts it first as bytewise order
-    // does) avoids a memcmp call per comparison; equal prefixes fall back to the whole key.
+    // Records of the keys' first eight bytes (big-endian, so integer order is byte order; a
+    // shorter name is padded with zeros, which sorts it first as bytewise order does): comparing
+    // them needs no memcmp, and equal prefixes fall back to the whole key.
     struct Entry {
         uint64_t prefix;
         uint32_t slot;
         KeyKind kind;
     };
-    std::vector<Entry> entries(dag.slots.size());
-    for (size_t s = 0; s < dag.slots.size(); ++s) {
+    static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
+    const size_t n = dag.slots.size();
+    std::vector<Entry> entries(n);
+    for (size_t s = 0; s < n; ++s) {
         const ConflictKey& key = dag.slots[s];
         uint8_t head[8] = {};
         std::memcpy(head, key.bytes.data(), std::min<size_t>(8, key.bytes.size()));
@@ -142,13 +144,37 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
         for (uint8_t b : head) prefix = (prefix << 8) | b;
         entries[s] = Entry{prefix, static_cast<uint32_t>(s), key.kind};
     }
-    std::sort(entries.begin(), entries.end(), [&dag](const Entry& a, const Entry& b) {
+    const auto less = [&dag](const Entry& a, const Entry& b) {
         if (a.kind != b.kind) return a.kind < b.kind;
         if (a.prefix != b.prefix) return a.prefix < b.prefix;
         return dag.slots[a.slot].bytes < dag.slots[b.slot].bytes;
-    });
-    std::vector<uint32_t> order(entries.size());
-    for (size_t k = 0; k < entries.size(); ++k) order[k] = entries[k].slot;
+    };
+
+    // Most keys are addresses, spread evenly, so a counting pass on the kind and the top bits of
+    // the prefix leaves about two keys per bucket, and only the buckets need a comparison sort.
+    // One std::sort of the whole set (its branches mispredicted half the time on random keys) was
+    // ~0.3 ms of a 2,500-transfer block, on the serial path of planning (docs/benchmarks.md,
+    // "Execute"). Keys sharing their top bits (user names with a common start, recipients chosen
+    // to) only make their bucket larger: it is still sorted by comparison, never quadratic.
+    unsigned bits = 1;
+    while (bits < 16 && (size_t{1} << bits) < n / 2) ++bits;
+    const size_t per_kind = size_t{1} << bits;
+    const auto bucket_of = [&](const Entry& e) {
+        return (e.kind == KeyKind::account ? 0 : per_kind) + static_cast<size_t>(e.prefix >> (64 - bits));
+    };
+    std::vector<uint32_t> begin(2 * per_kind + 1, 0);
+    for (const Entry& e : entries) ++begin[bucket_of(e) + 1];
+    for (size_t b = 0; b < 2 * per_kind; ++b) begin[b + 1] += begin[b];
+    std::vector<Entry> sorted(n);
+    {
+        std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+        for (const Entry& e : entries) sorted[fill[bucket_of(e)]++] = e;
+    }
+    for (size_t b = 0; b < 2 * per_kind; ++b)
+        if (begin[b + 1] - begin[b] > 1) std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
+
+    std::vector<uint32_t> order(n);
+    for (size_t k = 0; k < n; ++k) order[k] = sorted[k].slot;
     return order;
 }
 

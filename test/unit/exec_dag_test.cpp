@@ -381,5 +381,55 @@ TEST(exec_dag, slots_in_key_order_is_bytewise_accounts_first) {
     EXPECT_EQ(d.slots[order[accounts.size()]].bytes, "");
 }
 
+/// The same order over a block-sized key set, where the keys spread over many buckets of the
+/// counting pass: 4,000 random addresses, 200 addresses sharing their first eight bytes (one
+/// bucket, sorted by whole key), and 1,000 user names of every length from 0 to 12 bytes, many
+/// sharing a start.
+TEST(exec_dag, slots_in_key_order_is_bytewise_over_thousands_of_keys) {
+    std::mt19937_64 rng{42};
+    std::vector<std::string> accounts, users;
+    for (int i = 0; i < 4000; ++i) {
+        std::string a(20, '\0');
+        for (char& c : a) c = static_cast<char>(rng());
+        accounts.push_back(a);
+    }
+    for (int i = 0; i < 200; ++i) {
+        std::string a(8, '\x5a');
+        for (int k = 0; k < 12; ++k) a.push_back(static_cast<char>(rng() % 4));
+        accounts.push_back(a);
+    }
+    for (int i = 0; i < 1000; ++i) {
+        std::string u = i % 3 == 0 ? "user" : "";
+        const size_t length = rng() % 13;
+        while (u.size() < length) u.push_back(static_cast<char>(rng() % 3 == 0 ? 0 : rng()));
+        users.push_back(u);
+    }
+    std::vector<TxKeys> txs;
+    for (size_t i = 0; i < std::max(accounts.size(), users.size()); ++i) {
+        TxKeys t;
+        if (i < accounts.size()) t.add(KeyKind::account, accounts[i]);
+        if (i < users.size()) t.add(KeyKind::user, users[i]);
+        txs.push_back(t);
+    }
+    const Dag d = build_dag(txs);
+    std::vector<ConflictKey> expected(d.slots.begin(), d.slots.end());
+    std::sort(expected.begin(), expected.end(), [](const ConflictKey& a, const ConflictKey& b) {
+        return a.kind != b.kind ? a.kind < b.kind : a.bytes < b.bytes;
+    });
+    const std::vector<uint32_t> order = exec::slots_in_key_order(d);
+    ASSERT_EQ(order.size(), expected.size());
+    std::vector<bool> seen(order.size(), false);
+    for (size_t k = 0; k < order.size(); ++k) {
+        ASSERT_LT(order[k], order.size());
+        EXPECT_FALSE(seen[order[k]]) << "slot " << order[k] << " twice";
+        seen[order[k]] = true;
+        EXPECT_EQ(d.slots[order[k]], expected[k]) << "position " << k;
+    }
+}
+
+TEST(exec_dag, slots_in_key_order_of_no_keys_is_empty) {
+    EXPECT_TRUE(exec::slots_in_key_order(Dag{}).empty());
+}
+
 }  // namespace
 
