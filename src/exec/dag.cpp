@@ -2,12 +2,19 @@
 #include <barrel/exec/dag.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace barrel::exec {
 
 namespace {
 constexpr uint32_t kNone = UINT32_MAX;
+
+/// The big-endian reading of eight bytes loaded as they lie in memory.
+uint64_t load_be64(uint64_t in_memory) noexcept {
+    if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(in_memory);
+    return in_memory;
+}
 
 /// Numbers the distinct keys of a block: an open-addressing table (linear probing, at most half
 /// full) of slot numbers with a hash tag beside each, so a lookup usually costs one memory access
@@ -125,42 +132,80 @@ Dag build_dag(std::span<const TxKeys> txs) {
 }
 
 std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
-    // Records of the keys' first eight bytes (big-endian, so integer order is byte order; a
-    // shorter name is padded with zeros, which sorts it first as bytewise order does): comparing
-    // them needs no memcmp, and equal prefixes fall back to the whole key.
+    // Records of the keys' first sixteen bytes as two big-endian words (integer order is byte
+    // order; a shorter key is padded with zeros, which sorts it first as bytewise order does):
+    // comparing them reads no key bytes, which after a commit are out of the CPU caches, and
+    // resolves every address and every name of up to 16 bytes; only a tie reads the whole keys.
     struct Entry {
-        uint64_t prefix;
+        uint64_t hi;
+        uint64_t lo;
         uint32_t slot;
         KeyKind kind;
     };
     static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
+    const auto word_at = [](std::string_view bytes, size_t from) {
+        uint64_t v = 0;
+        if (bytes.size() >= from + 8) {
+            std::memcpy(&v, bytes.data() + from, 8);
+            return load_be64(v);
+        }
+        uint8_t word[8] = {};
+        if (bytes.size() > from) std::memcpy(word, bytes.data() + from, bytes.size() - from);
+        for (uint8_t b : word) v = (v << 8) | b;
+        return v;
+    };
     const size_t n = dag.slots.size();
     std::vector<Entry> entries(n);
     for (size_t s = 0; s < n; ++s) {
         const ConflictKey& key = dag.slots[s];
-        uint8_t head[8] = {};
-        std::memcpy(head, key.bytes.data(), std::min<size_t>(8, key.bytes.size()));
-        uint64_t prefix = 0;
-        for (uint8_t b : head) prefix = (prefix << 8) | b;
-        entries[s] = Entry{prefix, static_cast<uint32_t>(s), key.kind};
+        entries[s] = Entry{word_at(key.bytes, 0), word_at(key.bytes, 8), static_cast<uint32_t>(s), key.kind};
     }
     const auto less = [&dag](const Entry& a, const Entry& b) {
         if (a.kind != b.kind) return a.kind < b.kind;
-        if (a.prefix != b.prefix) return a.prefix < b.prefix;
+        if (a.hi != b.hi) return a.hi < b.hi;
+        if (a.lo != b.lo) return a.lo < b.lo;
         return dag.slots[a.slot].bytes < dag.slots[b.slot].bytes;
     };
 
-    // Most keys are addresses, spread evenly, so a counting pass on the kind and the top bits of
-    // the prefix leaves about two keys per bucket, and only the buckets need a comparison sort.
-    // One std::sort of the whole set (its branches mispredicted half the time on random keys) was
-    // ~0.3 ms of a 2,500-transfer block, on the serial path of planning (docs/benchmarks.md,
-    // "Execute"). Keys sharing their top bits (user names with a common start, recipients chosen
-    // to) only make their bucket larger: it is still sorted by comparison, never quadratic.
+    // A counting pass spreads the keys over about n/2 buckets in key order, and only the buckets
+    // need a comparison sort: one std::sort of the whole set (its branches mispredicted half the
+    // time on random keys) was ~0.3 ms of a 2,500-transfer block (docs/benchmarks.md, "Where
+    // execute's time goes"). A bucket is the kind and the top bits of the first word
+    // in which that kind's keys differ, after the bits they all share: addresses spread from the
+    // first bit, names like "user000123" from where their digits start. Keys that still share a
+    // bucket (names alike in their first 16 bytes, recipients chosen to) only make it larger: it
+    // is sorted by comparison, never quadratic.
     unsigned bits = 1;
     while (bits < 16 && (size_t{1} << bits) < n / 2) ++bits;
+    struct Spread {
+        bool low_word{false};  ///< every key of the kind has the same first word
+        unsigned shared{0};    ///< leading bits that every key of the kind has in common
+    };
+    Spread spread[2];
+    {
+        bool seen[2] = {false, false};
+        uint64_t first_hi[2] = {}, first_lo[2] = {}, diff_hi[2] = {}, diff_lo[2] = {};
+        for (const Entry& e : entries) {
+            const size_t k = e.kind == KeyKind::account ? 0 : 1;
+            if (!seen[k]) {
+                seen[k] = true;
+                first_hi[k] = e.hi;
+                first_lo[k] = e.lo;
+            }
+            diff_hi[k] |= e.hi ^ first_hi[k];
+            diff_lo[k] |= e.lo ^ first_lo[k];
+        }
+        for (size_t k = 0; k < 2; ++k) {
+            spread[k].low_word = diff_hi[k] == 0;
+            const uint64_t diff = spread[k].low_word ? diff_lo[k] : diff_hi[k];
+            spread[k].shared = diff == 0 ? 0 : static_cast<unsigned>(std::countl_zero(diff));
+        }
+    }
     const size_t per_kind = size_t{1} << bits;
     const auto bucket_of = [&](const Entry& e) {
-        return (e.kind == KeyKind::account ? 0 : per_kind) + static_cast<size_t>(e.prefix >> (64 - bits));
+        const size_t k = e.kind == KeyKind::account ? 0 : 1;
+        const uint64_t word = spread[k].low_word ? e.lo : e.hi;
+        return k * per_kind + static_cast<size_t>((word << spread[k].shared) >> (64 - bits));
     };
     std::vector<uint32_t> begin(2 * per_kind + 1, 0);
     for (const Entry& e : entries) ++begin[bucket_of(e) + 1];

@@ -381,29 +381,9 @@ TEST(exec_dag, slots_in_key_order_is_bytewise_accounts_first) {
     EXPECT_EQ(d.slots[order[accounts.size()]].bytes, "");
 }
 
-/// The same order over a block-sized key set, where the keys spread over many buckets of the
-/// counting pass: 4,000 random addresses, 200 addresses sharing their first eight bytes (one
-/// bucket, sorted by whole key), and 1,000 user names of every length from 0 to 12 bytes, many
-/// sharing a start.
-TEST(exec_dag, slots_in_key_order_is_bytewise_over_thousands_of_keys) {
-    std::mt19937_64 rng{42};
-    std::vector<std::string> accounts, users;
-    for (int i = 0; i < 4000; ++i) {
-        std::string a(20, '\0');
-        for (char& c : a) c = static_cast<char>(rng());
-        accounts.push_back(a);
-    }
-    for (int i = 0; i < 200; ++i) {
-        std::string a(8, '\x5a');
-        for (int k = 0; k < 12; ++k) a.push_back(static_cast<char>(rng() % 4));
-        accounts.push_back(a);
-    }
-    for (int i = 0; i < 1000; ++i) {
-        std::string u = i % 3 == 0 ? "user" : "";
-        const size_t length = rng() % 13;
-        while (u.size() < length) u.push_back(static_cast<char>(rng() % 3 == 0 ? 0 : rng()));
-        users.push_back(u);
-    }
+/// Checks slots_in_key_order against a plain sort of the keys (kind, then bytes) for a block whose
+/// transactions touch `accounts` and `users`.
+void expect_bytewise_order(const std::vector<std::string>& accounts, const std::vector<std::string>& users) {
     std::vector<TxKeys> txs;
     for (size_t i = 0; i < std::max(accounts.size(), users.size()); ++i) {
         TxKeys t;
@@ -425,6 +405,44 @@ TEST(exec_dag, slots_in_key_order_is_bytewise_over_thousands_of_keys) {
         seen[order[k]] = true;
         EXPECT_EQ(d.slots[order[k]], expected[k]) << "position " << k;
     }
+}
+
+/// The same order over block-sized key sets, where the keys spread over many buckets of the
+/// counting pass: 4,000 random addresses, 200 addresses sharing their first eight bytes and 100
+/// sharing sixteen (one bucket each, sorted by whole key), and 1,000 user names of every length
+/// from 0 to 12 bytes, many sharing a start.
+TEST(exec_dag, slots_in_key_order_is_bytewise_over_thousands_of_keys) {
+    std::mt19937_64 rng{42};
+    auto random_bytes = [&](std::string prefix, size_t length, unsigned alphabet) {
+        while (prefix.size() < length) prefix.push_back(static_cast<char>(rng() % alphabet));
+        return prefix;
+    };
+    std::vector<std::string> accounts, users;
+    for (int i = 0; i < 4000; ++i) accounts.push_back(random_bytes("", 20, 256));
+    for (int i = 0; i < 200; ++i) accounts.push_back(random_bytes(std::string(8, '\x5a'), 20, 4));
+    for (int i = 0; i < 100; ++i) accounts.push_back(random_bytes(std::string(16, '\x77'), 20, 4));
+    for (int i = 0; i < 1000; ++i) {
+        std::string u = i % 3 == 0 ? "user" : "";
+        const size_t length = rng() % 13;
+        while (u.size() < length) u.push_back(static_cast<char>(rng() % 3 == 0 ? 0 : rng()));
+        users.push_back(u);
+    }
+    expect_bytewise_order(accounts, users);
+}
+
+/// Names as a workload generator makes them: alike in their first eight bytes ("username" and
+/// digits: the counting pass spreads them by their second word), or in their first sixteen and
+/// longer than that (one bucket, ties broken by the whole name).
+TEST(exec_dag, slots_in_key_order_is_bytewise_for_names_alike_at_the_start) {
+    std::mt19937_64 rng{7};
+    std::vector<std::string> alike_in_eight, alike_in_sixteen;
+    for (int i = 0; i < 3000; ++i) alike_in_eight.push_back("username" + std::to_string(rng() % 1'000'000));
+    for (int i = 0; i < 500; ++i) alike_in_sixteen.push_back("customer_account_" + std::to_string(rng() % 100'000));
+    expect_bytewise_order({}, alike_in_eight);
+    expect_bytewise_order({}, alike_in_sixteen);
+    std::vector<std::string> both = alike_in_eight;
+    both.insert(both.end(), alike_in_sixteen.begin(), alike_in_sixteen.end());
+    expect_bytewise_order({std::string(20, '\x01')}, both);
 }
 
 TEST(exec_dag, slots_in_key_order_of_no_keys_is_empty) {
