@@ -157,8 +157,12 @@ struct alignas(64) SenderCache::Shard {
         // A probe run is at most half the table; a longer one means the table changed under us.
         for (size_t i = home_slot(key, mask), n = 0; n <= mask && !ended; i = (i + 1) & mask, ++n) {
             const SlotCopy c = read(i, std::memory_order_acquire);
-            if (!c.used()) ended = true;
-            else if (c.holds(key)) found = c.sender(), ended = true;
+            if (!c.used()) {
+                ended = true;
+            } else if (c.holds(key)) {
+                found = c.sender();
+                ended = true;
+            }
         }
         return ended && version.load(std::memory_order_relaxed) == before;
     }
