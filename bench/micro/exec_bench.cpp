@@ -1,5 +1,6 @@
 // Stage 3 (PTE) on 2,500-transaction blocks built directly (no signing): the DAG build alone, the
-// write-set order of the block's keys (BM_key_order), and exec::execute under each schedule, on four workloads from no contention to a single chain:
+// write-set order of the block's keys (BM_key_order), and exec::execute under each schedule, on
+// four workloads from no contention to a single chain:
 //
 //   low_contention  10,000 accounts, every transaction a distinct sender → recipient pair
 //   hot_accounts    as above, but 30% of the transactions pay one of 4 hot accounts
@@ -168,7 +169,8 @@ void bm_build_dag(benchmark::State& state, Workload w) {
     dag_counters(state, stats);
 }
 
-/// The write-set order of the block's distinct keys, computed on the serial path of planning.
+/// The write-set order of the block's distinct keys (execute computes it beside the parent-state
+/// loads).
 void bm_key_order(benchmark::State& state, Workload w) {
     const Fixture& f = fixture(w);
     const exec::Dag d = exec::build_dag(f.keys);

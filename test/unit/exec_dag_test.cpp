@@ -449,5 +449,104 @@ TEST(exec_dag, slots_in_key_order_of_no_keys_is_empty) {
     EXPECT_TRUE(exec::slots_in_key_order(Dag{}).empty());
 }
 
+/// One kind spread by its first word while the other, all alike there, spreads by its second:
+/// accounts sharing their first eight bytes beside random user names, and the reverse.
+TEST(exec_dag, slots_in_key_order_spreads_each_kind_by_its_own_word) {
+    std::mt19937_64 rng{11};
+    auto random_tail = [&](std::string prefix, size_t length) {
+        while (prefix.size() < length) prefix.push_back(static_cast<char>(rng()));
+        return prefix;
+    };
+    std::vector<std::string> alike_accounts, random_accounts, alike_users, random_users;
+    for (int i = 0; i < 1500; ++i) {
+        alike_accounts.push_back(random_tail(std::string(8, '\xa5'), 20));
+        random_accounts.push_back(random_tail("", 20));
+        alike_users.push_back(random_tail("prefix__", 8 + rng() % 12));
+        random_users.push_back(random_tail("", 1 + rng() % 20));
+    }
+    expect_bytewise_order(alike_accounts, random_users);
+    expect_bytewise_order(random_accounts, alike_users);
+}
+
+/// Keys that differ only late in a word, so almost every bit of it is shared: only in their last
+/// bit (63 shared bits), only in byte 7 of the first word, only in byte 15 (the second word).
+TEST(exec_dag, slots_in_key_order_is_bytewise_for_keys_differing_in_their_last_bits) {
+    const std::string base(20, '\x3c');
+    std::vector<std::string> last_bit_hi, byte_seven, byte_fifteen, last_bit_lo;
+    for (int b = 0; b < 2; ++b) {
+        std::string k = base;
+        k[7] = static_cast<char>(0x3c | b);
+        last_bit_hi.push_back(k);
+        k = base;
+        k[15] = static_cast<char>(0x3c | b);
+        last_bit_lo.push_back(k);
+    }
+    for (int v : {0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff, 0x3c, 0x3d}) {
+        std::string k = base;
+        k[7] = static_cast<char>(v);
+        byte_seven.push_back(k);
+        k = base;
+        k[15] = static_cast<char>(v);
+        byte_fifteen.push_back(k);
+    }
+    for (const auto* keys : {&last_bit_hi, &byte_seven, &byte_fifteen, &last_bit_lo}) {
+        expect_bytewise_order(*keys, {});
+        expect_bytewise_order({}, *keys);
+        expect_bytewise_order(*keys, *keys);
+    }
+}
+
+/// Keys equal in the sixteen bytes the records hold (a shorter key padded with zeros) and told
+/// apart only by the whole key: at the end of the second word and at the end of the first.
+TEST(exec_dag, slots_in_key_order_breaks_ties_of_the_padded_words_by_the_whole_key) {
+    const std::string sixteen = "0123456789abcdef";
+    const std::string eight = "01234567";
+    const std::vector<std::string> at_sixteen = {sixteen + std::string("\0\x01", 2), sixteen, sixteen + std::string(1, '\0'),
+                                                 sixteen + std::string(2, '\0'), "0123456789abcdeg"};
+    const std::vector<std::string> at_eight = {eight + std::string("\0\x01", 2), eight, eight + std::string(1, '\0'),
+                                               eight + std::string(9, '\0'), eight + std::string(8, '\0') + "x"};
+    expect_bytewise_order({}, at_sixteen);
+    expect_bytewise_order({}, at_eight);
+    expect_bytewise_order(at_eight, at_sixteen);
+}
+
+TEST(exec_dag, slots_in_key_order_of_one_or_two_keys) {
+    expect_bytewise_order({std::string(20, '\x01')}, {});
+    expect_bytewise_order({}, {""});
+    expect_bytewise_order({std::string(20, '\x02')}, {"alice"});
+    expect_bytewise_order({std::string(20, '\x02'), std::string(20, '\x01')}, {});
+    expect_bytewise_order({}, {"bob", ""});
+}
+
+/// More keys than the counting pass has buckets (its 65,536 per kind are reached at 131,072 keys).
+TEST(exec_dag, slots_in_key_order_is_bytewise_past_the_largest_bucket_count) {
+    std::mt19937_64 rng{5};
+    std::vector<std::string> accounts(200'000, std::string(20, '\0'));
+    for (std::string& a : accounts)
+        for (char& c : a) c = static_cast<char>(rng());
+    expect_bytewise_order(accounts, {"carol", "dave"});
+}
+
+/// Small random key sets over the bytes where order goes wrong first (0, 1, 0x7f, 0x80, 0xff),
+/// of every length from 0 to 20, both kinds, against a plain sort.
+TEST(exec_dag, slots_in_key_order_matches_a_plain_sort_on_random_small_sets) {
+    constexpr char kAlphabet[] = {'\x00', '\x01', '\x7f', '\x80', '\xff'};
+    for (uint64_t seed = 1; seed <= 2000; ++seed) {
+        std::mt19937_64 rng{seed};
+        auto random_key = [&] {
+            std::string k(rng() % 21, '\0');
+            for (char& c : k) c = kAlphabet[rng() % std::size(kAlphabet)];
+            return k;
+        };
+        std::vector<std::string> accounts(rng() % 33), users(rng() % 33);
+        if (accounts.empty() && users.empty()) users.resize(1);
+        for (std::string& a : accounts) a = random_key();
+        for (std::string& u : users) u = random_key();
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        expect_bytewise_order(accounts, users);
+        if (testing::Test::HasFailure()) return;
+    }
+}
+
 }  // namespace
 
