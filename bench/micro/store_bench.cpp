@@ -6,7 +6,8 @@
 //   BM_commit/<encode>/<durability>       Store::commit of a chain of kChain blocks, one per
 //                                         iteration: encode plus one WriteBatch, WAL on, with
 //                                         (sync) or without (nosync) an fsync; counters encode_ms
-//                                         and write_ms split the time
+//                                         (documents into the batch's records) and write_ms
+//                                         (DB::Write) split the time
 //
 //   BM_state_reads/threads:1|2/flushed:0|1
 //                                         Store::account for every sender and recipient of a block

@@ -4,6 +4,10 @@
 #include <barrel/json/writer.hpp>
 #include <barrel/store/documents.hpp>
 
+#include "block_batch.hpp"
+
+#include <cstring>
+
 namespace barrel::store {
 
 using nlohmann::json;
@@ -18,13 +22,11 @@ std::string reserved(size_t fields, size_t extra = 0) {
     return out;
 }
 
-}  // namespace
-
 // Every writer below gives its keys in ascending order: that is the order dump() writes an
-// nlohmann object in (test/unit/documents_test.cpp compares the two on random documents).
+// nlohmann object in (test/unit/store_documents_test.cpp compares the two on random documents). Each
+// appends to `out`: the commit writes a block's documents one after another into one buffer.
 
-std::string header_document(const block::Header& h, const Hash& hash, size_t tx_count) {
-    std::string out = reserved(12);
+void write_header_document(std::string& out, const block::Header& h, const Hash& hash, size_t tx_count) {
     JsonWriter w{out};
     w.begin_object()
         .key("chain_id").quantity(h.chain_id)
@@ -40,14 +42,10 @@ std::string header_document(const block::Header& h, const Hash& hash, size_t tx_
         .key("transaction_count").quantity(uint64_t{tx_count})
         .key("txs_root").bytes(h.txs_root)
         .end_object();
-    return out;
 }
 
-std::string tx_document(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
-                        const Hash& block_hash, size_t index) {
-    size_t access_list_bytes = 0;
-    for (const auto& entry : t.access_list) access_list_bytes += 64 + entry.storage_keys.size() * 70;
-    std::string out = reserved(19, 2 * t.data.size() + access_list_bytes);
+void write_tx_document(std::string& out, const tx::Transaction& t, const Hash& tx_hash, const Address& sender,
+                       uint64_t block_number, const Hash& block_hash, size_t index) {
     JsonWriter w{out};
     const bool typed = t.type != tx::TxType::legacy;
     const bool dynamic_fee = t.type == tx::TxType::dynamic_fee;
@@ -84,11 +82,10 @@ std::string tx_document(const tx::Transaction& t, const Hash& tx_hash, const Add
     w.key("v").quantity(json_v(t));
     w.key("value").quantity(t.value);
     w.end_object();
-    return out;
 }
 
-std::string receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
-    std::string out = reserved(7, 2 * r.output.size());
+void write_receipt_document(std::string& out, const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number,
+                            size_t index) {
     JsonWriter w{out};
     w.begin_object()
         .key("block_number").quantity(block_number)
@@ -99,20 +96,50 @@ std::string receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64
         .key("status").quantity(uint64_t{r.status ? 1u : 0u})
         .key("transaction_hash").bytes(tx_hash)
         .end_object();
+}
+
+void write_account_document(std::string& out, const state::Account& a) {
+    JsonWriter w{out};
+    w.begin_object().key("balance").quantity(a.balance).key("nonce").quantity(a.nonce).end_object();
+}
+
+void write_user_document(std::string& out, std::string_view name, const u256& balance) {
+    JsonWriter w{out};
+    w.begin_object().key("balance").quantity(balance).key("name").bytes(as_bytes(name)).end_object();
+}
+
+}  // namespace
+
+std::string header_document(const block::Header& h, const Hash& hash, size_t tx_count) {
+    std::string out = reserved(12);
+    write_header_document(out, h, hash, tx_count);
+    return out;
+}
+
+std::string tx_document(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
+                        const Hash& block_hash, size_t index) {
+    size_t access_list_bytes = 0;
+    for (const auto& entry : t.access_list) access_list_bytes += 64 + entry.storage_keys.size() * 70;
+    std::string out = reserved(19, 2 * t.data.size() + access_list_bytes);
+    write_tx_document(out, t, tx_hash, sender, block_number, block_hash, index);
+    return out;
+}
+
+std::string receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
+    std::string out = reserved(7, 2 * r.output.size());
+    write_receipt_document(out, r, tx_hash, block_number, index);
     return out;
 }
 
 std::string account_document(const state::Account& a) {
     std::string out = reserved(2);
-    JsonWriter w{out};
-    w.begin_object().key("balance").quantity(a.balance).key("nonce").quantity(a.nonce).end_object();
+    write_account_document(out, a);
     return out;
 }
 
 std::string user_document(std::string_view name, const u256& balance) {
     std::string out = reserved(2, 2 * name.size());
-    JsonWriter w{out};
-    w.begin_object().key("balance").quantity(balance).key("name").bytes(as_bytes(name)).end_object();
+    write_user_document(out, name, balance);
     return out;
 }
 std::vector<std::string> encode_block_documents(const block::Block& b, const exec::Outcome& o, bool parallel) {
@@ -137,6 +164,72 @@ std::vector<std::string> encode_block_documents(const block::Block& b, const exe
         }
     });
     return docs;
+}
+
+BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
+                              std::string_view header_key, std::string_view tail, uint32_t tail_records,
+                              bool parallel, std::string buffer) {
+    const block::Header& h = *b.header;
+    const size_t n = b.size();
+    const size_t n_accounts = o.writes.accounts.size();
+    const size_t n_users = o.writes.users.size();
+    // Items: each transaction with its receipt, then the accounts, the users, and the header;
+    // in runs of consecutive items, each run's records written by one task into its own buffer.
+    const size_t items = n + n_accounts + n_users + 1;
+    constexpr size_t kItemsPerRun = 64;
+    const size_t runs = (items + kItemsPerRun - 1) / kItemsPerRun;
+    std::vector<std::string> records(runs);
+    std::vector<size_t> bytes(runs, 0);
+    for_each_group(items, kItemsPerRun, parallel, [&](size_t begin, size_t end) {
+        const size_t run = begin / kItemsPerRun;
+        std::string& out = records[run];
+        out.reserve(16 << 10);
+        // Each document is written here first: a record gives its value's length before it.
+        std::string doc;
+        doc.reserve(4 << 10);
+        const auto put = [&](uint32_t family, std::string_view key) {
+            append_put_record(out, family, key, doc);
+            bytes[run] += key.size() + doc.size();
+            doc.clear();
+        };
+        for (size_t i = begin; i < end; ++i) {
+            if (i < n) {
+                const std::string_view key = as_chars(b.tx_hashes[i].view());
+                write_tx_document(doc, b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i);
+                put(families.txs, key);
+                write_receipt_document(doc, o.receipts[i], b.tx_hashes[i], h.number, i);
+                put(families.receipts, key);
+            } else if (i < n + n_accounts) {
+                const auto& [address, account] = o.writes.accounts[i - n];
+                write_account_document(doc, account);
+                put(families.accounts, as_chars(address.view()));
+            } else if (i < items - 1) {
+                const auto& [name, balance] = o.writes.users[i - n - n_accounts];
+                write_user_document(doc, name, balance);
+                put(families.users, name);
+            } else {
+                write_header_document(doc, h, b.hash, n);
+                put(families.headers, header_key);
+            }
+        }
+    });
+
+    BlockBatch batch{std::move(buffer)};
+    batch.records = 2 * n + n_accounts + n_users + 1 + tail_records;
+    std::vector<size_t> offset(runs + 1, kBatchHeaderSize);
+    for (size_t r = 0; r < runs; ++r) {
+        offset[r + 1] = offset[r] + records[r].size();
+        batch.bytes += bytes[r];
+    }
+    // A buffer that held an earlier batch is mapped already and fills only what it grows by.
+    batch.rep.resize(offset[runs] + tail.size());
+    std::memset(batch.rep.data(), 0, 8);  // the sequence number, which DB::Write sets
+    set_record_count(batch.rep, static_cast<uint32_t>(batch.records));
+    for_each_index(runs, parallel, [&](size_t r) {
+        std::memcpy(batch.rep.data() + offset[r], records[r].data(), records[r].size());
+    });
+    std::memcpy(batch.rep.data() + offset[runs], tail.data(), tail.size());
+    return batch;
 }
 
 std::optional<state::Account> parse_account_document(std::string_view text) noexcept {

@@ -10,8 +10,11 @@
 #include <barrel/json/writer.hpp>
 #include <barrel/store/documents.hpp>
 
+#include "store/block_batch.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <rocksdb/write_batch.h>
 
 #include <deque>
 #include <random>
@@ -229,22 +232,38 @@ TEST(store_documents, receipts_headers_accounts_users_are_byte_identical_to_the_
     }
 }
 
-TEST(store_documents, a_block_encodes_the_same_serially_and_in_parallel) {
-    Random r{3};
+namespace {
+
+/// A block of `n` random transactions with receipts, as many written accounts and n/5 users.
+struct RandomBlock {
     std::deque<Bytes> calldata;
-    block::Block b;
+    block::Block block;
+    exec::Outcome outcome;
+};
+
+void fill_random_block(RandomBlock& rb, Random& r, size_t n) {
     block::Header h;
     h.number = 9;
-    b.header = h;
-    exec::Outcome o;
-    for (size_t i = 0; i < 500; ++i) {
-        b.txs.push_back(random_tx(r, calldata));
-        b.tx_hashes.push_back(r.fixed<Hash>());
-        b.senders.push_back(r.fixed<Address>());
-        o.receipts.push_back({r.coin(), r.u64(), r.u64(), r.bytes(64)});
-        o.writes.accounts.emplace_back(r.fixed<Address>(), state::Account{r.u64(), r.u256_value()});
-        if (i % 5 == 0) o.writes.users.emplace_back("user" + std::to_string(i), r.u256_value());
+    rb.block.header = h;
+    for (size_t i = 0; i < n; ++i) {
+        rb.block.txs.push_back(random_tx(r, rb.calldata));
+        rb.block.tx_hashes.push_back(r.fixed<Hash>());
+        rb.block.senders.push_back(r.fixed<Address>());
+        rb.outcome.receipts.push_back({r.coin(), r.u64(), r.u64(), r.bytes(64)});
+        rb.outcome.writes.accounts.emplace_back(r.fixed<Address>(), state::Account{r.u64(), r.u256_value()});
+        if (i % 5 == 0) rb.outcome.writes.users.emplace_back("user" + std::to_string(i), r.u256_value());
     }
+}
+
+}  // namespace
+
+TEST(store_documents, a_block_encodes_the_same_serially_and_in_parallel) {
+    Random r{3};
+    RandomBlock rb;
+    fill_random_block(rb, r, 500);
+    const block::Block& b = rb.block;
+    const block::Header& h = *b.header;
+    const exec::Outcome& o = rb.outcome;
     const auto serial = store::encode_block_documents(b, o, false);
     const auto parallel = store::encode_block_documents(b, o, true);
     EXPECT_EQ(serial, parallel);
@@ -255,4 +274,98 @@ TEST(store_documents, a_block_encodes_the_same_serially_and_in_parallel) {
     EXPECT_EQ(serial[1000], store::account_document(o.writes.accounts[0].second));
     EXPECT_EQ(serial[1500], store::user_document(o.writes.users[0].first, o.writes.users[0].second));
     EXPECT_EQ(serial.back(), store::header_document(h, b.hash, 500));
+}
+
+// ---- The commit's write batch, against RocksDB's own WriteBatch::Put ------------------------
+
+namespace {
+
+using store::FamilyId;
+
+rocksdb::Slice slice_of(std::string_view s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+TEST(store_block_batch, the_linked_rocksdb_reads_the_records_barrel_writes) {
+    EXPECT_TRUE(store::put_records_match_rocksdb());
+}
+
+/// Records of every length and family id across the varint32 byte boundaries are byte for byte
+/// what WriteBatch::Put appends, and a batch rebuilt from them counts and iterates them.
+TEST(store_block_batch, put_records_are_byte_identical_to_write_batch_put) {
+    Random r{17};
+    rocksdb::WriteBatch reference;
+    std::string ours(store::kBatchHeaderSize, '\0');
+    const uint32_t ids[] = {0, 1, 7, 127, 128, 16'383, 16'384, 2'097'151, 2'097'152, 0xffff'ffff};
+    const size_t lengths[] = {0, 1, 127, 128, 300, 16'383, 16'384, 20'000};
+    uint32_t count = 0;
+    for (uint32_t id : ids) {
+        for (size_t key_length : lengths) {
+            const size_t value_length = lengths[r.u64() % std::size(lengths)];
+            const Bytes key = r.bytes(key_length);
+            const Bytes value = r.bytes(value_length);
+            FamilyId family{id};
+            ASSERT_TRUE(reference.Put(&family, slice_of(as_chars(key)), slice_of(as_chars(value))).ok());
+            store::append_put_record(ours, id, as_chars(key), as_chars(value));
+            ++count;
+        }
+    }
+    store::set_record_count(ours, count);
+    ASSERT_EQ(ours.size(), reference.GetDataSize());
+    EXPECT_TRUE(ours == reference.Data());
+    const rocksdb::WriteBatch rebuilt{std::string{ours}};
+    EXPECT_EQ(rebuilt.Count(), count);
+    EXPECT_TRUE(rebuilt.HasPut());
+    EXPECT_FALSE(rebuilt.HasDelete());
+    EXPECT_FALSE(rebuilt.HasMerge());
+}
+
+/// The commit's batch for a block is the batch WriteBatch::Put makes of encode_block_documents'
+/// documents in the same order (each transaction, then its receipt; accounts; users; header),
+/// followed by the tail records, serially and in parallel; and of a block with no transactions.
+TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_documents) {
+    const store::DocumentFamilies families{3, 4, 5, 6, 1};
+    const std::string header_key = std::string(7, '\0') + "\x09";
+    for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{700}}) {
+        SCOPED_TRACE("transactions: " + std::to_string(n));
+        Random r{n + 1};
+        RandomBlock rb;
+        fill_random_block(rb, r, n);
+        const block::Block& b = rb.block;
+        const exec::Outcome& o = rb.outcome;
+
+        std::string tail;
+        store::append_put_record(tail, 2, header_key, "raw block bytes");
+        store::append_put_record(tail, 0, "head", "{}");
+
+        rocksdb::WriteBatch reference;
+        size_t bytes = 0;
+        auto put = [&](uint32_t id, std::string_view key, std::string_view value) {
+            FamilyId family{id};
+            ASSERT_TRUE(reference.Put(&family, slice_of(key), slice_of(value)).ok());
+            bytes += key.size() + value.size();
+        };
+        const auto docs = store::encode_block_documents(b, o, false);
+        const size_t n_accounts = o.writes.accounts.size();
+        for (size_t i = 0; i < n; ++i) {
+            put(families.txs, as_chars(b.tx_hashes[i].view()), docs[i]);
+            put(families.receipts, as_chars(b.tx_hashes[i].view()), docs[n + i]);
+        }
+        for (size_t i = 0; i < n_accounts; ++i)
+            put(families.accounts, as_chars(o.writes.accounts[i].first.view()), docs[2 * n + i]);
+        for (size_t i = 0; i < o.writes.users.size(); ++i)
+            put(families.users, o.writes.users[i].first, docs[2 * n + n_accounts + i]);
+        put(families.headers, header_key, docs.back());
+        const size_t document_bytes = bytes;
+        put(2, header_key, "raw block bytes");
+        put(0, "head", "{}");
+
+        for (bool parallel : {false, true}) {
+            const store::BlockBatch batch = store::encode_block_batch(b, o, families, header_key, tail, 2, parallel);
+            EXPECT_EQ(batch.records, reference.Count());
+            EXPECT_EQ(batch.bytes, document_bytes);
+            ASSERT_EQ(batch.rep.size(), reference.GetDataSize()) << "parallel: " << parallel;
+            EXPECT_TRUE(batch.rep == reference.Data()) << "parallel: " << parallel;
+        }
+    }
 }

@@ -25,6 +25,11 @@ inline BytesView as_bytes(std::string_view s) noexcept {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+/// Views bytes as characters (for APIs that take strings of bytes, such as RocksDB's).
+inline std::string_view as_chars(BytesView b) noexcept {
+    return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
+
 /// A fixed-size byte string held by value (hashes, addresses).
 template <size_t N>
 struct FixedBytes {

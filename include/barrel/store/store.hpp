@@ -55,8 +55,8 @@ struct Options {
 
 /// What one commit did, for the pipeline's timings.
 struct CommitStats {
-    double encode_ms{0};
-    double write_ms{0};
+    double encode_ms{0};  ///< the documents encoded into the write batch
+    double write_ms{0};   ///< RocksDB's write of the batch (WAL and memtables)
     size_t documents{0};
     size_t bytes{0};
 };

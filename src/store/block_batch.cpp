@@ -1,0 +1,71 @@
+#include "block_batch.hpp"
+
+#include <rocksdb/write_batch.h>
+
+namespace barrel::store {
+
+namespace {
+
+// RocksDB's ValueType tags (db/dbformat.h) for a Put.
+constexpr char kTypeValue = 0x1;
+constexpr char kTypeColumnFamilyValue = 0x5;
+
+void append_varint32(std::string& out, uint32_t v) {
+    while (v >= 0x80) {
+        out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+        v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+}
+
+void append_length_prefixed(std::string& out, std::string_view bytes) {
+    append_varint32(out, static_cast<uint32_t>(bytes.size()));
+    out.append(bytes);
+}
+
+}  // namespace
+
+void append_put_record(std::string& records, uint32_t family_id, std::string_view key, std::string_view value) {
+    if (family_id == 0) {
+        records.push_back(kTypeValue);
+    } else {
+        records.push_back(kTypeColumnFamilyValue);
+        append_varint32(records, family_id);
+    }
+    append_length_prefixed(records, key);
+    append_length_prefixed(records, value);
+}
+
+void set_record_count(std::string& rep, uint32_t count) noexcept {
+    for (size_t i = 0; i < 4; ++i) rep[8 + i] = static_cast<char>(count >> (8 * i));
+}
+
+bool put_records_match_rocksdb() {
+    static const bool match = [] {
+        // Lengths and ids at and past the limits of a varint's one and two bytes, and an empty
+        // value.
+        const std::string b127(127, 'a'), b128(128, 'b'), b16384(16'384, 'c');
+        struct Put {
+            uint32_t family;
+            std::string_view key, value;
+        };
+        const Put puts[] = {{0, "k", "value"},      {127, b127, b128},      {128, b128, b16384},
+                            {200, std::string_view{"\0\x01", 2}, ""}, {16'384, b16384, b127}, {70'000, "key", "x"}};
+        rocksdb::WriteBatch reference;
+        std::string ours(kBatchHeaderSize, '\0');
+        for (const Put& p : puts) {
+            FamilyId family{p.family};
+            if (!reference.Put(&family, rocksdb::Slice{p.key.data(), p.key.size()},
+                               rocksdb::Slice{p.value.data(), p.value.size()})
+                     .ok())
+                return false;
+            append_put_record(ours, p.family, p.key, p.value);
+        }
+        set_record_count(ours, static_cast<uint32_t>(std::size(puts)));
+        const rocksdb::WriteBatch rebuilt{std::string{ours}};
+        return reference.Data() == ours && rebuilt.Count() == std::size(puts) && rebuilt.HasPut();
+    }();
+    return match;
+}
+
+}  // namespace barrel::store
