@@ -447,9 +447,16 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     if (!s.ok()) return from_status(s, "commit");
     stats.write_ms = ms_since(t1);
 
-    // Only now, with the block durable in the WAL, does the cache move on.
-    for (const auto& [address, account] : o.writes.accounts) m_impl->accounts->put(address, account);
-    for (const auto& [name, balance] : o.writes.users) m_impl->users->put(name, balance);
+    // Only now, with the block durable in the WAL, does the cache move on: in parallel, since
+    // each put is a cache miss on a random line and both caches take concurrent writers.
+    for_each_index(n_accounts, parallel, [&](size_t i) {
+        const auto& [address, account] = o.writes.accounts[i];
+        m_impl->accounts->put(address, account);
+    });
+    for_each_index(n_users, parallel, [&](size_t i) {
+        const auto& [name, balance] = o.writes.users[i];
+        m_impl->users->put(name, balance);
+    });
     m_impl->head = next;
     return stats;
 }
