@@ -2,6 +2,11 @@
 
 #include <rocksdb/write_batch.h>
 
+#include <cassert>
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
 namespace barrel::store {
 
 namespace {
@@ -19,6 +24,7 @@ void append_varint32(std::string& out, uint32_t v) {
 }
 
 void append_length_prefixed(std::string& out, std::string_view bytes) {
+    assert(bytes.size() <= UINT32_MAX && "a record's key or value is shorter than 4 GiB");
     append_varint32(out, static_cast<uint32_t>(bytes.size()));
     out.append(bytes);
 }
@@ -62,8 +68,22 @@ bool put_records_match_rocksdb() {
             append_put_record(ours, p.family, p.key, p.value);
         }
         set_record_count(ours, static_cast<uint32_t>(std::size(puts)));
-        const rocksdb::WriteBatch rebuilt{std::string{ours}};
-        return reference.Data() == ours && rebuilt.Count() == std::size(puts) && rebuilt.HasPut();
+        // And the library parses them back as the same puts.
+        struct Reader final : rocksdb::WriteBatch::Handler {
+            std::vector<std::tuple<uint32_t, std::string, std::string>> puts;
+            rocksdb::Status PutCF(uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+                puts.emplace_back(family, key.ToString(), value.ToString());
+                return rocksdb::Status::OK();
+            }
+        } reader;
+        rocksdb::WriteBatch rebuilt{std::string{ours}};
+        if (reference.Data() != ours || !rebuilt.Iterate(&reader).ok() || reader.puts.size() != std::size(puts))
+            return false;
+        for (size_t i = 0; i < std::size(puts); ++i) {
+            const auto& [family, key, value] = reader.puts[i];
+            if (family != puts[i].family || key != puts[i].key || value != puts[i].value) return false;
+        }
+        return true;
     }();
     return match;
 }

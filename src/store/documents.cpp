@@ -187,9 +187,10 @@ BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, con
         // Each document is written here first: a record gives its value's length before it.
         std::string doc;
         doc.reserve(4 << 10);
+        size_t run_bytes = 0;
         const auto put = [&](uint32_t family, std::string_view key) {
             append_put_record(out, family, key, doc);
-            bytes[run] += key.size() + doc.size();
+            run_bytes += key.size() + doc.size();
             doc.clear();
         };
         for (size_t i = begin; i < end; ++i) {
@@ -212,6 +213,7 @@ BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, con
                 put(families.headers, header_key);
             }
         }
+        bytes[run] = run_bytes;
     });
 
     BlockBatch batch{std::move(buffer)};
@@ -221,8 +223,11 @@ BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, con
         offset[r + 1] = offset[r] + records[r].size();
         batch.bytes += bytes[r];
     }
-    // A buffer that held an earlier batch is mapped already and fills only what it grows by.
-    batch.rep.resize(offset[runs] + tail.size());
+    // A buffer that held an earlier batch is mapped already and fills only what it grows by; one
+    // too small is emptied first, so that growing it copies none of the old batch.
+    const size_t size = offset[runs] + tail.size();
+    if (batch.rep.capacity() < size) batch.rep.clear();
+    batch.rep.resize(size);
     std::memset(batch.rep.data(), 0, 8);  // the sequence number, which DB::Write sets
     set_record_count(batch.rep, static_cast<uint32_t>(batch.records));
     for_each_index(runs, parallel, [&](size_t r) {

@@ -105,6 +105,8 @@ std::optional<Head> parse_head(std::string_view text) {
 
 constexpr size_t kMemtableBudget = 32 << 20;
 constexpr size_t kMaxCommitBlockBytes = size_t{1} << 30;
+/// The largest write-batch buffer a store keeps for the next commit (~20 blocks of 2,500 transfers).
+constexpr size_t kMaxKeptBatchBytes = size_t{64} << 20;
 
 /// Options chosen for this workload (docs/benchmarks.md, "Commit"): point lookups by hash or
 /// address, values of a few hundred bytes written once per block.
@@ -444,6 +446,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     } end_commit{m_impl->epoch};
     const auto s = m_impl->db->Write(wo, &batch);
     m_impl->batch_buffer = std::move(batch).release();
+    // An outlying block's batch is not kept for the rest of the process (flat memory).
+    if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
     if (!s.ok()) return from_status(s, "commit");
     stats.write_ms = ms_since(t1);
 

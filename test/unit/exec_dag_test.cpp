@@ -518,7 +518,8 @@ TEST(exec_dag, slots_in_key_order_of_one_or_two_keys) {
     expect_bytewise_order({}, {"bob", ""});
 }
 
-/// More keys than the counting pass has buckets (its 65,536 per kind are reached at 131,072 keys).
+/// Past the counting pass's largest bucket count: it stops at 65,536 per kind, which n/2 exceeds
+/// from 131,074 keys on, so these 200,002 keys share buckets of about three.
 TEST(exec_dag, slots_in_key_order_is_bytewise_past_the_largest_bucket_count) {
     std::mt19937_64 rng{5};
     std::vector<std::string> accounts(200'000, std::string(20, '\0'));

@@ -367,5 +367,32 @@ TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_docum
             ASSERT_EQ(batch.rep.size(), reference.GetDataSize()) << "parallel: " << parallel;
             EXPECT_TRUE(batch.rep == reference.Data()) << "parallel: " << parallel;
         }
+        // A reused buffer (an earlier batch's, here all 0xff bytes, header included) of any size
+        // and capacity leaves nothing of itself behind.
+        const size_t size = reference.GetDataSize();
+        std::string longer(size + 1000, '\xff'), shorter(10, '\xff'), roomy(5, '\xff');
+        roomy.reserve(2 * size);
+        for (std::string* buffer : {&longer, &shorter, &roomy}) {
+            const store::BlockBatch batch =
+                store::encode_block_batch(b, o, families, header_key, tail, 2, true, std::move(*buffer));
+            ASSERT_EQ(batch.rep.size(), size);
+            EXPECT_TRUE(batch.rep == reference.Data());
+        }
     }
+}
+
+/// BlockWriteBatch hands back the representation it was given, capacity and all.
+TEST(store_block_batch, a_block_write_batch_gives_its_buffer_back) {
+    std::string rep(store::kBatchHeaderSize, '\0');
+    store::append_put_record(rep, 3, "key", "value");
+    store::set_record_count(rep, 1);
+    rep.reserve(1 << 20);
+    const std::string copy = rep;
+    const char* storage = rep.data();
+    store::BlockWriteBatch batch{std::move(rep)};
+    EXPECT_EQ(batch.Count(), 1u);
+    const std::string back = std::move(batch).release();
+    EXPECT_EQ(back, copy);
+    EXPECT_EQ(back.data(), storage);
+    EXPECT_GE(back.capacity(), size_t{1} << 20);
 }
