@@ -1,8 +1,10 @@
 // Stage 4 (commit) on a generated, sealed 2,500-transfer block:
 //
-//   BM_encode_documents/serial|parallel   the JSON documents alone (store::encode_block_documents):
-//                                         the serial loop of the same encoder against
-//                                         tbb::parallel_for; counter ns_per_doc (wall / documents)
+//   BM_encode_batch/serial|parallel       the commit's write batch alone (encode_block_batch, the
+//                                         JSON documents as Put records, and the raw block), into
+//                                         the previous iteration's buffer as a commit does: the
+//                                         serial loop against tbb::parallel_for; counter
+//                                         ns_per_doc (wall / documents)
 //   BM_commit/<encode>/<durability>       Store::commit of a chain of kChain blocks, one per
 //                                         iteration: encode plus one WriteBatch, WAL on, with
 //                                         (sync) or without (nosync) an fsync; counters encode_ms
@@ -24,8 +26,9 @@
 #include <barrel/chain/genesis.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/gen/workload.hpp>
-#include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>
+
+#include "store/block_batch.hpp"
 
 #include <benchmark/benchmark.h>
 #include <tbb/blocked_range.h>
@@ -82,16 +85,22 @@ const Fixture& fixture() {
     return *f;
 }
 
-void bm_encode_documents(benchmark::State& state, bool parallel) {
+void bm_encode_batch(benchmark::State& state, bool parallel) {
     const Fixture& f = fixture();
+    const block::Block& b = f.blocks.front();
+    const store::DocumentFamilies families{3, 4, 5, 6, 1};
+    const std::string number(8, '\1');
+    const store::PutRecord tail[] = {{2, number, as_chars(b.wire)}, {7, "head", "{}"}};
+    std::string buffer;
     size_t documents = 0;
     size_t bytes = 0;
     for (auto _ : state) {
-        const auto docs = store::encode_block_documents(f.blocks.front(), f.outcomes.front(), parallel);
-        documents = docs.size();
-        bytes = 0;
-        for (const auto& d : docs) bytes += d.size();
-        benchmark::DoNotOptimize(docs.data());
+        store::BlockBatch batch =
+            store::encode_block_batch(b, f.outcomes.front(), families, number, tail, parallel, std::move(buffer));
+        documents = batch.records - std::size(tail);
+        bytes = batch.rep.size();
+        benchmark::DoNotOptimize(batch.rep.data());
+        buffer = std::move(batch.rep);
     }
     state.counters["documents"] = static_cast<double>(documents);
     state.counters["ns_per_doc"] = benchmark::Counter(static_cast<double>(documents) * 1e-9,
@@ -181,7 +190,7 @@ BENCHMARK(BM_state_reads)->ArgNames({"threads", "flushed"})->ArgsProduct({{1, 2}
 [[maybe_unused]] const bool kRegistered = [] {
     for (const bool parallel : {false, true}) {
         const std::string mode = parallel ? "parallel" : "serial";
-        benchmark::RegisterBenchmark(("BM_encode_documents/" + mode).c_str(), bm_encode_documents, parallel)
+        benchmark::RegisterBenchmark(("BM_encode_batch/" + mode).c_str(), bm_encode_batch, parallel)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
         for (const bool sync : {false, true}) {

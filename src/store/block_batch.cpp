@@ -23,6 +23,12 @@ void append_varint32(std::string& out, uint32_t v) {
     out.push_back(static_cast<char>(v));
 }
 
+size_t varint32_size(uint32_t v) noexcept {
+    size_t size = 1;
+    for (; v >= 0x80; v >>= 7) ++size;
+    return size;
+}
+
 void append_length_prefixed(std::string& out, std::string_view bytes) {
     assert(bytes.size() <= UINT32_MAX && "a record's key or value is shorter than 4 GiB");
     append_varint32(out, static_cast<uint32_t>(bytes.size()));
@@ -40,6 +46,11 @@ void append_put_record(std::string& records, uint32_t family_id, std::string_vie
     }
     append_length_prefixed(records, key);
     append_length_prefixed(records, value);
+}
+
+size_t put_record_size(uint32_t family_id, std::string_view key, std::string_view value) noexcept {
+    return 1 + (family_id == 0 ? 0 : varint32_size(family_id)) + varint32_size(static_cast<uint32_t>(key.size())) +
+           key.size() + varint32_size(static_cast<uint32_t>(value.size())) + value.size();
 }
 
 void set_record_count(std::string& rep, uint32_t count) noexcept {

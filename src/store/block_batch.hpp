@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,9 @@ inline constexpr size_t kBatchHeaderSize = 12;
 /// Appends a Put of `value` under `key` in column family `family_id` to `records`. Key and value
 /// must each be shorter than 4 GiB (WriteBatch::Put refuses longer ones).
 void append_put_record(std::string& records, uint32_t family_id, std::string_view key, std::string_view value);
+
+/// The bytes append_put_record appends for these arguments.
+size_t put_record_size(uint32_t family_id, std::string_view key, std::string_view value) noexcept;
 
 /// Writes `count` into the header of `rep` (at least kBatchHeaderSize bytes).
 void set_record_count(std::string& rep, uint32_t count) noexcept;
@@ -65,21 +69,28 @@ struct DocumentFamilies {
     uint32_t headers;
 };
 
+/// A Put that is not a document: the raw block, the hash index, the head.
+struct PutRecord {
+    uint32_t family;
+    std::string_view key;
+    std::string_view value;
+};
+
 struct BlockBatch {
     std::string rep;     ///< for rocksdb::WriteBatch(std::string&&)
     size_t records{0};   ///< Put records in rep
-    size_t bytes{0};     ///< key and value bytes of the documents' records (not the tail's)
+    size_t bytes{0};     ///< key and value bytes of all records
 };
 
-/// Every document the commit of `block` writes (encode_block_documents' documents: each
-/// transaction and its receipt under the transaction hash, the written accounts and users, the
-/// header under `header_key`), as Put records encoded in parallel (or serially) in runs of
-/// consecutive documents, then joined with `tail`: `tail_records` records already in the format.
-/// The block must carry its header and senders. `buffer` becomes the representation: one that held
-/// an earlier batch (BlockWriteBatch::release) saves mapping and zeroing megabytes per block.
+/// Every document the commit of `block` writes, as Put records encoded in parallel (or serially)
+/// in runs of consecutive documents: each transaction and its receipt under the transaction hash,
+/// the written accounts and users, the header under `header_key`; then the records of `tail`,
+/// written straight into the representation. The block must carry its header and senders.
+/// `buffer` becomes the representation: one that held an earlier batch (BlockWriteBatch::release)
+/// saves mapping and zeroing megabytes per block.
 BlockBatch encode_block_batch(const block::Block& block, const exec::Outcome& outcome,
-                              const DocumentFamilies& families, std::string_view header_key, std::string_view tail,
-                              uint32_t tail_records, bool parallel = true, std::string buffer = {});
+                              const DocumentFamilies& families, std::string_view header_key,
+                              std::span<const PutRecord> tail, bool parallel = true, std::string buffer = {});
 
 /// A WriteBatch over a representation built by encode_block_batch, which gives the
 /// representation's buffer back once written, for the next block's batch.

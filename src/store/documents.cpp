@@ -142,33 +142,9 @@ std::string user_document(std::string_view name, const u256& balance) {
     write_user_document(out, name, balance);
     return out;
 }
-std::vector<std::string> encode_block_documents(const block::Block& b, const exec::Outcome& o, bool parallel) {
-    const block::Header& h = *b.header;
-    const size_t n = b.size();
-    const size_t n_accounts = o.writes.accounts.size();
-    const size_t total = 2 * n + n_accounts + o.writes.users.size() + 1;
-    std::vector<std::string> docs(total);
-    for_each_index(total, parallel, [&](size_t i) {
-        if (i < n) {
-            docs[i] = tx_document(b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i);
-        } else if (i < 2 * n) {
-            const size_t k = i - n;
-            docs[i] = receipt_document(o.receipts[k], b.tx_hashes[k], h.number, k);
-        } else if (i < 2 * n + n_accounts) {
-            docs[i] = account_document(o.writes.accounts[i - 2 * n].second);
-        } else if (i < total - 1) {
-            const auto& [name, balance] = o.writes.users[i - 2 * n - n_accounts];
-            docs[i] = user_document(name, balance);
-        } else {
-            docs[i] = header_document(h, b.hash, n);
-        }
-    });
-    return docs;
-}
-
 BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
-                              std::string_view header_key, std::string_view tail, uint32_t tail_records,
-                              bool parallel, std::string buffer) {
+                              std::string_view header_key, std::span<const PutRecord> tail, bool parallel,
+                              std::string buffer) {
     const block::Header& h = *b.header;
     const size_t n = b.size();
     const size_t n_accounts = o.writes.accounts.size();
@@ -217,23 +193,31 @@ BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, con
     });
 
     BlockBatch batch{std::move(buffer)};
-    batch.records = 2 * n + n_accounts + n_users + 1 + tail_records;
+    batch.records = 2 * n + n_accounts + n_users + 1 + tail.size();
     std::vector<size_t> offset(runs + 1, kBatchHeaderSize);
     for (size_t r = 0; r < runs; ++r) {
         offset[r + 1] = offset[r] + records[r].size();
         batch.bytes += bytes[r];
     }
+    size_t size = offset[runs];
+    for (const PutRecord& p : tail) {
+        size += put_record_size(p.family, p.key, p.value);
+        batch.bytes += p.key.size() + p.value.size();
+    }
     // A buffer that held an earlier batch is mapped already and fills only what it grows by; one
     // too small is emptied first, so that growing it copies none of the old batch.
-    const size_t size = offset[runs] + tail.size();
-    if (batch.rep.capacity() < size) batch.rep.clear();
-    batch.rep.resize(size);
+    if (batch.rep.capacity() < size) {
+        batch.rep.clear();
+        batch.rep.reserve(size);
+    }
+    batch.rep.resize(offset[runs]);
     std::memset(batch.rep.data(), 0, 8);  // the sequence number, which DB::Write sets
     set_record_count(batch.rep, static_cast<uint32_t>(batch.records));
     for_each_index(runs, parallel, [&](size_t r) {
         std::memcpy(batch.rep.data() + offset[r], records[r].data(), records[r].size());
     });
-    std::memcpy(batch.rep.data() + offset[runs], tail.data(), tail.size());
+    // The tail (the raw block among it) goes in once, where it ends up.
+    for (const PutRecord& p : tail) append_put_record(batch.rep, p.family, p.key, p.value);
     return batch;
 }
 

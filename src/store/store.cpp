@@ -429,18 +429,15 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     const std::string hk = hash_key(b.hash);
     const Head next{h.number, b.hash, h.state_root};
     const std::string head_doc = head_document(next).dump();
-    std::string tail;
-    tail.reserve(b.wire.size() + 256);
-    append_put_record(tail, family(kBlocks), number, as_chars(b.wire));
-    append_put_record(tail, family(kMeta), hk, number);
-    append_put_record(tail, family(kMeta), kHeadKey, head_doc);
+    const PutRecord tail[] = {{family(kBlocks), number, as_chars(b.wire)},
+                              {family(kMeta), hk, number},
+                              {family(kMeta), kHeadKey, head_doc}};
     const DocumentFamilies families{family(kTxs), family(kReceipts), family(kAccounts), family(kUsers),
                                     family(kHeaders)};
-    BlockBatch built = encode_block_batch(b, o, families, number, tail, 3, parallel, std::move(m_impl->batch_buffer));
+    BlockBatch built = encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
     stats.encode_ms = ms_since(t0);
     stats.documents = 2 * n + n_accounts + n_users + 1;
-    stats.bytes = built.bytes + number.size() + b.wire.size() + hk.size() + number.size() + kHeadKey.size() +
-                  head_doc.size();
+    stats.bytes = built.bytes;
 
     const auto t1 = std::chrono::steady_clock::now();
     BlockWriteBatch batch{std::move(built.rep)};

@@ -257,25 +257,6 @@ void fill_random_block(RandomBlock& rb, Random& r, size_t n) {
 
 }  // namespace
 
-TEST(store_documents, a_block_encodes_the_same_serially_and_in_parallel) {
-    Random r{3};
-    RandomBlock rb;
-    fill_random_block(rb, r, 500);
-    const block::Block& b = rb.block;
-    const block::Header& h = *b.header;
-    const exec::Outcome& o = rb.outcome;
-    const auto serial = store::encode_block_documents(b, o, false);
-    const auto parallel = store::encode_block_documents(b, o, true);
-    EXPECT_EQ(serial, parallel);
-    // The documented slot order: transactions, receipts, accounts, users, header.
-    ASSERT_EQ(serial.size(), 500 + 500 + 500 + 100 + 1u);
-    EXPECT_EQ(serial[0], store::tx_document(b.txs[0], b.tx_hashes[0], b.senders[0], 9, b.hash, 0));
-    EXPECT_EQ(serial[500], store::receipt_document(o.receipts[0], b.tx_hashes[0], 9, 0));
-    EXPECT_EQ(serial[1000], store::account_document(o.writes.accounts[0].second));
-    EXPECT_EQ(serial[1500], store::user_document(o.writes.users[0].first, o.writes.users[0].second));
-    EXPECT_EQ(serial.back(), store::header_document(h, b.hash, 500));
-}
-
 // ---- The commit's write batch, against RocksDB's own WriteBatch::Put ------------------------
 
 namespace {
@@ -306,7 +287,9 @@ TEST(store_block_batch, put_records_are_byte_identical_to_write_batch_put) {
             const Bytes value = r.bytes(value_length);
             FamilyId family{id};
             ASSERT_TRUE(reference.Put(&family, slice_of(as_chars(key)), slice_of(as_chars(value))).ok());
+            const size_t before = ours.size();
             store::append_put_record(ours, id, as_chars(key), as_chars(value));
+            EXPECT_EQ(ours.size() - before, store::put_record_size(id, as_chars(key), as_chars(value)));
             ++count;
         }
     }
@@ -320,23 +303,22 @@ TEST(store_block_batch, put_records_are_byte_identical_to_write_batch_put) {
     EXPECT_FALSE(rebuilt.HasMerge());
 }
 
-/// The commit's batch for a block is the batch WriteBatch::Put makes of encode_block_documents'
-/// documents in the same order (each transaction, then its receipt; accounts; users; header),
-/// followed by the tail records, serially and in parallel; and of a block with no transactions.
+/// The commit's batch for a block is the batch WriteBatch::Put makes of the block's documents (each
+/// transaction, then its receipt; accounts; users; header), followed by the tail records, serially
+/// and in parallel; and of a block with no transactions.
 TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_documents) {
     const store::DocumentFamilies families{3, 4, 5, 6, 1};
     const std::string header_key = std::string(7, '\0') + "\x09";
+    const std::string raw_block(300, '\x5a');
+    const store::PutRecord tail[] = {{2, header_key, raw_block}, {0, "head", "{}"}};
     for (size_t n : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{700}}) {
         SCOPED_TRACE("transactions: " + std::to_string(n));
         Random r{n + 1};
         RandomBlock rb;
         fill_random_block(rb, r, n);
         const block::Block& b = rb.block;
+        const block::Header& h = *b.header;
         const exec::Outcome& o = rb.outcome;
-
-        std::string tail;
-        store::append_put_record(tail, 2, header_key, "raw block bytes");
-        store::append_put_record(tail, 0, "head", "{}");
 
         rocksdb::WriteBatch reference;
         size_t bytes = 0;
@@ -345,25 +327,22 @@ TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_docum
             ASSERT_TRUE(reference.Put(&family, slice_of(key), slice_of(value)).ok());
             bytes += key.size() + value.size();
         };
-        const auto docs = store::encode_block_documents(b, o, false);
-        const size_t n_accounts = o.writes.accounts.size();
         for (size_t i = 0; i < n; ++i) {
-            put(families.txs, as_chars(b.tx_hashes[i].view()), docs[i]);
-            put(families.receipts, as_chars(b.tx_hashes[i].view()), docs[n + i]);
+            const std::string_view key = as_chars(b.tx_hashes[i].view());
+            put(families.txs, key, store::tx_document(b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i));
+            put(families.receipts, key, store::receipt_document(o.receipts[i], b.tx_hashes[i], h.number, i));
         }
-        for (size_t i = 0; i < n_accounts; ++i)
-            put(families.accounts, as_chars(o.writes.accounts[i].first.view()), docs[2 * n + i]);
-        for (size_t i = 0; i < o.writes.users.size(); ++i)
-            put(families.users, o.writes.users[i].first, docs[2 * n + n_accounts + i]);
-        put(families.headers, header_key, docs.back());
-        const size_t document_bytes = bytes;
-        put(2, header_key, "raw block bytes");
+        for (const auto& [address, account] : o.writes.accounts)
+            put(families.accounts, as_chars(address.view()), store::account_document(account));
+        for (const auto& [name, balance] : o.writes.users) put(families.users, name, store::user_document(name, balance));
+        put(families.headers, header_key, store::header_document(h, b.hash, n));
+        put(2, header_key, raw_block);
         put(0, "head", "{}");
 
         for (bool parallel : {false, true}) {
-            const store::BlockBatch batch = store::encode_block_batch(b, o, families, header_key, tail, 2, parallel);
+            const store::BlockBatch batch = store::encode_block_batch(b, o, families, header_key, tail, parallel);
             EXPECT_EQ(batch.records, reference.Count());
-            EXPECT_EQ(batch.bytes, document_bytes);
+            EXPECT_EQ(batch.bytes, bytes);
             ASSERT_EQ(batch.rep.size(), reference.GetDataSize()) << "parallel: " << parallel;
             EXPECT_TRUE(batch.rep == reference.Data()) << "parallel: " << parallel;
         }
@@ -374,7 +353,7 @@ TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_docum
         roomy.reserve(2 * size);
         for (std::string* buffer : {&longer, &shorter, &roomy}) {
             const store::BlockBatch batch =
-                store::encode_block_batch(b, o, families, header_key, tail, 2, true, std::move(*buffer));
+                store::encode_block_batch(b, o, families, header_key, tail, true, std::move(*buffer));
             ASSERT_EQ(batch.rep.size(), size);
             EXPECT_TRUE(batch.rep == reference.Data());
         }

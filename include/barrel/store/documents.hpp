@@ -5,7 +5,8 @@
 ///
 /// Each function returns the document's text: exactly what nlohmann::json::dump() makes of the
 /// document (compact, keys sorted), written without building a DOM (json/writer.hpp). The commit
-/// stage writes about 10,000 of them per 2,500-transaction block.
+/// stage writes the same text, about 10,000 documents per 2,500-transaction block, straight into
+/// its write batch.
 
 #include <barrel/block/block.hpp>
 #include <barrel/block/header.hpp>
@@ -18,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace barrel::store {
 
@@ -32,13 +32,6 @@ std::string receipt_document(const exec::Receipt& receipt, const Hash& tx_hash, 
 std::string account_document(const state::Account& account);
 /// The name is bytes to DagTransfer, so it is stored as hex.
 std::string user_document(std::string_view name, const u256& balance);
-
-/// Every document the commit of `block` writes, encoded in parallel (or serially) with
-/// tbb::parallel_for, each into its own slot: [0, n) the n transactions, [n, 2n) their
-/// receipts, then outcome.writes.accounts, then outcome.writes.users, and last the header.
-/// The block must carry its header and senders.
-std::vector<std::string> encode_block_documents(const block::Block& block, const exec::Outcome& outcome,
-                                                bool parallel = true);
 
 /// Reads back what account_document / user_document wrote; nullopt if the document is damaged.
 std::optional<state::Account> parse_account_document(std::string_view text) noexcept;

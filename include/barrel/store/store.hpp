@@ -57,8 +57,8 @@ struct Options {
 struct CommitStats {
     double encode_ms{0};  ///< the documents encoded into the write batch
     double write_ms{0};   ///< RocksDB's write of the batch (WAL and memtables)
-    size_t documents{0};
-    size_t bytes{0};
+    size_t documents{0};  ///< JSON documents written (not counting the raw block, index and head)
+    size_t bytes{0};      ///< key and value bytes of every record in the batch
 };
 
 class Store final : public state::StateReader {
