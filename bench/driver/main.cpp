@@ -280,9 +280,10 @@ private:
 /// One block at a time at 1 thread and at `threads`, in lockstep: each block is imported into
 /// both datadirs back to back, the order alternating, so that the per-stage speedups compare
 /// times taken in the same few milliseconds rather than minutes apart on a machine whose speed
-/// drifts. Before each import the other datadir's background flushes and compactions are let
-/// finish, so that neither run pays for the other's: these rows are the stages' own costs, and
-/// RocksDB's background work shows in the streamed rows only.
+/// drifts. Before each import both datadirs' background flushes and compactions are let finish:
+/// the import's own as well as the other's, since a flush left running beside a 1-thread import
+/// has a core to itself but takes one from an all-thread import. These rows are the stages' own
+/// costs; RocksDB's background work shows in the streamed rows only.
 std::pair<bench::Run, bench::Run> measure_paired(const chain::Genesis& genesis, const std::vector<Bytes>& wires,
                                                  const std::vector<block::Block>& decoded, size_t threads,
                                                  bool warm, const fs::path& tmp_root) {
@@ -291,9 +292,11 @@ std::pair<bench::Run, bench::Run> measure_paired(const chain::Genesis& genesis, 
     for (size_t i = 0; i < wires.size(); ++i) {
         Import& first = i % 2 == 0 ? one : all;
         Import& second = i % 2 == 0 ? all : one;
-        second.settle();
+        one.settle();
+        all.settle();
         first.import_one(wires[i]);
         first.settle();
+        second.settle();
         second.import_one(wires[i]);
     }
     return {std::move(one.run), std::move(all.run)};

@@ -104,7 +104,6 @@ std::optional<Head> parse_head(std::string_view text) {
 }
 
 constexpr size_t kMemtableBudget = 32 << 20;
-constexpr size_t kMaxCommitBlockBytes = size_t{1} << 30;
 /// The largest write-batch buffer a store keeps for the next commit (~20 blocks of 2,500 transfers).
 constexpr size_t kMaxKeptBatchBytes = size_t{64} << 20;
 
@@ -259,6 +258,10 @@ struct Store::Impl {
         db_options.allow_concurrent_memtable_write = false;
         std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
         for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i));
+        if (options.max_block_bytes > Options::kMaxBlockBytes)
+            return fail(StoreErrorCode::io, "max_block_bytes " + std::to_string(options.max_block_bytes) +
+                                                " is more than a store can take (" +
+                                                std::to_string(Options::kMaxBlockBytes) + ")");
         auto impl = std::make_unique<Impl>();
         impl->options = options;
         // Before RocksDB opens anything: a cache that cannot be had leaves the path untouched.
@@ -418,10 +421,11 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     CommitStats stats;
 
     // Every document's value is at most about twice the block's bytes (hex), and RocksDB takes
-    // values shorter than 4 GiB.
-    if (b.wire.size() > kMaxCommitBlockBytes)
+    // values shorter than 4 GiB (Options::max_block_bytes).
+    if (b.wire.size() > m_impl->options.max_block_bytes)
         return fail(StoreErrorCode::io, "commit: a block of " + std::to_string(b.wire.size()) +
-                                            " bytes is more than the store takes (1 GiB)");
+                                            " bytes is more than the store takes (" +
+                                            std::to_string(m_impl->options.max_block_bytes) + ")");
     const auto t0 = std::chrono::steady_clock::now();
     const auto family = [this](size_t cf) { return m_impl->cfs[cf]->GetID(); };
     // The records after the documents: the raw block, the block-hash index and the new head.
@@ -519,7 +523,8 @@ void Store::wait_for_background_work() const {
         uint64_t n = 0;
         return m_impl->db->GetIntProperty(property, &n) && n > 0;
     };
-    while (running(rocksdb::DB::Properties::kNumRunningFlushes) ||
+    while (running(rocksdb::DB::Properties::kMemTableFlushPending) ||
+           running(rocksdb::DB::Properties::kNumRunningFlushes) ||
            running(rocksdb::DB::Properties::kNumRunningCompactions))
         std::this_thread::sleep_for(std::chrono::microseconds{200});
 }

@@ -320,6 +320,58 @@ TEST(store, an_account_cache_too_large_to_map_is_an_error_and_writes_nothing) {
     EXPECT_EQ((*s)->account(address("0x2222222222222222222222222222222222222222")), (state::Account{0, 1000}));
 }
 
+/// A block larger than Options::max_block_bytes is refused with the sizes named, and nothing of it
+/// is written; one of exactly that size is taken. A limit past what any store can take is refused
+/// at open, before the path is touched.
+TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
+    gen::Options o;
+    o.blocks = 1;
+    o.txs = 20;
+    o.accounts = 20;
+    const auto w = gen::generate(o);
+    ASSERT_TRUE(w) << w.error();
+    auto b = block::decode_block(w->blocks[0]);
+    ASSERT_TRUE(b);
+    b->senders = w->senders[0];
+    const size_t size = b->wire.size();
+
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    store::Options limited;
+    limited.max_block_bytes = size - 1;
+    {
+        auto s = store::Store::init(dir, w->genesis, limited);
+        ASSERT_TRUE(s) << s.error().message;
+        const auto outcome = exec::execute(*b, **s, (*s)->head().state_root, w->genesis.config);
+        ASSERT_TRUE(outcome) << exec::describe(outcome.error());
+        const test::Dump before = test::dump_datadir(dir);
+        const auto refused = (*s)->commit(*b, *outcome);
+        ASSERT_FALSE(refused);
+        EXPECT_EQ(refused.error().code, store::StoreErrorCode::io);
+        EXPECT_EQ(refused.error().message, "commit: a block of " + std::to_string(size) +
+                                               " bytes is more than the store takes (" + std::to_string(size - 1) + ")");
+        EXPECT_EQ((*s)->head().number, 0u);
+        EXPECT_EQ(test::dump_datadir(dir), before);
+    }
+    store::Options exact;
+    exact.max_block_bytes = size;
+    auto s = open_ok(dir, exact);
+    ASSERT_TRUE(s);
+    const auto outcome = exec::execute(*b, *s, s->head().state_root, w->genesis.config);
+    ASSERT_TRUE(outcome);
+    ASSERT_TRUE(s->commit(*b, *outcome));
+    EXPECT_EQ(s->head().number, 1u);
+
+    store::Options past;
+    past.max_block_bytes = store::Options::kMaxBlockBytes + 1;
+    const auto other = tmp.path() / "other";
+    const auto created = store::Store::init(other, w->genesis, past);
+    ASSERT_FALSE(created);
+    EXPECT_EQ(created.error().code, store::StoreErrorCode::io);
+    EXPECT_EQ(created.error().message, "max_block_bytes 1073741825 is more than a store can take (1073741824)");
+    EXPECT_FALSE(std::filesystem::exists(other));
+}
+
 TEST(store, second_writer_in_the_same_process_is_locked_but_readers_are_not) {
     ScratchDir tmp;
     const auto dir = tmp.path() / "data";
