@@ -98,7 +98,7 @@ void bm_encode_batch(benchmark::State& state, bool parallel) {
         store::BlockBatch batch =
             store::encode_block_batch(b, f.outcomes.front(), families, number, tail, parallel, std::move(buffer));
         documents = batch.records - std::size(tail);
-        bytes = batch.rep.size();
+        bytes = batch.bytes;
         benchmark::DoNotOptimize(batch.rep.data());
         buffer = std::move(batch.rep);
     }

@@ -7,6 +7,7 @@
 #include "block_batch.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace barrel::store {
 

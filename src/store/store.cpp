@@ -519,13 +519,17 @@ Expected<void, StoreError> Store::flush() {
 }
 
 void Store::wait_for_background_work() const {
-    auto running = [this](const std::string& property) {
+    // Summed over the column families: pending flushes and compactions are counted per family.
+    const auto count = [this](const std::string& property) {
         uint64_t n = 0;
-        return m_impl->db->GetIntProperty(property, &n) && n > 0;
+        return m_impl->db->GetAggregatedIntProperty(property, &n) ? n : 0;
     };
-    while (running(rocksdb::DB::Properties::kMemTableFlushPending) ||
-           running(rocksdb::DB::Properties::kNumRunningFlushes) ||
-           running(rocksdb::DB::Properties::kNumRunningCompactions))
+    using p = rocksdb::DB::Properties;
+    // A failed flush stops background work with its memtable still pending: no waiting on that.
+    while (count(p::kBackgroundErrors) == 0 &&
+           count(p::kMemTableFlushPending) + count(p::kNumRunningFlushes) + count(p::kCompactionPending) +
+                   count(p::kNumRunningCompactions) >
+               0)
         std::this_thread::sleep_for(std::chrono::microseconds{200});
 }
 

@@ -51,10 +51,11 @@ struct Options {
     /// Entries in the cache of DagTransfer user balances in front of RocksDB (~100 bytes each
     /// with the name; ~13 MiB when full at the default). Past it, a random entry makes room.
     size_t user_cache_entries{size_t{1} << 17};
-    /// The largest block, in wire bytes, that commit takes; at most kMaxBlockBytes (every
-    /// document must stay under RocksDB's 4 GiB value limit, and hex doubles a block's bytes).
-    size_t max_block_bytes{kMaxBlockBytes};
     static constexpr size_t kMaxBlockBytes = size_t{1} << 30;
+    /// The largest block, in wire bytes, that commit takes. At most kMaxBlockBytes (every
+    /// document must stay under RocksDB's 4 GiB value limit, and hex doubles a block's bytes):
+    /// init and open return an io error for more.
+    size_t max_block_bytes{kMaxBlockBytes};
 };
 
 /// What one commit did, for the pipeline's timings.
@@ -105,10 +106,9 @@ public:
     /// has every committed block); it shortens the next open's WAL replay, e.g. before a shutdown.
     Expected<void, StoreError> flush();
 
-    /// Blocks until no flush is pending or running and no compaction is running in the
-    /// background (benchmarks use it so
-    /// that one datadir's background work does not land in another's timings). Commits never
-    /// need it.
+    /// Blocks until no flush or compaction is pending or running in any column family, or until
+    /// background work has failed (benchmarks use it so that one datadir's background work does
+    /// not land in another's timings). Commits never need it.
     void wait_for_background_work() const;
 
     /// Drops the state cache (tests use it to prove reads come back from disk).
