@@ -7,6 +7,7 @@
 // that decodes in exactly the way its name says (block_decode.table_bases_decode checks that).
 
 #include "block_fixtures.hpp"
+#include "rlp_build.hpp"
 
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
@@ -30,6 +31,9 @@ using block::BlockError;
 using block::BlockErrorCode;
 using block::HeaderField;
 using RlpError = rlp::DecodingError;
+using barrel::test::cat;
+using barrel::test::list;
+using barrel::test::str;
 
 // ---- allocation probe ----------------------------------------------------------------------
 // A count of 0xffffffff must be rejected before anything is allocated in proportion to it. The
@@ -67,25 +71,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-// ---- building blocks byte by byte ----------------------------------------------------------
-
-Bytes cat(const std::vector<Bytes>& parts) {
-    Bytes out;
-    for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-    return out;
-}
-
-Bytes list(const std::vector<Bytes>& items) {
-    Bytes out;
-    rlp::encode_list(out, cat(items));
-    return out;
-}
-
-Bytes str(const Bytes& payload) {
-    Bytes out;
-    rlp::encode(out, BytesView{payload});
-    return out;
-}
+// ---- building blocks byte by byte (and rlp_build.hpp) ---------------------------------------
 
 Bytes be32(uint32_t v) {
     return {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),

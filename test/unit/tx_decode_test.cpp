@@ -3,6 +3,8 @@
 // example transaction and a type-2 transaction by replacing, adding or removing one field item,
 // so each row differs from a valid encoding in exactly the way its name says.
 
+#include "rlp_build.hpp"
+
 #include <barrel/core/hex.hpp>
 #include <barrel/rlp/encode.hpp>
 #include <barrel/tx/transaction.hpp>
@@ -23,27 +25,11 @@ using tx::TxError;
 using tx::TxErrorCode;
 using RlpError = rlp::DecodingError;
 
+using barrel::test::cat;
+using barrel::test::list;
+using barrel::test::str;
+
 namespace {
-
-Bytes cat(const std::vector<Bytes>& parts) {
-    Bytes out;
-    for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-    return out;
-}
-
-/// An RLP list of already-encoded items.
-Bytes list(const std::vector<Bytes>& items) {
-    Bytes out;
-    rlp::encode_list(out, cat(items));
-    return out;
-}
-
-/// An RLP string.
-Bytes str(const Bytes& payload) {
-    Bytes out;
-    rlp::encode(out, BytesView{payload});
-    return out;
-}
 
 Bytes repeat(uint8_t byte, size_t n) { return Bytes(n, byte); }
 
