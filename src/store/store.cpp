@@ -415,7 +415,6 @@ std::optional<u256> Store::user(std::string_view name) const {
 Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o, bool parallel) {
     if (!b.header) return fail(StoreErrorCode::io, "commit: a bare transaction list is not a block");
     const block::Header& h = *b.header;
-    const size_t n = b.size();
     const size_t n_accounts = o.writes.accounts.size();
     const size_t n_users = o.writes.users.size();
     CommitStats stats;
@@ -440,7 +439,7 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
                                     family(kHeaders)};
     BlockBatch built = encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
     stats.encode_ms = ms_since(t0);
-    stats.documents = 2 * n + n_accounts + n_users + 1;
+    stats.documents = built.records - std::size(tail);
     stats.bytes = built.bytes;
 
     const auto t1 = std::chrono::steady_clock::now();
