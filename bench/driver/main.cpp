@@ -7,7 +7,7 @@
 
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 

@@ -25,7 +25,7 @@
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/exec/execute.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/store/store.hpp>
 
 #include "store/block_batch.hpp"

@@ -18,7 +18,6 @@
 #include <barrel/exec/dag.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
-#include <barrel/gen/workload.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/pipeline/pipeline.hpp>

@@ -1,11 +1,11 @@
-// `gen`: a deterministic, sealed workload (barrel/gen/workload.hpp) written as a genesis file and
+// `gen`: a deterministic, sealed workload (gen/workload.hpp) written as a genesis file and
 // a chain file. Both files appear whole or not at all: each is written to a temporary file beside
 // its target and renamed over it only once everything has been generated and written.
 
 #include "command.hpp"
 
 #include <barrel/cli/cli.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 
 #include <cerrno>
 #include <charconv>

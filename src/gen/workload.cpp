@@ -12,7 +12,7 @@
 #include <barrel/core/parallel.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/tx/transaction.hpp>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/core/parallel.hpp>
-#include <barrel/core/seqlock_cache.hpp>
-#include <barrel/core/sharded_cache.hpp>
+#include "core/seqlock_cache.hpp"
+#include "store/sharded_cache.hpp"
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>
 

@@ -5,7 +5,7 @@
 
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 
 #include <gtest/gtest.h>
 

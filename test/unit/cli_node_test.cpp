@@ -12,7 +12,7 @@
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/execute.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/rlp/decode.hpp>
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>

@@ -4,7 +4,7 @@
 // that key, never a torn mix (on x86; TSan in CI checks the accesses are all atomic, not the
 // ordering argument, which is in the header).
 
-#include <barrel/core/seqlock_cache.hpp>
+#include "core/seqlock_cache.hpp"
 
 #include <gtest/gtest.h>
 

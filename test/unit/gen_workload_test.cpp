@@ -8,7 +8,7 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/tx/transaction.hpp>
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 
 #include "store_dump.hpp"
 
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 

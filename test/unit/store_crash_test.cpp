@@ -14,7 +14,7 @@
 #include <barrel/chain/genesis.hpp>
 #include <barrel/cli/cli.hpp>
 #include <barrel/core/hex.hpp>
-#include <barrel/gen/workload.hpp>
+#include "gen/workload.hpp"
 #include <barrel/store/store.hpp>
 
 #include <gtest/gtest.h>

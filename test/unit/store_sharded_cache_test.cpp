@@ -3,7 +3,7 @@
 // guard, clear empties it; under concurrent readers and writers (TSan) every hit is a value that
 // was put for its key.
 
-#include <barrel/core/sharded_cache.hpp>
+#include "store/sharded_cache.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ std::string name(size_t i) { return "user-" + std::to_string(i); }
 
 }  // namespace
 
-TEST(core_sharded_cache, put_find_replace_and_absent_values) {
+TEST(store_sharded_cache, put_find_replace_and_absent_values) {
     Cache cache{1000};
     EXPECT_EQ(cache.find("alice"), std::nullopt);
     cache.put("alice", 5);
@@ -45,7 +45,7 @@ TEST(core_sharded_cache, put_find_replace_and_absent_values) {
     EXPECT_EQ(cache.size(), 0u);
 }
 
-TEST(core_sharded_cache, capacity_rounds_up_to_shards) {
+TEST(store_sharded_cache, capacity_rounds_up_to_shards) {
     EXPECT_EQ(Cache{0}.capacity(), Cache::kShards);
     EXPECT_EQ(Cache{Cache::kShards}.capacity(), Cache::kShards);
     EXPECT_EQ(Cache{Cache::kShards + 1}.capacity(), 2 * Cache::kShards);
@@ -55,7 +55,7 @@ TEST(core_sharded_cache, capacity_rounds_up_to_shards) {
     EXPECT_EQ(unbounded_in_practice.size(), 1u);
 }
 
-TEST(core_sharded_cache, the_bound_holds_and_every_hit_is_right) {
+TEST(store_sharded_cache, the_bound_holds_and_every_hit_is_right) {
     Cache cache{10 * Cache::kShards};
     constexpr size_t n = 20'000;
     for (size_t i = 0; i < n; ++i) {
@@ -82,7 +82,7 @@ TEST(core_sharded_cache, the_bound_holds_and_every_hit_is_right) {
     for (size_t i : present) EXPECT_EQ(cache.find(name(i)), std::optional<std::optional<int>>{-1});
 }
 
-TEST(core_sharded_cache, put_if_stores_only_when_allowed) {
+TEST(store_sharded_cache, put_if_stores_only_when_allowed) {
     Cache cache{64};
     EXPECT_FALSE(cache.put_if("a", 1, [] { return false; }));
     EXPECT_EQ(cache.find("a"), std::nullopt);
@@ -93,7 +93,7 @@ TEST(core_sharded_cache, put_if_stores_only_when_allowed) {
 
 // Readers and writers on a cache much smaller than the key set, so evictions run all the time:
 // no race (TSan), and a hit is always the value written for that key (values encode their key).
-TEST(core_sharded_cache, concurrent_readers_and_evicting_writers) {
+TEST(store_sharded_cache, concurrent_readers_and_evicting_writers) {
     Cache cache{2 * Cache::kShards};
     constexpr size_t keys = 500;
     std::atomic<size_t> wrong{0};

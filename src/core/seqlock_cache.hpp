@@ -17,7 +17,7 @@
 ///
 /// Writers take a per-set lock (striped), so a key is never in two ways of a set at once.
 
-#include <barrel/core/zeroed_pages.hpp>
+#include "core/zeroed_pages.hpp"
 
 #include <algorithm>
 #include <array>
