@@ -6,7 +6,7 @@
 # Installs missing Debian packages, builds the optimised tree build/release (shared with
 # scripts/test.sh), then runs the driver build/release/bench/barrel-bench ARGS... (2,500-transaction
 # blocks through decode, verify, execute and commit, with an embedded RocksDB; --help lists its
-# options). The micro-benchmarks are build/release/bench/barrel-microbench (docs/benchmarks.md).
+# options). The micro-benchmarks are build/release/bench/barrel-microbench (docs/benchmarks.md, "How to reproduce").
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -3,12 +3,11 @@
 /// Slots<T>: the pre-sized output of a parallel stage, a contiguous array whose n elements are
 /// value-initialised by a parallel loop.
 ///
-/// std::vector<T>(n) initialises its elements on one thread. For a block's 2,500 transactions
-/// (~880 KB) that was a serial pass in front of decode's parallel loop and, whenever the
-/// allocator handed out memory the process had not touched yet, ~215 page faults in a row: 0.5 to
-/// 0.8 ms on the 2-core VM the benchmarks run on, against ~1.2 ms for the whole parallel decode
-/// (docs/benchmarks.md, "Decode's serial start"). Here each page is first touched by one of the
-/// threads that will fill it, so that cost is shared like the rest of the stage.
+/// std::vector<T>(n) initialises its elements on one thread. For a full block's transactions that
+/// is a serial pass in front of decode's parallel loop and, whenever the allocator hands out memory
+/// the process has not touched yet, a run of page faults in a row: a large share of the whole
+/// parallel decode (docs/benchmarks.md, "Decode's serial start"). Here each page is first touched
+/// by one of the threads that will fill it, so that cost is shared like the rest of the stage.
 ///
 /// Beyond that constructor it is a small vector (push_back, assign, clear) for code that builds
 /// blocks by hand: tests and benchmarks.
