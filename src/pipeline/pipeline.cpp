@@ -1,8 +1,7 @@
-#include "pipeline/testing.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 
+#include "pipeline/testing.hpp"
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 
@@ -41,11 +40,13 @@ std::string_view to_string(LinkErrorCode code) noexcept {
 
 std::string describe(const LinkError& e) {
     switch (e.code) {
-        case LinkErrorCode::conflicts_with_stored: return "conflicts with stored block " + std::to_string(e.number);
+        case LinkErrorCode::conflicts_with_stored:
+            return "conflicts with stored block " + std::to_string(e.number);
         case LinkErrorCode::blocks_missing:
             return "expected block " + std::to_string(e.head_number + 1) + " (blocks missing)";
         case LinkErrorCode::parent_mismatch:
-            return "parent hash " + to_hex(e.parent_hash) + " is not the head " + to_hex(e.head_hash);
+            return "parent hash " + to_hex(e.parent_hash) + " is not the head " +
+                   to_hex(e.head_hash);
         case LinkErrorCode::not_child_of_head:
             return "not a child of the head (block " + std::to_string(e.head_number) + ")";
     }
@@ -56,11 +57,16 @@ std::string describe(const StageError& e) {
     return std::visit(
         [](const auto& error) -> std::string {
             using E = std::decay_t<decltype(error)>;
-            if constexpr (std::is_same_v<E, exec::SealErrorCode>) return std::string{exec::to_string(error)};
-            else if constexpr (std::is_same_v<E, store::StoreError>) return error.message;
-            else if constexpr (std::is_same_v<E, LinkError>) return describe(error);
-            else if constexpr (std::is_same_v<E, block::BlockError>) return block::describe(error);
-            else return exec::describe(error);
+            if constexpr (std::is_same_v<E, exec::SealErrorCode>)
+                return std::string{exec::to_string(error)};
+            else if constexpr (std::is_same_v<E, store::StoreError>)
+                return error.message;
+            else if constexpr (std::is_same_v<E, LinkError>)
+                return describe(error);
+            else if constexpr (std::is_same_v<E, block::BlockError>)
+                return block::describe(error);
+            else
+                return exec::describe(error);
         },
         e);
 }
@@ -122,7 +128,8 @@ namespace {
 /// so a lookup is a binary search per pending block.
 class PendingState final : public state::StateReader {
 public:
-    PendingState(const state::StateReader& store, std::vector<std::shared_ptr<const exec::Outcome>> pending)
+    PendingState(const state::StateReader& store,
+                 std::vector<std::shared_ptr<const exec::Outcome>> pending)
         : m_store{store}, m_pending{std::move(pending)} {}
 
     std::optional<state::Account> account(const Address& address) const override {
@@ -138,7 +145,8 @@ public:
 
 private:
     template <class Entries, class Key>
-    static const typename Entries::value_type::second_type* find(const Entries& entries, const Key& key) {
+    static const typename Entries::value_type::second_type* find(const Entries& entries,
+                                                                 const Key& key) {
         const auto it = std::lower_bound(entries.begin(), entries.end(), key,
                                          [](const auto& e, const Key& k) { return e.first < k; });
         return it != entries.end() && it->first == key ? &it->second : nullptr;
@@ -177,8 +185,8 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wir
     }
 
     t0 = Clock::now();
-    auto verified = block::recover_senders(d.block, m_store.genesis().config.chain_id, m_config.sender_cache,
-                                           m_config.parallel);
+    auto verified = block::recover_senders(d.block, m_store.genesis().config.chain_id,
+                                           m_config.sender_cache, m_config.parallel);
     d.times.verify_ms = ms_since(t0);
     if (!verified) return unexpected(PipelineError{Stage::verify, number, index, verified.error()});
     return d;
@@ -193,10 +201,12 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
     if (auto linked = check_link(h, parent); !linked) return fail(Stage::link, linked.error());
 
     const auto t0 = Clock::now();
-    auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config, exec_options(m_config));
+    auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config,
+                                 exec_options(m_config));
     d.times.execute_ms = ms_since(t0);
     if (!outcome) return fail(Stage::execute, outcome.error());
-    if (auto sealed = exec::check_seal(h, *outcome); !sealed) return fail(Stage::seal, sealed.error());
+    if (auto sealed = exec::check_seal(h, *outcome); !sealed)
+        return fail(Stage::seal, sealed.error());
     d.outcome = std::make_shared<const exec::Outcome>(std::move(outcome).value());
     return {};
 }
@@ -214,7 +224,8 @@ Expected<BlockResult, PipelineError> Pipeline::commit(Decoded& d) {
     const auto t0 = Clock::now();
     auto committed = m_store.commit(d.block, *d.outcome, m_config.parallel);
     r.times.commit_ms = ms_since(t0);
-    if (!committed) return unexpected(PipelineError{Stage::commit, r.number, d.index, committed.error()});
+    if (!committed)
+        return unexpected(PipelineError{Stage::commit, r.number, d.index, committed.error()});
     return r;
 }
 
@@ -243,20 +254,21 @@ Expected<BlockResult, PipelineError> Pipeline::import_block(Bytes wire) {
 class Pipeline::Stream {
 public:
     Stream(Pipeline& pipeline, const BlockSource& next, const Progress& progress)
-        : m_pipeline{pipeline}, m_next{next}, m_progress{progress}, m_tip{pipeline.m_store.head()} {}
+        : m_pipeline{pipeline},
+          m_next{next},
+          m_progress{progress},
+          m_tip{pipeline.m_store.head()} {}
 
     Expected<void, PipelineError> run() {
         tbb::parallel_pipeline(
             m_pipeline.m_config.max_in_flight,
             tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
-                                         [this](tbb::flow_control& fc) { return isolated_for_hooks([&] { return read(fc); }); }) &
-                tbb::make_filter<Item, Item>(
-                    tbb::filter_mode::parallel,
-                    [this](Item item) { return isolated_for_hooks([&] { return decode_and_verify(std::move(item)); }); }) &
-                tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
-                                             [this](Item item) { return isolated_for_hooks([&] { return execute(std::move(item)); }); }) &
-                tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order,
-                                             [this](Item item) { isolated_for_hooks([&] { commit(std::move(item)); }); }));
+                                         [this](tbb::flow_control& fc) {
+                                             return isolated_for_hooks([&] { return read(fc); });
+                                         }) &
+                filter(tbb::filter_mode::parallel, &Stream::decode_and_verify) &
+                filter(tbb::filter_mode::serial_in_order, &Stream::execute) &
+                filter(tbb::filter_mode::serial_in_order, &Stream::commit));
         if (m_first_error) return unexpected(*m_first_error);
         return {};
     }
@@ -319,7 +331,8 @@ private:
     void commit(Item item) {
         if (m_first_error) return;
         if (!*item) return fail(item->error());
-        if (!(*item)->already_stored && hooks() && hooks()->before_commit) hooks()->before_commit((*item)->index);
+        if (!(*item)->already_stored && hooks() && hooks()->before_commit)
+            hooks()->before_commit((*item)->index);
         auto r = m_pipeline.commit(**item);
         if (!r) return fail(r.error());
         if (!r->skipped) {
@@ -332,6 +345,14 @@ private:
     void fail(const PipelineError& e) {
         m_first_error = e;
         m_stop.store(true, std::memory_order_relaxed);
+    }
+
+    /// The filter that runs `step` on each block.
+    template <class Out>
+    tbb::filter<Item, Out> filter(tbb::filter_mode mode, Out (Stream::*step)(Item)) {
+        return tbb::make_filter<Item, Out>(mode, [this, step](Item item) {
+            return isolated_for_hooks([&] { return (this->*step)(std::move(item)); });
+        });
     }
 
     const testing::StreamHooks* hooks() const noexcept { return m_pipeline.m_stream_hooks; }
@@ -354,14 +375,15 @@ private:
     // Set by the last two filters, read by the first: they are serial but run on different
     // threads at the same time, so this must be atomic.
     std::atomic<bool> m_stop{false};
-    store::Head m_tip;            // the last block executed (execute's alone)
+    store::Head m_tip;             // the last block executed (execute's alone)
     bool m_execute_failed{false};  // execute's alone too
     std::mutex m_uncommitted_mutex;
     std::deque<std::shared_ptr<const exec::Outcome>> m_uncommitted;  // executed, not yet committed
     std::optional<PipelineError> m_first_error;                      // commit's alone
 };
 
-Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next, const Progress& progress) {
+Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next,
+                                                      const Progress& progress) {
     if (!m_config.parallel || m_config.max_in_flight < 2) {
         for (size_t index = 0;; ++index) {
             auto wire = next();
@@ -385,12 +407,14 @@ Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
         return unexpected(PipelineError{stage, h.number, 0, std::move(error)});
     };
     if (h.number != head.number + 1 || h.parent_hash != head.hash)
-        return fail(Stage::link, LinkError{LinkErrorCode::not_child_of_head, h.number, h.parent_hash, head.number, head.hash});
+        return fail(Stage::link, LinkError{LinkErrorCode::not_child_of_head, h.number,
+                                           h.parent_hash, head.number, head.hash});
     ProposalCheck check;
     check.block_hash = d->block.hash;
     check.times = d->times;
     const auto t0 = Clock::now();
-    auto outcome = exec::execute(d->block, m_store, head.state_root, m_store.genesis().config, exec_options(m_config));
+    auto outcome = exec::execute(d->block, m_store, head.state_root, m_store.genesis().config,
+                                 exec_options(m_config));
     check.times.execute_ms = ms_since(t0);
     if (!outcome) return fail(Stage::execute, outcome.error());
     check.outcome = std::move(outcome).value();

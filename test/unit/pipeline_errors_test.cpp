@@ -3,13 +3,12 @@
 // ExecError, the seal's SealErrorCode, a StoreError from commit. describe() still gives the one
 // line the CLI prints, composed from the stage error's own describe().
 
-#include "store_dump.hpp"
-
-#include "gen/workload.hpp"
 #include <barrel/core/hex.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "gen/workload.hpp"
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -47,7 +46,8 @@ struct Node {
         store = std::move(s).value();
         pipe = std::make_unique<pipeline::Pipeline>(*store, pipeline::Config{});
         for (size_t i = 0; i < blocks; ++i)
-            if (auto r = pipe->import_block(test_chain().blocks[i]); !r) throw std::runtime_error(pipeline::describe(r.error()));
+            if (auto r = pipe->import_block(test_chain().blocks[i]); !r)
+                throw std::runtime_error(pipeline::describe(r.error()));
     }
     std::unique_ptr<store::Store> store;
     std::unique_ptr<pipeline::Pipeline> pipe;
@@ -106,7 +106,8 @@ TEST(pipeline_errors, a_bad_signature_is_the_verify_block_error) {
     size_t index = b.size();
     for (size_t i = 0; i < b.size() && index == b.size(); ++i) {
         const BytesView enc = b.tx_encodings[i];
-        if (enc.size() > 33 && enc[enc.size() - 33] == 0xa0) index = i;  // s is the last item, 32 bytes
+        if (enc.size() > 33 && enc[enc.size() - 33] == 0xa0)
+            index = i;  // s is the last item, 32 bytes
     }
     ASSERT_LT(index, b.size());
     Bytes damaged{b.tx_encodings[index].begin(), b.tx_encodings[index].end()};
@@ -141,7 +142,8 @@ TEST(pipeline_errors, a_block_that_does_not_follow_the_head_is_a_link_error_with
          LinkError{LinkErrorCode::blocks_missing, 3, decoded(2).header->parent_hash, 1, head.hash},
          "block 3: link: expected block 2 (blocks missing)"},
         {"conflicts_with_stored", with_header(0, [](block::Header& h) { h.timestamp += 1; }),
-         LinkError{LinkErrorCode::conflicts_with_stored, 1, decoded(0).header->parent_hash, 1, head.hash},
+         LinkError{LinkErrorCode::conflicts_with_stored, 1, decoded(0).header->parent_hash, 1,
+                   head.hash},
          "block 1: link: conflicts with stored block 1"},
     };
     for (const Case& c : cases) {
@@ -168,8 +170,10 @@ TEST(pipeline_errors, a_reused_transaction_is_the_executor_error) {
 TEST(pipeline_errors, a_wrong_state_root_is_the_seal_code) {
     ScratchDir tmp;
     Node node{tmp / "data", 0};
-    const auto r = node.pipe->import_block(with_header(0, [](block::Header& h) { h.state_root[0] ^= 1; }));
-    EXPECT_EQ(stage_error<exec::SealErrorCode>(r, Stage::seal), exec::SealErrorCode::state_root_mismatch);
+    const auto r =
+        node.pipe->import_block(with_header(0, [](block::Header& h) { h.state_root[0] ^= 1; }));
+    EXPECT_EQ(stage_error<exec::SealErrorCode>(r, Stage::seal),
+              exec::SealErrorCode::state_root_mismatch);
     EXPECT_EQ(pipeline::describe(r.error()), "block 1: seal: state_root_mismatch");
 }
 
@@ -194,7 +198,8 @@ TEST(pipeline_errors, a_stream_reports_the_stage_error_of_its_first_failing_bloc
         if (next == wires.size()) return std::nullopt;
         return wires[next++];
     });
-    EXPECT_EQ(stage_error<exec::SealErrorCode>(r, Stage::seal), exec::SealErrorCode::receipts_root_mismatch);
+    EXPECT_EQ(stage_error<exec::SealErrorCode>(r, Stage::seal),
+              exec::SealErrorCode::receipts_root_mismatch);
     EXPECT_EQ(r.error().block_index, 1u);
     EXPECT_EQ(node.store->head().number, 1u);
 }
@@ -212,14 +217,18 @@ TEST(pipeline_errors, check_proposal_says_why_a_proposal_fails) {
     EXPECT_EQ(link.number, 3u);
     EXPECT_EQ(link.head_number, 1u);
     EXPECT_EQ(link.head_hash, head.hash);
-    EXPECT_EQ(pipeline::describe(future.error()), "block 3: link: not a child of the head (block 1)");
+    EXPECT_EQ(pipeline::describe(future.error()),
+              "block 3: link: not a child of the head (block 1)");
 
-    const auto reused = node.pipe->check_proposal(block::encode_block(*decoded(1).header, decoded(0).tx_encodings));
-    EXPECT_EQ(stage_error<exec::ExecError>(reused, Stage::execute).code, exec::ExecErrorCode::nonce_mismatch);
+    const auto reused =
+        node.pipe->check_proposal(block::encode_block(*decoded(1).header, decoded(0).tx_encodings));
+    EXPECT_EQ(stage_error<exec::ExecError>(reused, Stage::execute).code,
+              exec::ExecErrorCode::nonce_mismatch);
 
     const Bytes type1_without_payload{0x01};
     const auto garbled = node.pipe->check_proposal(with_tx(1, 0, type1_without_payload));
-    EXPECT_EQ(stage_error<block::BlockError>(garbled, Stage::decode).code, block::BlockErrorCode::malformed_tx);
+    EXPECT_EQ(stage_error<block::BlockError>(garbled, Stage::decode).code,
+              block::BlockErrorCode::malformed_tx);
 
     const auto ok = node.pipe->check_proposal(test_chain().blocks[1]);
     ASSERT_TRUE(ok) << pipeline::describe(ok.error());

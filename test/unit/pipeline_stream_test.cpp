@@ -4,13 +4,12 @@
 // uncommitted ones, and the datadir still equals a one-block-at-a-time import key for key; a
 // block that fails after such speculation leaves exactly the blocks before it committed.
 
-#include "store_dump.hpp"
-
-#include "gen/workload.hpp"
-#include "pipeline/testing.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "gen/workload.hpp"
+#include "pipeline/testing.hpp"
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -83,9 +82,10 @@ public:
             std::unique_lock lock{m_mutex};
             // Not a timing assumption: the wait ends as soon as the block executes. The limit
             // only turns a pipeline that never executes it (a bug) into a failure, not a hang.
-            if (!m_changed.wait_for(lock, std::chrono::seconds{60}, [&] { return m_executed > index + m_depth; }))
-                ADD_FAILURE() << "block at position " << index + m_depth << " never executed before the commit of "
-                              << index;
+            if (!m_changed.wait_for(lock, std::chrono::seconds{60},
+                                    [&] { return m_executed > index + m_depth; }))
+                ADD_FAILURE() << "block at position " << index + m_depth
+                              << " never executed before the commit of " << index;
         };
     }
     const pipeline::testing::StreamHooks& hooks() const noexcept { return m_hooks; }
@@ -104,7 +104,8 @@ private:
 };
 
 /// Streams `wires` with each commit held until the block `depth` positions later has executed.
-StreamResult import_streamed_held(store::Store& store, const std::vector<Bytes>& wires, size_t depth) {
+StreamResult import_streamed_held(store::Store& store, const std::vector<Bytes>& wires,
+                                  size_t depth) {
     pipeline::Config config;
     config.max_in_flight = 4;
     pipeline::Pipeline p{store, config};
@@ -168,7 +169,8 @@ TEST(pipeline_stream, a_bad_block_after_speculation_leaves_exactly_the_blocks_be
     ASSERT_FALSE(r.status);
     EXPECT_EQ(pipeline::describe(r.status.error()), "block 6: seal: state_root_mismatch");
     ASSERT_EQ(r.committed.size(), 5u);
-    for (size_t i = 1; i < r.committed.size(); ++i) EXPECT_GE(r.committed[i].executed_over, 1u) << "block " << i + 1;
+    for (size_t i = 1; i < r.committed.size(); ++i)
+        EXPECT_GE(r.committed[i].executed_over, 1u) << "block " << i + 1;
     EXPECT_EQ(r.executed, 6u) << "blocks after the failing one were executed";
     EXPECT_EQ(store->head().number, 5u);
     store.reset();

@@ -49,7 +49,7 @@ std::string_view to_string(Stage s) noexcept;
 
 /// How a block fails to follow the block before it: the store's head, or in a stream the last
 /// block executed.
-enum class [[nodiscard]] LinkErrorCode : uint8_t {
+enum class [[nodiscard]] LinkErrorCode : uint8_t{
     conflicts_with_stored,  ///< at or below the head, and not the block stored at its height
     blocks_missing,         ///< past the head's child: the blocks between are missing
     parent_mismatch,        ///< the head's child by number, but its parent hash is another block's
@@ -73,7 +73,8 @@ std::string describe(const LinkError& e);
 /// seal an `exec::SealErrorCode` and commit a `store::StoreError`. A store read that fails while
 /// a stage asks the store (is this block already stored?) gives the `store::StoreError`, at that
 /// stage.
-using StageError = std::variant<block::BlockError, LinkError, exec::ExecError, exec::SealErrorCode, store::StoreError>;
+using StageError = std::variant<block::BlockError, LinkError, exec::ExecError, exec::SealErrorCode,
+                                store::StoreError>;
 /// The stage error's own line: `block::describe`, `exec::describe`, the seal code's name, the
 /// store's message.
 std::string describe(const StageError& e);
@@ -88,10 +89,10 @@ struct PipelineError {
 std::string describe(const PipelineError& e);
 
 struct Config {
-    bool parallel{true};                 ///< false: every stage on the calling thread
+    bool parallel{true};  ///< false: every stage on the calling thread
     block::SenderCache* sender_cache{nullptr};
     exec::Schedule schedule{exec::Schedule::automatic};
-    size_t max_in_flight{4};             ///< blocks held at once by import_stream
+    size_t max_in_flight{4};  ///< blocks held at once by import_stream
 };
 
 /// Yields the next block's wire bytes, or nullopt at the end.
@@ -115,10 +116,13 @@ public:
 
     /// Imports blocks from `next` until it is exhausted or a block fails; blocks before a failing
     /// one are committed, nothing of the failing one or later ones is.
-    Expected<void, PipelineError> import_stream(const BlockSource& next, const Progress& progress = {});
+    Expected<void, PipelineError> import_stream(const BlockSource& next,
+                                                const Progress& progress = {});
 
     /// Decodes, verifies and executes a proposed child of the head without committing anything.
-    /// The proposal's header roots are not required (they are what the check computes).
+    /// The proposal's header roots are not required (they are what the check computes). A
+    /// failure's `error` says why: a LinkError (`not_child_of_head`), a block::BlockError (decode,
+    /// verify) or an exec::ExecError.
     Expected<ProposalCheck, PipelineError> check_proposal(Bytes wire);
 
 private:
@@ -128,7 +132,8 @@ private:
 
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
     /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
-    Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent, const state::StateReader& state);
+    Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
+                                          const state::StateReader& state);
     /// Commits an executed block (or reports a skipped one).
     Expected<BlockResult, PipelineError> commit(Decoded& d);
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
