@@ -49,7 +49,7 @@ std::string_view to_string(Stage s) noexcept;
 
 /// How a block fails to follow the block before it: the store's head, or in a stream the last
 /// block executed.
-enum class [[nodiscard]] LinkErrorCode : uint8_t{
+enum class [[nodiscard]] LinkErrorCode : uint8_t {
     conflicts_with_stored,  ///< at or below the head, and not the block stored at its height
     blocks_missing,         ///< past the head's child: the blocks between are missing
     parent_mismatch,        ///< the head's child by number, but its parent hash is another block's
@@ -122,7 +122,7 @@ public:
     /// Decodes, verifies and executes a proposed child of the head without committing anything.
     /// The proposal's header roots are not required (they are what the check computes). A
     /// failure's `error` says why: a LinkError (`not_child_of_head`), a block::BlockError (decode,
-    /// verify) or an exec::ExecError.
+    /// verify), an exec::ExecError, or a store::StoreError if the store could not be read.
     Expected<ProposalCheck, PipelineError> check_proposal(Bytes wire);
 
 private:
