@@ -1,7 +1,9 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 
+#include "pipeline/testing.hpp"
 #include <tbb/parallel_pipeline.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 namespace barrel::pipeline {
@@ -25,13 +28,56 @@ std::string_view to_string(Stage s) noexcept {
     return "unknown";
 }
 
+std::string_view to_string(LinkErrorCode code) noexcept {
+    switch (code) {
+        case LinkErrorCode::conflicts_with_stored: return "conflicts_with_stored";
+        case LinkErrorCode::blocks_missing: return "blocks_missing";
+        case LinkErrorCode::parent_mismatch: return "parent_mismatch";
+        case LinkErrorCode::not_child_of_head: return "not_child_of_head";
+    }
+    return "unknown";
+}
+
+std::string describe(const LinkError& e) {
+    switch (e.code) {
+        case LinkErrorCode::conflicts_with_stored:
+            return "conflicts with stored block " + std::to_string(e.number);
+        case LinkErrorCode::blocks_missing:
+            return "expected block " + std::to_string(e.head_number + 1) + " (blocks missing)";
+        case LinkErrorCode::parent_mismatch:
+            return "parent hash " + to_hex(e.parent_hash) + " is not the head " +
+                   to_hex(e.head_hash);
+        case LinkErrorCode::not_child_of_head:
+            return "not a child of the head (block " + std::to_string(e.head_number) + ")";
+    }
+    return std::string{to_string(e.code)};
+}
+
+std::string describe(const StageError& e) {
+    return std::visit(
+        [](const auto& error) -> std::string {
+            using E = std::decay_t<decltype(error)>;
+            if constexpr (std::is_same_v<E, exec::SealErrorCode>)
+                return std::string{exec::to_string(error)};
+            else if constexpr (std::is_same_v<E, store::StoreError>)
+                return error.message;
+            else if constexpr (std::is_same_v<E, LinkError>)
+                return describe(error);
+            else if constexpr (std::is_same_v<E, block::BlockError>)
+                return block::describe(error);
+            else
+                return exec::describe(error);
+        },
+        e);
+}
+
 std::string describe(const PipelineError& e) {
     std::string out = e.block_number ? "block " + std::to_string(*e.block_number)
                                      : "block at position " + std::to_string(e.block_index);
     out += ": ";
     out += to_string(e.stage);
     out += ": ";
-    out += e.message;
+    out += describe(e.error);
     return out;
 }
 
@@ -54,6 +100,17 @@ std::optional<uint64_t> peek_number(BytesView wire) noexcept {
     if (!header) return std::nullopt;
     return header->number;
 }
+
+/// A block follows `parent` if it is its child: the next number, and the parent's hash.
+Expected<void, LinkError> check_link(const block::Header& h, const store::Head& parent) noexcept {
+    auto fail = [&](LinkErrorCode code) {
+        return unexpected(LinkError{code, h.number, h.parent_hash, parent.number, parent.hash});
+    };
+    if (h.number <= parent.number) return fail(LinkErrorCode::conflicts_with_stored);
+    if (h.number != parent.number + 1) return fail(LinkErrorCode::blocks_missing);
+    if (h.parent_hash != parent.hash) return fail(LinkErrorCode::parent_mismatch);
+    return {};
+}
 }  // namespace
 
 struct Pipeline::Decoded {
@@ -71,7 +128,8 @@ namespace {
 /// so a lookup is a binary search per pending block.
 class PendingState final : public state::StateReader {
 public:
-    PendingState(const state::StateReader& store, std::vector<std::shared_ptr<const exec::Outcome>> pending)
+    PendingState(const state::StateReader& store,
+                 std::vector<std::shared_ptr<const exec::Outcome>> pending)
         : m_store{store}, m_pending{std::move(pending)} {}
 
     std::optional<state::Account> account(const Address& address) const override {
@@ -87,7 +145,8 @@ public:
 
 private:
     template <class Entries, class Key>
-    static const typename Entries::value_type::second_type* find(const Entries& entries, const Key& key) {
+    static const typename Entries::value_type::second_type* find(const Entries& entries,
+                                                                 const Key& key) {
         const auto it = std::lower_bound(entries.begin(), entries.end(), key,
                                          [](const auto& e, const Key& k) { return e.first < k; });
         return it != entries.end() && it->first == key ? &it->second : nullptr;
@@ -96,6 +155,12 @@ private:
     const state::StateReader& m_store;
     std::vector<std::shared_ptr<const exec::Outcome>> m_pending;  ///< oldest first
 };
+
+exec::ExecOptions exec_options(const Config& config) noexcept {
+    exec::ExecOptions options;
+    options.schedule = config.parallel ? config.schedule : exec::Schedule::serial;
+    return options;
+}
 }  // namespace
 
 Pipeline::Pipeline(store::Store& store, const Config& config) : m_store{store}, m_config{config} {}
@@ -107,45 +172,41 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wir
     const std::optional<uint64_t> peeked = peek_number(wire);
     auto decoded = block::decode_block(std::move(wire), m_config.parallel);
     d.times.decode_ms = ms_since(t0);
-    if (!decoded) return unexpected(PipelineError{Stage::decode, peeked, index, block::describe(decoded.error())});
+    if (!decoded) return unexpected(PipelineError{Stage::decode, peeked, index, decoded.error()});
     d.block = std::move(decoded).value();
     const uint64_t number = d.block.header->number;
 
     // A block the store already has needs no verification; the link stage confirms the skip.
     auto stored = m_store.block_number(d.block.hash);
-    if (!stored) return unexpected(PipelineError{Stage::link, number, index, stored.error().message});
+    if (!stored) return unexpected(PipelineError{Stage::link, number, index, stored.error()});
     if (*stored && **stored == number) {
         d.already_stored = true;
         return d;
     }
 
     t0 = Clock::now();
-    auto verified = block::recover_senders(d.block, m_store.genesis().config.chain_id, m_config.sender_cache,
-                                           m_config.parallel);
+    auto verified = block::recover_senders(d.block, m_store.genesis().config.chain_id,
+                                           m_config.sender_cache, m_config.parallel);
     d.times.verify_ms = ms_since(t0);
-    if (!verified) return unexpected(PipelineError{Stage::verify, number, index, block::describe(verified.error())});
+    if (!verified) return unexpected(PipelineError{Stage::verify, number, index, verified.error()});
     return d;
 }
 
 Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& parent,
                                                 const state::StateReader& state) {
     const block::Header& h = *d.block.header;
-    auto fail = [&](Stage stage, std::string message) {
-        return unexpected(PipelineError{stage, h.number, d.index, std::move(message)});
+    auto fail = [&](Stage stage, StageError error) {
+        return unexpected(PipelineError{stage, h.number, d.index, std::move(error)});
     };
-    if (h.number <= parent.number) return fail(Stage::link, "conflicts with stored block " + std::to_string(h.number));
-    if (h.number != parent.number + 1)
-        return fail(Stage::link, "expected block " + std::to_string(parent.number + 1) + " (blocks missing)");
-    if (h.parent_hash != parent.hash)
-        return fail(Stage::link, "parent hash " + to_hex(h.parent_hash) + " is not the head " + to_hex(parent.hash));
+    if (auto linked = check_link(h, parent); !linked) return fail(Stage::link, linked.error());
 
     const auto t0 = Clock::now();
-    exec::ExecOptions options;
-    options.schedule = m_config.parallel ? m_config.schedule : exec::Schedule::serial;
-    auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config, options);
+    auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config,
+                                 exec_options(m_config));
     d.times.execute_ms = ms_since(t0);
-    if (!outcome) return fail(Stage::execute, exec::describe(outcome.error()));
-    if (auto sealed = exec::check_seal(h, *outcome); !sealed) return fail(Stage::seal, std::string{exec::to_string(sealed.error())});
+    if (!outcome) return fail(Stage::execute, outcome.error());
+    if (auto sealed = exec::check_seal(h, *outcome); !sealed)
+        return fail(Stage::seal, sealed.error());
     d.outcome = std::make_shared<const exec::Outcome>(std::move(outcome).value());
     return {};
 }
@@ -163,7 +224,8 @@ Expected<BlockResult, PipelineError> Pipeline::commit(Decoded& d) {
     const auto t0 = Clock::now();
     auto committed = m_store.commit(d.block, *d.outcome, m_config.parallel);
     r.times.commit_ms = ms_since(t0);
-    if (!committed) return unexpected(PipelineError{Stage::commit, r.number, d.index, committed.error().message});
+    if (!committed)
+        return unexpected(PipelineError{Stage::commit, r.number, d.index, committed.error()});
     return r;
 }
 
@@ -179,7 +241,149 @@ Expected<BlockResult, PipelineError> Pipeline::import_block(Bytes wire) {
     return execute_and_commit(*d);
 }
 
-Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next, const Progress& progress) {
+/// One streamed import: a tbb::parallel_pipeline of four filters (read, decode+verify, execute,
+/// commit) over the state they share. Each token is one block; an error travels with its block
+/// to the in-order commit filter, so the error reported is always that of the earliest failing
+/// block.
+///
+/// Execute and commit are separate in-order filters, so block N+1 executes while block N
+/// commits: it reads the state through the write sets of the blocks executed but not yet
+/// committed (PendingState), and links to the last executed block instead of the store's head.
+/// A write set leaves `m_uncommitted` only after its commit returned, by which time the store
+/// (and its cache) answer with the same values; a reader that took it before keeps its copy.
+class Pipeline::Stream {
+public:
+    Stream(Pipeline& pipeline, const BlockSource& next, const Progress& progress)
+        : m_pipeline{pipeline},
+          m_next{next},
+          m_progress{progress},
+          m_tip{pipeline.m_store.head()} {}
+
+    Expected<void, PipelineError> run() {
+        tbb::parallel_pipeline(
+            m_pipeline.m_config.max_in_flight,
+            tbb::make_filter<void, Item>(tbb::filter_mode::serial_in_order,
+                                         [this](tbb::flow_control& fc) {
+                                             return isolated_for_hooks([&] { return read(fc); });
+                                         }) &
+                filter(tbb::filter_mode::parallel, &Stream::decode_and_verify) &
+                filter(tbb::filter_mode::serial_in_order, &Stream::execute) &
+                filter(tbb::filter_mode::serial_in_order, &Stream::commit));
+        if (m_first_error) return unexpected(*m_first_error);
+        return {};
+    }
+
+private:
+    // Shared so that a token is cheap to pass between filters; Decoded itself is move-only.
+    using Item = std::shared_ptr<Expected<Decoded, PipelineError>>;
+
+    /// Serial, in order: the next block's bytes, numbered by their position in the stream. Ends
+    /// at the end of the source, or once a block failed.
+    Item read(tbb::flow_control& fc) {
+        std::optional<Bytes> wire;
+        if (!m_stop.load(std::memory_order_relaxed)) wire = m_next();
+        if (!wire) {
+            fc.stop();
+            return {};
+        }
+        auto item = std::make_shared<Expected<Decoded, PipelineError>>(Decoded{});
+        (*item)->index = m_next_index++;
+        (*item)->block.wire = std::move(*wire);
+        return item;
+    }
+
+    /// Parallel: decodes and verifies several blocks at once.
+    Item decode_and_verify(Item item) {
+        const size_t index = (*item)->index;
+        Bytes wire = std::move((*item)->block.wire);
+        *item = m_pipeline.decode_and_verify(std::move(wire), index);
+        return item;
+    }
+
+    /// Serial, in order: links the block to the last one executed and executes it over the write
+    /// sets not yet committed. After a failure nothing later executes: its parent would be missing.
+    Item execute(Item item) {
+        if (!*item) m_execute_failed = true;
+        if (m_execute_failed || (*item)->already_stored) return item;
+        Decoded& d = **item;
+        const size_t index = d.index;
+        std::vector<std::shared_ptr<const exec::Outcome>> pending;
+        {
+            std::lock_guard lock{m_uncommitted_mutex};
+            pending.assign(m_uncommitted.begin(), m_uncommitted.end());
+        }
+        d.executed_over = pending.size();
+        const PendingState state{m_pipeline.m_store, std::move(pending)};
+        if (auto e = m_pipeline.execute(d, m_tip, state); !e) {
+            m_execute_failed = true;
+            m_stop.store(true, std::memory_order_relaxed);
+            *item = unexpected(e.error());
+        } else {
+            m_tip = store::Head{d.block.header->number, d.block.hash, d.outcome->state_root};
+            std::lock_guard lock{m_uncommitted_mutex};
+            m_uncommitted.push_back(d.outcome);
+        }
+        if (hooks() && hooks()->executed) hooks()->executed(index);
+        return item;
+    }
+
+    /// Serial, in order: commits the block (or reports a skipped one), or keeps the first error.
+    void commit(Item item) {
+        if (m_first_error) return;
+        if (!*item) return fail(item->error());
+        if (!(*item)->already_stored && hooks() && hooks()->before_commit)
+            hooks()->before_commit((*item)->index);
+        auto r = m_pipeline.commit(**item);
+        if (!r) return fail(r.error());
+        if (!r->skipped) {
+            std::lock_guard lock{m_uncommitted_mutex};
+            m_uncommitted.pop_front();
+        }
+        if (m_progress) m_progress(*r);
+    }
+
+    void fail(const PipelineError& e) {
+        m_first_error = e;
+        m_stop.store(true, std::memory_order_relaxed);
+    }
+
+    /// The filter that runs `step` on each block.
+    template <class Out>
+    tbb::filter<Item, Out> filter(tbb::filter_mode mode, Out (Stream::*step)(Item)) {
+        return tbb::make_filter<Item, Out>(mode, [this, step](Item item) {
+            return isolated_for_hooks([&] { return (this->*step)(std::move(item)); });
+        });
+    }
+
+    const testing::StreamHooks* hooks() const noexcept { return m_pipeline.m_stream_hooks; }
+
+    /// Runs a filter's body. A test hook may block its thread (testing.hpp). A thread waiting
+    /// inside a stage's own parallel loop may pick up any task of the arena, another filter's
+    /// too; if it then blocked in a hook, the loop under it could not finish, and the blocks the
+    /// hook waits for might need that loop: a deadlock. Isolating each body keeps such waits to
+    /// their own loop. Only with hooks: without them the schedule stays the one measured.
+    template <class F>
+    std::invoke_result_t<F&> isolated_for_hooks(F&& body) const {
+        if (hooks()) return tbb::this_task_arena::isolate(body);
+        return body();
+    }
+
+    Pipeline& m_pipeline;
+    const BlockSource& m_next;
+    const Progress& m_progress;
+    size_t m_next_index{0};  // read's alone
+    // Set by the last two filters, read by the first: they are serial but run on different
+    // threads at the same time, so this must be atomic.
+    std::atomic<bool> m_stop{false};
+    store::Head m_tip;             // the last block executed (execute's alone)
+    bool m_execute_failed{false};  // execute's alone too
+    std::mutex m_uncommitted_mutex;
+    std::deque<std::shared_ptr<const exec::Outcome>> m_uncommitted;  // executed, not yet committed
+    std::optional<PipelineError> m_first_error;                      // commit's alone
+};
+
+Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next,
+                                                      const Progress& progress) {
     if (!m_config.parallel || m_config.max_in_flight < 2) {
         for (size_t index = 0;; ++index) {
             auto wire = next();
@@ -191,98 +395,7 @@ Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next, c
             if (progress) progress(*r);
         }
     }
-
-    // Each token is one block; an error travels with its block to the in-order last stage, so the
-    // error reported is always that of the earliest failing block.
-    //
-    // Execute and commit are separate in-order filters, so block N+1 executes while block N
-    // commits: it reads the state through the write sets of the blocks executed but not yet
-    // committed (PendingState), and links to the last executed block instead of the store's head.
-    // A write set leaves `uncommitted` only after its commit returned, by which time the store
-    // (and its cache) answer with the same values; a reader that took it before keeps its copy.
-    using Item = std::shared_ptr<Expected<Decoded, PipelineError>>;
-    std::optional<PipelineError> first_error;
-    size_t next_index = 0;
-    // Set by the last filters, read by the first: they are serial but run on different threads at
-    // the same time, so this must be atomic.
-    std::atomic<bool> stop{false};
-    store::Head tip = m_store.head();  // the last block executed (the execute filter's alone)
-    bool execute_failed = false;       // the execute filter's alone too
-    std::mutex uncommitted_mutex;
-    std::deque<std::shared_ptr<const exec::Outcome>> uncommitted;  // executed, not yet committed
-    tbb::parallel_pipeline(
-        m_config.max_in_flight,
-        tbb::make_filter<void, Bytes>(tbb::filter_mode::serial_in_order,
-                                      [&](tbb::flow_control& fc) -> Bytes {
-                                          std::optional<Bytes> wire;
-                                          if (!stop.load(std::memory_order_relaxed)) wire = next();
-                                          if (!wire) {
-                                              fc.stop();
-                                              return {};
-                                          }
-                                          return std::move(*wire);
-                                      }) &
-            tbb::make_filter<Bytes, Item>(tbb::filter_mode::serial_in_order,
-                                          [&](Bytes wire) {
-                                              // Numbering only; the work happens in the next filter.
-                                              auto item = std::make_shared<Expected<Decoded, PipelineError>>(Decoded{});
-                                              (*item)->index = next_index++;
-                                              (*item)->block.wire = std::move(wire);
-                                              return item;
-                                          }) &
-            tbb::make_filter<Item, Item>(tbb::filter_mode::parallel,
-                                         [&](Item item) {
-                                             const size_t index = (*item)->index;
-                                             Bytes wire = std::move((*item)->block.wire);
-                                             *item = decode_and_verify(std::move(wire), index);
-                                             return item;
-                                         }) &
-            tbb::make_filter<Item, Item>(tbb::filter_mode::serial_in_order,
-                                         [&](Item item) {
-                                             // After a failure nothing later may execute: its
-                                             // parent would be missing.
-                                             if (!*item) execute_failed = true;
-                                             if (execute_failed || (*item)->already_stored) return item;
-                                             std::vector<std::shared_ptr<const exec::Outcome>> pending;
-                                             {
-                                                 std::lock_guard lock{uncommitted_mutex};
-                                                 pending.assign(uncommitted.begin(), uncommitted.end());
-                                             }
-                                             (*item)->executed_over = pending.size();
-                                             const PendingState state{m_store, std::move(pending)};
-                                             if (auto e = execute(**item, tip, state); !e) {
-                                                 execute_failed = true;
-                                                 stop.store(true, std::memory_order_relaxed);
-                                                 *item = unexpected(e.error());
-                                                 return item;
-                                             }
-                                             const Decoded& d = **item;
-                                             tip = store::Head{d.block.header->number, d.block.hash, d.outcome->state_root};
-                                             std::lock_guard lock{uncommitted_mutex};
-                                             uncommitted.push_back(d.outcome);
-                                             return item;
-                                         }) &
-            tbb::make_filter<Item, void>(tbb::filter_mode::serial_in_order, [&](Item item) {
-                if (first_error) return;
-                if (!*item) {
-                    first_error = item->error();
-                    stop.store(true, std::memory_order_relaxed);
-                    return;
-                }
-                auto r = commit(**item);
-                if (!r) {
-                    first_error = r.error();
-                    stop.store(true, std::memory_order_relaxed);
-                    return;
-                }
-                if (!r->skipped) {
-                    std::lock_guard lock{uncommitted_mutex};
-                    uncommitted.pop_front();
-                }
-                if (progress) progress(*r);
-            }));
-    if (first_error) return unexpected(*first_error);
-    return {};
+    return Stream{*this, next, progress}.run();
 }
 
 Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
@@ -290,20 +403,20 @@ Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
     if (!d) return unexpected(d.error());
     const block::Header& h = *d->block.header;
     const store::Head& head = m_store.head();
-    auto fail = [&](Stage stage, std::string message) {
-        return unexpected(PipelineError{stage, h.number, 0, std::move(message)});
+    auto fail = [&](Stage stage, StageError error) {
+        return unexpected(PipelineError{stage, h.number, 0, std::move(error)});
     };
     if (h.number != head.number + 1 || h.parent_hash != head.hash)
-        return fail(Stage::link, "not a child of the head (block " + std::to_string(head.number) + ")");
+        return fail(Stage::link, LinkError{LinkErrorCode::not_child_of_head, h.number,
+                                           h.parent_hash, head.number, head.hash});
     ProposalCheck check;
     check.block_hash = d->block.hash;
     check.times = d->times;
     const auto t0 = Clock::now();
-    exec::ExecOptions options;
-    options.schedule = m_config.parallel ? m_config.schedule : exec::Schedule::serial;
-    auto outcome = exec::execute(d->block, m_store, head.state_root, m_store.genesis().config, options);
+    auto outcome = exec::execute(d->block, m_store, head.state_root, m_store.genesis().config,
+                                 exec_options(m_config));
     check.times.execute_ms = ms_since(t0);
-    if (!outcome) return fail(Stage::execute, exec::describe(outcome.error()));
+    if (!outcome) return fail(Stage::execute, outcome.error());
     check.outcome = std::move(outcome).value();
     return check;
 }

@@ -1,19 +1,23 @@
 // The streamed pipeline executes block N+1 while block N commits, reading the state through the
-// write sets of blocks not yet committed. With commits held back (a slow progress callback), later
-// blocks provably execute over uncommitted ones, and the datadir still equals a one-block-at-a-time
-// import key for key; a block that fails after such speculation leaves exactly the blocks before
-// it committed.
+// write sets of blocks not yet committed. With each commit held until a later block has executed
+// (a hook of pipeline/testing.hpp, not the machine's timing), later blocks provably execute over
+// uncommitted ones, and the datadir still equals a one-block-at-a-time import key for key; a
+// block that fails after such speculation leaves exactly the blocks before it committed.
 
-#include "store_dump.hpp"
-
-#include "gen/workload.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "gen/workload.hpp"
+#include "pipeline/testing.hpp"
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <chrono>
-#include <thread>
+#include <condition_variable>
+#include <mutex>
 
 using namespace barrel;
 using barrel::test::dump_datadir;
@@ -59,24 +63,69 @@ void import_one_by_one(const std::string& dir, const std::vector<Bytes>& wires) 
 struct StreamResult {
     Expected<void, pipeline::PipelineError> status;
     std::vector<pipeline::BlockResult> committed;
+    size_t executed{0};  ///< blocks the execute filter ran (executed or failed)
 };
 
-/// Streams `wires` with every commit followed by a pause, so that execution runs ahead.
-StreamResult import_streamed_slowly(store::Store& store, const std::vector<Bytes>& wires) {
+/// Holds the commit of the block at each position until the block `depth` positions after it has
+/// executed (or the stream has no such block), so that execution runs `depth` blocks ahead of
+/// commit whatever the machine's load.
+class CommitHold {
+public:
+    CommitHold(size_t depth, size_t blocks) : m_depth{depth}, m_blocks{blocks} {
+        m_hooks.executed = [this](size_t index) {
+            std::lock_guard lock{m_mutex};
+            m_executed = std::max(m_executed, index + 1);
+            m_changed.notify_all();
+        };
+        m_hooks.before_commit = [this](size_t index) {
+            if (index + m_depth >= m_blocks) return;
+            std::unique_lock lock{m_mutex};
+            // Not a timing assumption: the wait ends as soon as the block executes. The limit
+            // only turns a pipeline that never executes it (a bug) into a failure, not a hang.
+            if (!m_changed.wait_for(lock, std::chrono::seconds{60},
+                                    [&] { return m_executed > index + m_depth; }))
+                ADD_FAILURE() << "block at position " << index + m_depth
+                              << " never executed before the commit of " << index;
+        };
+    }
+    const pipeline::testing::StreamHooks& hooks() const noexcept { return m_hooks; }
+    size_t executed() {
+        std::lock_guard lock{m_mutex};
+        return m_executed;
+    }
+
+private:
+    const size_t m_depth;
+    const size_t m_blocks;
+    pipeline::testing::StreamHooks m_hooks;
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    size_t m_executed{0};  // blocks executed (or failed) so far: positions 0 .. m_executed - 1
+};
+
+/// Streams `wires` with each commit held until the block `depth` positions later has executed.
+StreamResult import_streamed_held(store::Store& store, const std::vector<Bytes>& wires,
+                                  size_t depth) {
     pipeline::Config config;
     config.max_in_flight = 4;
     pipeline::Pipeline p{store, config};
+    CommitHold hold{depth, wires.size()};
+    pipeline::testing::Access::set_stream_hooks(p, &hold.hooks());
     StreamResult out;
     size_t next = 0;
-    out.status = p.import_stream(
-        [&]() -> std::optional<Bytes> {
-            if (next == wires.size()) return std::nullopt;
-            return wires[next++];
-        },
-        [&](const pipeline::BlockResult& r) {
-            out.committed.push_back(r);
-            std::this_thread::sleep_for(std::chrono::milliseconds{30});
-        });
+    // A held commit blocks its thread; the blocks it waits for need another one, even on a
+    // machine with one core.
+    tbb::global_control threads{tbb::global_control::max_allowed_parallelism, 2};
+    tbb::task_arena arena{2};
+    arena.execute([&] {
+        out.status = p.import_stream(
+            [&]() -> std::optional<Bytes> {
+                if (next == wires.size()) return std::nullopt;
+                return wires[next++];
+            },
+            [&](const pipeline::BlockResult& r) { out.committed.push_back(r); });
+    });
+    out.executed = hold.executed();
     return out;
 }
 
@@ -88,16 +137,15 @@ TEST(pipeline_stream, execution_ahead_of_commit_gives_the_one_by_one_datadir) {
     import_one_by_one(tmp / "reference", wires);
 
     auto store = fresh_store(tmp / "streamed");
-    const StreamResult r = import_streamed_slowly(*store, wires);
+    // Each commit waits for the block three later, the most that four blocks in flight allow: a
+    // block executes over every earlier block still in flight, exactly.
+    const StreamResult r = import_streamed_held(*store, wires, 3);
     ASSERT_TRUE(r.status) << pipeline::describe(r.status.error());
     ASSERT_EQ(r.committed.size(), wires.size());
-    size_t ahead = 0;
     for (size_t i = 0; i < r.committed.size(); ++i) {
         EXPECT_EQ(r.committed[i].number, i + 1);
-        EXPECT_LE(r.committed[i].executed_over, 3u);  // bounded by the blocks in flight
-        if (r.committed[i].executed_over > 0) ++ahead;
+        EXPECT_EQ(r.committed[i].executed_over, std::min<size_t>(i, 3)) << "block " << i + 1;
     }
-    EXPECT_GE(ahead, wires.size() / 2) << "execution never ran ahead of commit: the test proves nothing";
     EXPECT_EQ(store->head().number, wires.size());
     store.reset();
     EXPECT_EQ(dump_diff(dump_datadir(tmp / "reference"), dump_datadir(tmp / "streamed")), "");
@@ -117,10 +165,13 @@ TEST(pipeline_stream, a_bad_block_after_speculation_leaves_exactly_the_blocks_be
     wires[5] = block::encode_block(h, b6->tx_encodings);
 
     auto store = fresh_store(tmp / "streamed");
-    const StreamResult r = import_streamed_slowly(*store, wires);
+    const StreamResult r = import_streamed_held(*store, wires, 1);
     ASSERT_FALSE(r.status);
     EXPECT_EQ(pipeline::describe(r.status.error()), "block 6: seal: state_root_mismatch");
     ASSERT_EQ(r.committed.size(), 5u);
+    for (size_t i = 1; i < r.committed.size(); ++i)
+        EXPECT_GE(r.committed[i].executed_over, 1u) << "block " << i + 1;
+    EXPECT_EQ(r.executed, 6u) << "blocks after the failing one were executed";
     EXPECT_EQ(store->head().number, 5u);
     store.reset();
     EXPECT_EQ(dump_diff(dump_datadir(tmp / "reference"), dump_datadir(tmp / "streamed")), "");

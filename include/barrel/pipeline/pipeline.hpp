@@ -15,8 +15,14 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 
 namespace barrel::pipeline {
+
+namespace testing {
+struct StreamHooks;  // src/pipeline/testing.hpp: seams for tests, not installed
+struct Access;
+}  // namespace testing
 
 struct StageTimes {
     double decode_ms{0};
@@ -41,20 +47,52 @@ struct BlockResult {
 enum class Stage : uint8_t { decode, link, verify, execute, seal, commit };
 std::string_view to_string(Stage s) noexcept;
 
+/// How a block fails to follow the block before it: the store's head, or in a stream the last
+/// block executed.
+enum class [[nodiscard]] LinkErrorCode : uint8_t {
+    conflicts_with_stored,  ///< at or below the head, and not the block stored at its height
+    blocks_missing,         ///< past the head's child: the blocks between are missing
+    parent_mismatch,        ///< the head's child by number, but its parent hash is another block's
+    not_child_of_head,      ///< a proposal that is not the head's child (check_proposal)
+};
+std::string_view to_string(LinkErrorCode code) noexcept;
+
+struct LinkError {
+    LinkErrorCode code{LinkErrorCode::parent_mismatch};
+    uint64_t number{0};       ///< the block's number
+    Hash parent_hash;         ///< the block's parent hash
+    uint64_t head_number{0};  ///< the block it had to follow
+    Hash head_hash;
+    friend bool operator==(const LinkError&, const LinkError&) = default;
+};
+/// "parent hash 0x… is not the head 0x…"
+std::string describe(const LinkError& e);
+
+/// The failing stage's own error, to branch on (`std::get_if`) instead of parsing text:
+/// decode and verify give a `block::BlockError`, link a `LinkError`, execute an `exec::ExecError`,
+/// seal an `exec::SealErrorCode` and commit a `store::StoreError`. A store read that fails while
+/// a stage asks the store (is this block already stored?) gives the `store::StoreError`, at that
+/// stage.
+using StageError = std::variant<block::BlockError, LinkError, exec::ExecError, exec::SealErrorCode,
+                                store::StoreError>;
+/// The stage error's own line: `block::describe`, `exec::describe`, the seal code's name, the
+/// store's message.
+std::string describe(const StageError& e);
+
 struct PipelineError {
     Stage stage{Stage::decode};
     std::optional<uint64_t> block_number;  ///< when the header could be read
     size_t block_index{0};                 ///< position in the input (0-based)
-    std::string message;                   ///< one line naming the reason (and tx index)
+    StageError error;                      ///< why, as the stage reported it
 };
 /// "block 7: verify: transaction 12: invalid_tx: high_s"
 std::string describe(const PipelineError& e);
 
 struct Config {
-    bool parallel{true};                 ///< false: every stage on the calling thread
+    bool parallel{true};  ///< false: every stage on the calling thread
     block::SenderCache* sender_cache{nullptr};
     exec::Schedule schedule{exec::Schedule::automatic};
-    size_t max_in_flight{4};             ///< blocks held at once by import_stream
+    size_t max_in_flight{4};  ///< blocks held at once by import_stream
 };
 
 /// Yields the next block's wire bytes, or nullopt at the end.
@@ -78,23 +116,31 @@ public:
 
     /// Imports blocks from `next` until it is exhausted or a block fails; blocks before a failing
     /// one are committed, nothing of the failing one or later ones is.
-    Expected<void, PipelineError> import_stream(const BlockSource& next, const Progress& progress = {});
+    Expected<void, PipelineError> import_stream(const BlockSource& next,
+                                                const Progress& progress = {});
 
     /// Decodes, verifies and executes a proposed child of the head without committing anything.
-    /// The proposal's header roots are not required (they are what the check computes).
+    /// The proposal's header roots are not required (they are what the check computes). A
+    /// failure's `error` says why: a LinkError (`not_child_of_head`), a block::BlockError (decode,
+    /// verify), an exec::ExecError, or a store::StoreError if the store could not be read.
     Expected<ProposalCheck, PipelineError> check_proposal(Bytes wire);
 
 private:
     struct Decoded;
+    class Stream;  // import_stream's filters and the state they share
+    friend struct testing::Access;
+
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
     /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
-    Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent, const state::StateReader& state);
+    Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
+                                          const state::StateReader& state);
     /// Commits an executed block (or reports a skipped one).
     Expected<BlockResult, PipelineError> commit(Decoded& d);
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
 
     store::Store& m_store;
     Config m_config;
+    const testing::StreamHooks* m_stream_hooks{nullptr};
 };
 
 }  // namespace barrel::pipeline
