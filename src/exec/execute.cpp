@@ -126,6 +126,12 @@ u256 effective_price(const tx::Transaction& t, const ChainConfig& config) {
     return tip_cap && *tip_cap < t.max_fee_per_gas ? *tip_cap : t.max_fee_per_gas;
 }
 
+/// FISCO BCOS 2.x's DagTransferPrecompiled refuses an empty user name, in every function, before
+/// anything else.
+bool has_valid_names(const DagCall& call) noexcept {
+    return !call.user.empty() && (call.function != DagFunction::user_transfer || !call.to.empty());
+}
+
 std::string_view address_key(const Address& a) noexcept {
     return std::string_view{reinterpret_cast<const char*>(a.data()), Address::size()};
 }
@@ -164,6 +170,8 @@ void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
         plan.kind = TxKind::dag_call;
         plan.call = *call;
         plan.gas_used = intrinsic;
+        // A call refused for its names touches no user (FISCO's getParallelTag gives it no tags).
+        if (!has_valid_names(*call)) return;
         keys.add(KeyKind::user, call->user);
         if (call->function == DagFunction::user_transfer) keys.add(KeyKind::user, call->to);
         // Keep key positions fixed for the executor: user at 1, receiver at 2 (absent if equal).
@@ -334,12 +342,20 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
 }
 
 DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) const {
-    // Keys: 0 = sender, 1 = call.user, 2 = call.to (userTransfer with distinct users).
-    Slot& user = slot(i, 1);
+    // The checks in the order of FISCO BCOS 2.x's DagTransferPrecompiled: the names, then the
+    // amount, then the table (docs/formats.md, DagTransfer).
     auto finish = [&output](DagCode code) {
         output = encode_return(code);
         return code;
     };
+    if (!has_valid_names(call)) {
+        if (call.function != DagFunction::user_balance) return finish(DagCode::invalid_user_name);
+        output = encode_return(DagCode::invalid_user_name, 0);
+        return DagCode::invalid_user_name;
+    }
+    // Keys: 0 = sender, 1 = call.user, 2 = call.to (userTransfer with distinct users); a call
+    // with an invalid name has none of its own, so its slots are looked up only from here on.
+    Slot& user = slot(i, 1);
     switch (call.function) {
         case DagFunction::user_add:
             if (user.exists) return finish(DagCode::user_exists);
@@ -359,6 +375,7 @@ DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) con
             return finish(DagCode::ok);
         }
         case DagFunction::user_draw:
+            if (call.amount == 0) return finish(DagCode::invalid_amount);
             if (!user.exists) return finish(DagCode::user_not_found);
             if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
             user.account.balance -= call.amount;
@@ -375,6 +392,8 @@ DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) con
             if (call.user == call.to) return finish(DagCode::ok);
             if (!user.exists) return finish(DagCode::user_not_found);
             if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
+            // FISCO creates an absent receiver at 0 before its overflow check; 0 + amount cannot
+            // overflow, so a receiver is created only by a transfer that succeeds.
             Slot& to = slot(i, 2);
             const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
             if (!sum) return finish(DagCode::overflow);
