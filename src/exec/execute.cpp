@@ -236,21 +236,13 @@ StaticChecks check_static(const block::Block& block, std::span<const Plan> plans
 
 // ---- step 3: load ------------------------------------------------------------------------------
 
-/// The parent's value of one key: the one place execution reads the parent state.
-Slot read_parent(const state::StateReader& parent, const ConflictKey& key) {
-    Slot s;
-    if (key.kind == KeyKind::account) {
-        const auto a = parent.account(Address::from_view(as_bytes(key.bytes)));
-        s.existed = a.has_value();
-        if (a) s.original = *a;
-    } else {
-        const auto b = parent.user(key.bytes);
-        s.existed = b.has_value();
-        if (b) s.original.balance = *b;
-    }
-    s.exists = s.existed;
-    s.account = s.original;
-    return s;
+/// The parent's value of one key (a user's balance as an account's), nullopt if absent: the one
+/// place execution reads the parent state.
+std::optional<state::Account> read_parent(const state::StateReader& parent, const ConflictKey& key) {
+    if (key.kind == KeyKind::account) return parent.account(Address::from_view(as_bytes(key.bytes)));
+    const auto balance = parent.user(key.bytes);
+    if (!balance) return std::nullopt;
+    return state::Account{0, *balance};
 }
 
 /// Every key's value before the block, by slot number, and the slot numbers in write-set order.
@@ -265,7 +257,13 @@ Loaded load(const state::StateReader& parent, const Dag& dag, bool parallel) {
     // The reads are independent of each other, and after a commit each one waits on memory (or on
     // RocksDB); inside the DAG, a chain of transactions would wait on its reads one after another.
     auto read_all = [&] {
-        for_each_index(dag.slots.size(), parallel, [&](size_t s) { out.slots[s] = read_parent(parent, dag.slots[s]); });
+        for_each_index(dag.slots.size(), parallel, [&](size_t i) {
+            // Written in place: the slots start zeroed, so an absent key needs no copy.
+            Slot& s = out.slots[i];
+            const auto value = read_parent(parent, dag.slots[i]);
+            s.existed = s.exists = value.has_value();
+            if (value) s.original = s.account = *value;
+        });
     };
     // The order the write set will need, so that nothing is sorted after execution. It is serial
     // and reads every key's bytes (out of the CPU caches after a commit), so it runs beside the
@@ -536,7 +534,7 @@ std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& load
         auto it = std::lower_bound(written.begin(), written.end(), coinbase,
                                    [](const auto& e, const Address& a) { return e.first < a; });
         if (it == written.end() || it->first != coinbase)
-            it = written.emplace(it, coinbase, read_parent(parent, {KeyKind::account, address_key(coinbase)}).account);
+            it = written.emplace(it, coinbase, read_parent(parent, {KeyKind::account, address_key(coinbase)}).value_or(state::Account{}));
         const auto credited = checked_add(it->second.balance, fees);
         if (!credited) return std::nullopt;
         it->second.balance = *credited;
