@@ -78,7 +78,8 @@ Hash receipt_hash(const Hash& tx_hash, const Receipt& r) {
 Expected<void, SealErrorCode> check_seal(const block::Header& h, const Outcome& o) noexcept {
     if (h.gas_used != o.gas_used) return unexpected(SealErrorCode::gas_used_mismatch);
     if (h.txs_root != o.txs_root) return unexpected(SealErrorCode::txs_root_mismatch);
-    if (h.receipts_root != o.receipts_root) return unexpected(SealErrorCode::receipts_root_mismatch);
+    if (h.receipts_root != o.receipts_root)
+        return unexpected(SealErrorCode::receipts_root_mismatch);
     if (h.state_root != o.state_root) return unexpected(SealErrorCode::state_root_mismatch);
     return {};
 }
@@ -212,8 +213,8 @@ struct StaticChecks {
 /// The checks that need no state, in block order: fee cap against the base fee, and the block gas
 /// limit (gas used is a function of the transaction alone, so the cumulative sums are known now;
 /// they are written to the receipts).
-StaticChecks check_static(const block::Block& block, std::span<const Plan> plans, const ChainConfig& config,
-                          std::span<Receipt> receipts) noexcept {
+StaticChecks check_static(const block::Block& block, std::span<const Plan> plans,
+                          const ChainConfig& config, std::span<Receipt> receipts) noexcept {
     const uint64_t gas_limit = block.header->gas_limit;
     StaticChecks out;
     uint64_t cumulative = 0;
@@ -238,8 +239,10 @@ StaticChecks check_static(const block::Block& block, std::span<const Plan> plans
 
 /// The parent's value of one key (a user's balance as an account's), nullopt if absent: the one
 /// place execution reads the parent state.
-std::optional<state::Account> read_parent(const state::StateReader& parent, const ConflictKey& key) {
-    if (key.kind == KeyKind::account) return parent.account(Address::from_view(as_bytes(key.bytes)));
+std::optional<state::Account> read_parent(const state::StateReader& parent,
+                                          const ConflictKey& key) {
+    if (key.kind == KeyKind::account)
+        return parent.account(Address::from_view(as_bytes(key.bytes)));
     const auto balance = parent.user(key.bytes);
     if (!balance) return std::nullopt;
     return state::Account{0, *balance};
@@ -280,9 +283,14 @@ Loaded load(const state::StateReader& parent, const Dag& dag, bool parallel) {
 /// leaves unordered can run at once.
 class TxRunner {
 public:
-    TxRunner(const block::Block& block, std::span<const Plan> plans, const Dag& dag, std::span<Slot> slots,
-             const ChainConfig& config, std::span<Receipt> receipts) noexcept
-        : m_block{block}, m_plans{plans}, m_dag{dag}, m_slots{slots}, m_config{config}, m_receipts{receipts} {}
+    TxRunner(const block::Block& block, std::span<const Plan> plans, const Dag& dag,
+             std::span<Slot> slots, const ChainConfig& config, std::span<Receipt> receipts) noexcept
+        : m_block{block},
+          m_plans{plans},
+          m_dag{dag},
+          m_slots{slots},
+          m_config{config},
+          m_receipts{receipts} {}
 
     /// Runs transaction i; returns an error if it makes the block invalid (then nothing changed).
     std::optional<ExecErrorCode> run(size_t i) const;
@@ -295,7 +303,9 @@ private:
     const ChainConfig& m_config;
     std::span<Receipt> m_receipts;
 
-    Slot& slot(size_t tx, size_t key) const noexcept { return m_slots[m_dag.key_slot[tx * 3 + key]]; }
+    Slot& slot(size_t tx, size_t key) const noexcept {
+        return m_slots[m_dag.key_slot[tx * 3 + key]];
+    }
     DagCode run_dag_call(size_t i, const DagCall& call, Bytes& output) const;
 };
 
@@ -309,11 +319,13 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
     const auto upfront = checked_add(max_cost, t.value);
     if (!upfront || sender.account.balance < *upfront) return ExecErrorCode::insufficient_balance;
 
-    const bool moves_value = plan.kind == TxKind::transfer && t.value != 0 && *t.to != m_block.senders[i];
+    const bool moves_value =
+        plan.kind == TxKind::transfer && t.value != 0 && *t.to != m_block.senders[i];
     Slot* recipient = nullptr;
     if (moves_value) {
         recipient = &slot(i, 1);
-        if (!checked_add(recipient->account.balance, t.value)) return ExecErrorCode::balance_overflow;
+        if (!checked_add(recipient->account.balance, t.value))
+            return ExecErrorCode::balance_overflow;
     }
 
     // Valid: from here on the transaction only succeeds or fails with a receipt.
@@ -332,7 +344,10 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
                 recipient->exists = true;
             }
             break;
-        case TxKind::dag_call: r.status = true; run_dag_call(i, plan.call, r.output); break;
+        case TxKind::dag_call:
+            r.status = true;
+            run_dag_call(i, plan.call, r.output);
+            break;
         case TxKind::failed_call:
         case TxKind::creation: r.status = false; break;
     }
@@ -341,7 +356,7 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
 
 DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) const {
     // The checks in the order of FISCO BCOS 2.x's DagTransferPrecompiled: the names, then the
-    // amount, then the table (docs/formats.md, DagTransfer).
+    // amount, then the table (docs/formats.md, "DagTransfer precompile").
     auto finish = [&output](DagCode code) {
         output = encode_return(code);
         return code;
@@ -439,14 +454,17 @@ void run_dynamic(const Dag& dag, Body&& body) {
         pending[i].store(preds, std::memory_order_relaxed);
         if (preds == 0) ready.push_back(static_cast<uint32_t>(i));
     }
-    tbb::parallel_for_each(ready.begin(), ready.end(), [&](uint32_t i, tbb::feeder<uint32_t>& feeder) {
-        // Acquire what every predecessor released when it decremented this counter; the
-        // hand-over through TBB's queue alone would be invisible to ThreadSanitizer.
-        (void)pending[i].load(std::memory_order_acquire);
-        body(i);
-        for (uint32_t s : dag.succs_of(i))
-            if (pending[s].fetch_sub(1, std::memory_order_acq_rel) == 1) feeder.add(s);
-    });
+    tbb::parallel_for_each(ready.begin(), ready.end(),
+                           [&](uint32_t i, tbb::feeder<uint32_t>& feeder) {
+                               // Acquire what every predecessor released when it decremented this
+                               // counter; the hand-over through TBB's queue alone would be
+                               // invisible to ThreadSanitizer.
+                               (void)pending[i].load(std::memory_order_acquire);
+                               body(i);
+                               for (uint32_t s : dag.succs_of(i))
+                                   if (pending[s].fetch_sub(1, std::memory_order_acq_rel) == 1)
+                                       feeder.add(s);
+                           });
 }
 
 /// Runs the first `runnable` transactions under `schedule` (the rest only pass through); returns
@@ -478,8 +496,8 @@ std::optional<ExecError> run_transactions(const TxRunner& runner, const Dag& dag
 // ---- step 5: finish ----------------------------------------------------------------------------
 
 /// receipt_hash of each receipt, four per keccak permutation.
-void hash_receipts(std::span<const Hash> tx_hashes, std::span<const Receipt> receipts, bool parallel,
-                   std::span<Hash> hashes) {
+void hash_receipts(std::span<const Hash> tx_hashes, std::span<const Receipt> receipts,
+                   bool parallel, std::span<Hash> hashes) {
     for_each_group(receipts.size(), 4, parallel, [&](size_t begin, size_t end) {
         thread_local Bytes encodings[4];
         BytesView views[4];
@@ -499,7 +517,8 @@ std::optional<u256> sum_fees(const block::Block& block, std::span<const Receipt>
                              const ChainConfig& config) noexcept {
     u256 fees = 0;
     for (size_t i = 0; i < receipts.size(); ++i) {
-        const auto sum = checked_add(fees, u256{receipts[i].gas_used} * effective_price(block.txs[i], config));
+        const auto sum =
+            checked_add(fees, u256{receipts[i].gas_used} * effective_price(block.txs[i], config));
         if (!sum) return std::nullopt;
         fees = *sum;
     }
@@ -508,9 +527,12 @@ std::optional<u256> sum_fees(const block::Block& block, std::span<const Receipt>
 
 /// The write set: every key whose value differs from the parent's, already in key order, with
 /// `fees` credited to the coinbase; nullopt if the coinbase's balance would overflow.
-std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& loaded, const Address& coinbase,
-                                              const u256& fees, const state::StateReader& parent) {
-    auto changed = [](const Slot& slot) { return slot.exists != slot.existed || !(slot.account == slot.original); };
+std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& loaded,
+                                              const Address& coinbase, const u256& fees,
+                                              const state::StateReader& parent) {
+    auto changed = [](const Slot& slot) {
+        return slot.exists != slot.existed || !(slot.account == slot.original);
+    };
     size_t accounts = 0, users = 0;
     for (uint32_t s : loaded.key_order) {
         if (!changed(loaded.slots[s])) continue;
@@ -534,7 +556,9 @@ std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& load
         auto it = std::lower_bound(written.begin(), written.end(), coinbase,
                                    [](const auto& e, const Address& a) { return e.first < a; });
         if (it == written.end() || it->first != coinbase)
-            it = written.emplace(it, coinbase, read_parent(parent, {KeyKind::account, address_key(coinbase)}).value_or(state::Account{}));
+            it = written.emplace(it, coinbase,
+                                 read_parent(parent, {KeyKind::account, address_key(coinbase)})
+                                     .value_or(state::Account{}));
         const auto credited = checked_add(it->second.balance, fees);
         if (!credited) return std::nullopt;
         it->second.balance = *credited;
@@ -559,7 +583,8 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
     bool fee_overflow = false;
     auto state_root = [&] {
         const auto fees = sum_fees(block, out.receipts, config);
-        auto writes = fees ? collect_writes(dag, loaded, block.header->coinbase, *fees, parent) : std::nullopt;
+        auto writes = fees ? collect_writes(dag, loaded, block.header->coinbase, *fees, parent)
+                           : std::nullopt;
         if (!writes) {
             fee_overflow = true;
             return;
@@ -570,7 +595,8 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
     };
     both(parallel, receipts_root, state_root);
     const size_t n = block.size();
-    if (fee_overflow) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
+    if (fee_overflow)
+        return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
     return {};
 }
 
@@ -584,7 +610,8 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     // A block a library user assembled by hand may lack what stages 1 and 2 fill in.
     if (block.senders.size() != n || block.tx_hashes.size() != n)
         return unexpected(ExecError{ExecErrorCode::missing_senders, 0});
-    const bool parallel = options.schedule != Schedule::serial && tbb::this_task_arena::max_concurrency() > 1;
+    const bool parallel =
+        options.schedule != Schedule::serial && tbb::this_task_arena::max_concurrency() > 1;
     Outcome out;
     out.receipts.resize(n);
 
@@ -608,15 +635,18 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     // 3. Load every key's parent value, before any transaction runs.
     Loaded loaded = load(parent, dag, parallel);
 
-    // 4. Run. Transactions a lower index makes irrelevant may be skipped: the block is invalid.
+    // 4. Run the transactions before the statically rejected one, if any: an invalid one among
+    //    them has the lower index, so it is the error to report; else the static one is.
     out.dag = dag.stats;
     out.dag.used = choose_schedule(options.schedule, parallel, dag.stats);
     const TxRunner runner{block, plan.txs, dag, loaded.slots, config, out.receipts};
-    if (auto e = run_transactions(runner, dag, out.dag.used, checked.runnable(n))) return unexpected(*e);
+    if (auto e = run_transactions(runner, dag, out.dag.used, checked.runnable(n)))
+        return unexpected(*e);
     if (checked.rejected) return unexpected(*checked.rejected);
 
     // 5. Finish.
-    if (auto done = finish(block, dag, loaded, parent, parent_state_root, config, parallel, out); !done)
+    if (auto done = finish(block, dag, loaded, parent, parent_state_root, config, parallel, out);
+        !done)
         return unexpected(done.error());
     return out;
 }

@@ -146,7 +146,8 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
             const bool user_exists = s.users.count(user) != 0;
             DagCode code = DagCode::ok;
             // FISCO BCOS 2.x checks the names first: an empty one is refused by every function.
-            const bool bad_name = user.empty() || (c.function == DagFunction::user_transfer && to.empty());
+            const bool bad_name =
+                user.empty() || (c.function == DagFunction::user_transfer && to.empty());
             if (bad_name) {
                 code = DagCode::invalid_user_name;
             } else {
