@@ -357,12 +357,12 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
 DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) const {
     // The checks in the order of FISCO BCOS 2.x's DagTransferPrecompiled: the names, then the
     // amount, then the table (docs/formats.md, "DagTransfer precompile").
-    auto finish = [&output](DagCode code) {
+    auto reply = [&output](DagCode code) {
         output = encode_return(code);
         return code;
     };
     if (!has_valid_names(call)) {
-        if (call.function != DagFunction::user_balance) return finish(DagCode::invalid_user_name);
+        if (call.function != DagFunction::user_balance) return reply(DagCode::invalid_user_name);
         output = encode_return(DagCode::invalid_user_name, 0);
         return DagCode::invalid_user_name;
     }
@@ -371,28 +371,28 @@ DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) con
     Slot& user = slot(i, 1);
     switch (call.function) {
         case DagFunction::user_add:
-            if (user.exists) return finish(DagCode::user_exists);
+            if (user.exists) return reply(DagCode::user_exists);
             user.exists = true;
             user.account.balance = call.amount;
-            return finish(DagCode::ok);
+            return reply(DagCode::ok);
         case DagFunction::user_save: {
-            if (call.amount == 0) return finish(DagCode::invalid_amount);
+            if (call.amount == 0) return reply(DagCode::invalid_amount);
             if (!user.exists) {
                 user.exists = true;
                 user.account.balance = call.amount;
-                return finish(DagCode::ok);
+                return reply(DagCode::ok);
             }
             const auto sum = checked_add(user.account.balance, call.amount);
-            if (!sum) return finish(DagCode::overflow);
+            if (!sum) return reply(DagCode::overflow);
             user.account.balance = *sum;
-            return finish(DagCode::ok);
+            return reply(DagCode::ok);
         }
         case DagFunction::user_draw:
-            if (call.amount == 0) return finish(DagCode::invalid_amount);
-            if (!user.exists) return finish(DagCode::user_not_found);
-            if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
+            if (call.amount == 0) return reply(DagCode::invalid_amount);
+            if (!user.exists) return reply(DagCode::user_not_found);
+            if (user.account.balance < call.amount) return reply(DagCode::insufficient_balance);
             user.account.balance -= call.amount;
-            return finish(DagCode::ok);
+            return reply(DagCode::ok);
         case DagFunction::user_balance:
             if (!user.exists) {
                 output = encode_return(DagCode::user_not_found, 0);
@@ -401,22 +401,22 @@ DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) con
             output = encode_return(DagCode::ok, user.account.balance);
             return DagCode::ok;
         case DagFunction::user_transfer: {
-            if (call.amount == 0) return finish(DagCode::invalid_amount);
-            if (call.user == call.to) return finish(DagCode::ok);
-            if (!user.exists) return finish(DagCode::user_not_found);
-            if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
+            if (call.amount == 0) return reply(DagCode::invalid_amount);
+            if (call.user == call.to) return reply(DagCode::ok);
+            if (!user.exists) return reply(DagCode::user_not_found);
+            if (user.account.balance < call.amount) return reply(DagCode::insufficient_balance);
             // FISCO creates an absent receiver at 0 before its overflow check; 0 + amount cannot
             // overflow, so a receiver is created only by a transfer that succeeds.
             Slot& to = slot(i, 2);
             const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
-            if (!sum) return finish(DagCode::overflow);
+            if (!sum) return reply(DagCode::overflow);
             user.account.balance -= call.amount;
             to.exists = true;
             to.account.balance = *sum;
-            return finish(DagCode::ok);
+            return reply(DagCode::ok);
         }
     }
-    return finish(DagCode::ok);
+    return reply(DagCode::ok);
 }
 
 /// The schedule that runs: serial on one thread; `automatic` resolved by the DAG's shape.
