@@ -169,8 +169,8 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
 
     // A counting pass spreads the keys over buckets in key order (per kind, the smallest power of
     // two >= n/2, at least 2 and at most 65,536), and only the buckets need a comparison sort: one
-    // std::sort of the whole set (its branches mispredicted half the time on random keys) was
-    // ~0.3 ms of a 2,500-transfer block (docs/benchmarks.md, "Where execute's time goes"). A
+    // std::sort of the whole set (its branches mispredicted half the time on random keys) was a
+    // measurable part of a block's execution (docs/benchmarks.md, "Execute: key order"). A
     // bucket is the kind and the top bits of the first word in which that kind's keys differ,
     // after the bits they all share: addresses spread from the first bit, names like "user000123"
     // by the digits inside their first eight bytes (two here: about a hundred buckets). Keys that

@@ -10,6 +10,10 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <span>
+#include <vector>
 
 namespace barrel::exec {
 
@@ -74,12 +78,25 @@ Hash receipt_hash(const Hash& tx_hash, const Receipt& r) {
 Expected<void, SealErrorCode> check_seal(const block::Header& h, const Outcome& o) noexcept {
     if (h.gas_used != o.gas_used) return unexpected(SealErrorCode::gas_used_mismatch);
     if (h.txs_root != o.txs_root) return unexpected(SealErrorCode::txs_root_mismatch);
-    if (h.receipts_root != o.receipts_root) return unexpected(SealErrorCode::receipts_root_mismatch);
+    if (h.receipts_root != o.receipts_root)
+        return unexpected(SealErrorCode::receipts_root_mismatch);
     if (h.state_root != o.state_root) return unexpected(SealErrorCode::state_root_mismatch);
     return {};
 }
 
+// exec::execute is five steps, each a function of what it is given (execute() below reads as
+// their sequence):
+//   1. plan          each transaction's kind, gas and conflict keys, from the block alone;
+//   2. static checks what needs no state (fee cap, block gas), and the DAG of the keys;
+//   3. load          every key's value in the parent state, before any transaction runs;
+//   4. run           the transactions in an order the DAG allows, under the chosen schedule;
+//   5. finish        receipt hashes and roots, fees, the write set and the state root.
+// The receipts live in the Outcome from the start: the static checks write their cumulative gas,
+// the run their status, gas and output, and the finish step hashes them where they are.
+
 namespace {
+
+// ---- what the steps share ----------------------------------------------------------------------
 
 enum class TxKind : uint8_t {
     transfer,     ///< value transfer to an account without code
@@ -88,6 +105,7 @@ enum class TxKind : uint8_t {
     creation,     ///< unsupported: status 0, all gas, conflicts with everything
 };
 
+/// What planning learns of one transaction without reading state.
 struct Plan {
     TxKind kind{TxKind::transfer};
     DagCall call;
@@ -103,153 +121,39 @@ struct Slot {
     state::Account account;  ///< account slots; user slots keep their balance in account.balance
 };
 
-/// Everything one execution shares between its transactions.
-class BlockRun {
-public:
-    BlockRun(const block::Block& block, const state::StateReader& parent, const ChainConfig& config)
-        : m_block{block}, m_parent{parent}, m_config{config} {}
-
-    const block::Block& m_block;
-    const state::StateReader& m_parent;
-    const ChainConfig& m_config;
-    std::vector<Plan> plans;
-    std::vector<TxKeys> keys;
-    Dag dag;
-    std::vector<uint32_t> key_order;  ///< slot numbers in write-set order
-    std::vector<Slot> slots;
-    std::vector<Receipt> receipts;
-
-    Slot& slot(size_t tx, size_t key) noexcept { return slots[dag.key_slot[tx * 3 + key]]; }
-
-    void load(Slot& s, const ConflictKey& key) const {
-        if (key.kind == KeyKind::account) {
-            const auto a = m_parent.account(Address::from_view(as_bytes(key.bytes)));
-            s.existed = a.has_value();
-            if (a) s.original = *a;
-        } else {
-            const auto b = m_parent.user(key.bytes);
-            s.existed = b.has_value();
-            if (b) s.original.balance = *b;
-        }
-        s.exists = s.existed;
-        s.account = s.original;
-    }
-
-    /// Runs transaction i; returns an error if it makes the block invalid (then nothing changed).
-    std::optional<ExecErrorCode> run(size_t i);
-
-private:
-    DagCode run_dag_call(size_t i, const DagCall& call, Bytes& output);
-};
-
 u256 effective_price(const tx::Transaction& t, const ChainConfig& config) {
     if (t.type != tx::TxType::dynamic_fee) return t.max_fee_per_gas;
     const auto tip_cap = checked_add(config.base_fee, t.max_priority_fee_per_gas);
     return tip_cap && *tip_cap < t.max_fee_per_gas ? *tip_cap : t.max_fee_per_gas;
 }
 
-std::optional<ExecErrorCode> BlockRun::run(size_t i) {
-    const tx::Transaction& t = m_block.txs[i];
-    const Plan& plan = plans[i];
-    Slot& sender = slot(i, 0);
-    if (t.nonce != sender.account.nonce) return ExecErrorCode::nonce_mismatch;
-    // Stage 2 proved gas_limit × max fee fits 256 bits.
-    const u256 max_cost = u256{t.gas_limit} * t.max_fee_per_gas;
-    const auto upfront = checked_add(max_cost, t.value);
-    if (!upfront || sender.account.balance < *upfront) return ExecErrorCode::insufficient_balance;
-
-    const bool moves_value = plan.kind == TxKind::transfer && t.value != 0 && *t.to != m_block.senders[i];
-    Slot* recipient = nullptr;
-    if (moves_value) {
-        recipient = &slot(i, 1);
-        if (!checked_add(recipient->account.balance, t.value)) return ExecErrorCode::balance_overflow;
-    }
-
-    // Valid: from here on the transaction only succeeds or fails with a receipt.
-    const u256 fee = u256{plan.gas_used} * effective_price(t, m_config);
-    sender.exists = true;
-    sender.account.nonce += 1;
-    sender.account.balance -= fee;
-    Receipt& r = receipts[i];
-    r.gas_used = plan.gas_used;
-    switch (plan.kind) {
-        case TxKind::transfer:
-            r.status = true;
-            if (recipient != nullptr) {
-                sender.account.balance -= t.value;
-                recipient->account.balance += t.value;
-                recipient->exists = true;
-            }
-            break;
-        case TxKind::dag_call: r.status = true; run_dag_call(i, plan.call, r.output); break;
-        case TxKind::failed_call:
-        case TxKind::creation: r.status = false; break;
-    }
-    return std::nullopt;
+/// FISCO BCOS 2.x's DagTransferPrecompiled refuses an empty user name, in every function, before
+/// anything else.
+bool has_valid_names(const DagCall& call) noexcept {
+    return !call.user.empty() && (call.function != DagFunction::user_transfer || !call.to.empty());
 }
 
-DagCode BlockRun::run_dag_call(size_t i, const DagCall& call, Bytes& output) {
-    // Keys: 0 = sender, 1 = call.user, 2 = call.to (userTransfer with distinct users).
-    Slot& user = slot(i, 1);
-    auto finish = [&output](DagCode code) {
-        output = encode_return(code);
-        return code;
-    };
-    switch (call.function) {
-        case DagFunction::user_add:
-            if (user.exists) return finish(DagCode::user_exists);
-            user.exists = true;
-            user.account.balance = call.amount;
-            return finish(DagCode::ok);
-        case DagFunction::user_save: {
-            if (call.amount == 0) return finish(DagCode::invalid_amount);
-            if (!user.exists) {
-                user.exists = true;
-                user.account.balance = call.amount;
-                return finish(DagCode::ok);
-            }
-            const auto sum = checked_add(user.account.balance, call.amount);
-            if (!sum) return finish(DagCode::overflow);
-            user.account.balance = *sum;
-            return finish(DagCode::ok);
-        }
-        case DagFunction::user_draw:
-            if (!user.exists) return finish(DagCode::user_not_found);
-            if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
-            user.account.balance -= call.amount;
-            return finish(DagCode::ok);
-        case DagFunction::user_balance:
-            if (!user.exists) {
-                output = encode_return(DagCode::user_not_found, 0);
-                return DagCode::user_not_found;
-            }
-            output = encode_return(DagCode::ok, user.account.balance);
-            return DagCode::ok;
-        case DagFunction::user_transfer: {
-            if (call.amount == 0) return finish(DagCode::invalid_amount);
-            if (call.user == call.to) return finish(DagCode::ok);
-            if (!user.exists) return finish(DagCode::user_not_found);
-            if (user.account.balance < call.amount) return finish(DagCode::insufficient_balance);
-            Slot& to = slot(i, 2);
-            const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
-            if (!sum) return finish(DagCode::overflow);
-            user.account.balance -= call.amount;
-            to.exists = true;
-            to.account.balance = *sum;
-            return finish(DagCode::ok);
-        }
-    }
-    return finish(DagCode::ok);
+std::string_view address_key(const Address& a) noexcept {
+    return std::string_view{reinterpret_cast<const char*>(a.data()), Address::size()};
 }
 
-/// Stage-3 analysis of one transaction: its kind, gas and conflict keys (no state needed).
+/// Runs two independent pieces of work, side by side when `parallel`.
+template <class A, class B>
+void both(bool parallel, A&& a, B&& b) {
+    if (parallel) {
+        tbb::parallel_invoke(a, b);
+    } else {
+        a();
+        b();
+    }
+}
+
+// ---- step 1: plan ------------------------------------------------------------------------------
+
+/// Transaction i's kind, gas used and conflict keys (no state needed).
 void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
     const tx::Transaction& t = b.txs[i];
-    const Address& sender = b.senders[i];
-    auto address_key = [](const Address& a) {
-        return std::string_view{reinterpret_cast<const char*>(a.data()), Address::size()};
-    };
-    keys.add(KeyKind::account, address_key(sender));
+    keys.add(KeyKind::account, address_key(b.senders[i]));
     const uint64_t intrinsic = tx::intrinsic_gas(t);
     if (t.is_creation()) {
         plan.kind = TxKind::creation;
@@ -267,6 +171,8 @@ void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
         plan.kind = TxKind::dag_call;
         plan.call = *call;
         plan.gas_used = intrinsic;
+        // A call refused for its names touches no user (FISCO's getParallelTag gives it no tags).
+        if (!has_valid_names(*call)) return;
         keys.add(KeyKind::user, call->user);
         if (call->function == DagFunction::user_transfer) keys.add(KeyKind::user, call->to);
         // Keep key positions fixed for the executor: user at 1, receiver at 2 (absent if equal).
@@ -277,17 +183,421 @@ void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
     keys.add(KeyKind::account, address_key(*t.to));
 }
 
-bool use_parallel(Schedule s) noexcept { return s != Schedule::serial; }
+/// Every transaction's plan and conflict keys, by index.
+struct BlockPlan {
+    std::vector<Plan> txs;
+    std::vector<TxKeys> keys;
+};
 
-/// Runs two independent pieces of work, side by side when `parallel`.
-template <class A, class B>
-void both(bool parallel, A&& a, B&& b) {
-    if (parallel) {
-        tbb::parallel_invoke(a, b);
-    } else {
-        a();
-        b();
+BlockPlan plan_block(const block::Block& block, bool parallel) {
+    const size_t n = block.size();
+    BlockPlan plan;
+    plan.txs.resize(n);
+    plan.keys.resize(n);
+    for_each_index(n, parallel, [&](size_t i) { plan_tx(block, i, plan.txs[i], plan.keys[i]); });
+    return plan;
+}
+
+// ---- step 2: static checks ---------------------------------------------------------------------
+
+/// What the static checks found.
+struct StaticChecks {
+    uint64_t gas_used{0};               ///< the block's gas, up to the rejected transaction
+    std::optional<ExecError> rejected;  ///< the first transaction they reject
+
+    /// How many transactions may run: those before the rejected one. It must not run either:
+    /// its nonce and balance checks come after these and would overwrite its error.
+    size_t runnable(size_t n) const noexcept { return rejected ? rejected->tx_index : n; }
+};
+
+/// The checks that need no state, in block order: fee cap against the base fee, and the block gas
+/// limit (gas used is a function of the transaction alone, so the cumulative sums are known now;
+/// they are written to the receipts).
+StaticChecks check_static(const block::Block& block, std::span<const Plan> plans,
+                          const ChainConfig& config, std::span<Receipt> receipts) noexcept {
+    const uint64_t gas_limit = block.header->gas_limit;
+    StaticChecks out;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const tx::Transaction& t = block.txs[i];
+        if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee) {
+            out.rejected = ExecError{ExecErrorCode::fee_cap_below_base_fee, i};
+            break;
+        }
+        if (t.gas_limit > gas_limit - cumulative) {
+            out.rejected = ExecError{ExecErrorCode::block_gas_exceeded, i};
+            break;
+        }
+        cumulative += plans[i].gas_used;
+        receipts[i].cumulative_gas_used = cumulative;
     }
+    out.gas_used = cumulative;
+    return out;
+}
+
+// ---- step 3: load ------------------------------------------------------------------------------
+
+/// The parent's value of one key (a user's balance as an account's), nullopt if absent: the one
+/// place execution reads the parent state.
+std::optional<state::Account> read_parent(const state::StateReader& parent,
+                                          const ConflictKey& key) {
+    if (key.kind == KeyKind::account)
+        return parent.account(Address::from_view(as_bytes(key.bytes)));
+    const auto balance = parent.user(key.bytes);
+    if (!balance) return std::nullopt;
+    return state::Account{0, *balance};
+}
+
+/// Every key's value before the block, by slot number, and the slot numbers in write-set order.
+struct Loaded {
+    std::vector<Slot> slots;
+    std::vector<uint32_t> key_order;
+};
+
+Loaded load(const state::StateReader& parent, const Dag& dag, bool parallel) {
+    Loaded out;
+    out.slots.resize(dag.slots.size());
+    // The reads are independent of each other, and after a commit each one waits on memory (or on
+    // RocksDB); inside the DAG, a chain of transactions would wait on its reads one after another.
+    auto read_all = [&] {
+        for_each_index(dag.slots.size(), parallel, [&](size_t i) {
+            // Written in place: the slots start zeroed, so an absent key needs no copy.
+            Slot& s = out.slots[i];
+            const auto value = read_parent(parent, dag.slots[i]);
+            s.existed = s.exists = value.has_value();
+            if (value) s.original = s.account = *value;
+        });
+    };
+    // The order the write set will need, so that nothing is sorted after execution. It is serial
+    // and reads every key's bytes (out of the CPU caches after a commit), so it runs beside the
+    // reads rather than on the serial path of planning.
+    auto order_keys = [&] { out.key_order = slots_in_key_order(dag); };
+    both(parallel, read_all, order_keys);
+    return out;
+}
+
+// ---- step 4: run -------------------------------------------------------------------------------
+
+/// Runs one transaction at a time against the slots. It reads the block, the plans and the DAG,
+/// and writes only the slots of the transaction's keys and its receipt, so transactions the DAG
+/// leaves unordered can run at once.
+class TxRunner {
+public:
+    TxRunner(const block::Block& block, std::span<const Plan> plans, const Dag& dag,
+             std::span<Slot> slots, const ChainConfig& config, std::span<Receipt> receipts) noexcept
+        : m_block{block},
+          m_plans{plans},
+          m_dag{dag},
+          m_slots{slots},
+          m_config{config},
+          m_receipts{receipts} {}
+
+    /// Runs transaction i; returns an error if it makes the block invalid (then nothing changed).
+    std::optional<ExecErrorCode> run(size_t i) const;
+
+private:
+    const block::Block& m_block;
+    std::span<const Plan> m_plans;
+    const Dag& m_dag;
+    std::span<Slot> m_slots;
+    const ChainConfig& m_config;
+    std::span<Receipt> m_receipts;
+
+    Slot& slot(size_t tx, size_t key) const noexcept {
+        return m_slots[m_dag.key_slot[tx * 3 + key]];
+    }
+    DagCode run_dag_call(size_t i, const DagCall& call, Bytes& output) const;
+};
+
+std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
+    const tx::Transaction& t = m_block.txs[i];
+    const Plan& plan = m_plans[i];
+    Slot& sender = slot(i, 0);
+    if (t.nonce != sender.account.nonce) return ExecErrorCode::nonce_mismatch;
+    // Stage 2 proved gas_limit × max fee fits 256 bits.
+    const u256 max_cost = u256{t.gas_limit} * t.max_fee_per_gas;
+    const auto upfront = checked_add(max_cost, t.value);
+    if (!upfront || sender.account.balance < *upfront) return ExecErrorCode::insufficient_balance;
+
+    const bool moves_value =
+        plan.kind == TxKind::transfer && t.value != 0 && *t.to != m_block.senders[i];
+    Slot* recipient = nullptr;
+    if (moves_value) {
+        recipient = &slot(i, 1);
+        if (!checked_add(recipient->account.balance, t.value))
+            return ExecErrorCode::balance_overflow;
+    }
+
+    // Valid: from here on the transaction only succeeds or fails with a receipt.
+    const u256 fee = u256{plan.gas_used} * effective_price(t, m_config);
+    sender.exists = true;
+    sender.account.nonce += 1;
+    sender.account.balance -= fee;
+    Receipt& r = m_receipts[i];
+    r.gas_used = plan.gas_used;
+    switch (plan.kind) {
+        case TxKind::transfer:
+            r.status = true;
+            if (recipient != nullptr) {
+                sender.account.balance -= t.value;
+                recipient->account.balance += t.value;
+                recipient->exists = true;
+            }
+            break;
+        case TxKind::dag_call:
+            r.status = true;
+            run_dag_call(i, plan.call, r.output);
+            break;
+        case TxKind::failed_call:
+        case TxKind::creation: r.status = false; break;
+    }
+    return std::nullopt;
+}
+
+DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) const {
+    // The checks in the order of FISCO BCOS 2.x's DagTransferPrecompiled: the names, then the
+    // amount, then the table (docs/formats.md, "DagTransfer precompile").
+    auto reply = [&output](DagCode code) {
+        output = encode_return(code);
+        return code;
+    };
+    if (!has_valid_names(call)) {
+        if (call.function != DagFunction::user_balance) return reply(DagCode::invalid_user_name);
+        output = encode_return(DagCode::invalid_user_name, 0);
+        return DagCode::invalid_user_name;
+    }
+    // Keys: 0 = sender, 1 = call.user, 2 = call.to (userTransfer with distinct users); a call
+    // with an invalid name has none of its own, so its slots are looked up only from here on.
+    Slot& user = slot(i, 1);
+    switch (call.function) {
+        case DagFunction::user_add:
+            if (user.exists) return reply(DagCode::user_exists);
+            user.exists = true;
+            user.account.balance = call.amount;
+            return reply(DagCode::ok);
+        case DagFunction::user_save: {
+            if (call.amount == 0) return reply(DagCode::invalid_amount);
+            if (!user.exists) {
+                user.exists = true;
+                user.account.balance = call.amount;
+                return reply(DagCode::ok);
+            }
+            const auto sum = checked_add(user.account.balance, call.amount);
+            if (!sum) return reply(DagCode::overflow);
+            user.account.balance = *sum;
+            return reply(DagCode::ok);
+        }
+        case DagFunction::user_draw:
+            if (call.amount == 0) return reply(DagCode::invalid_amount);
+            if (!user.exists) return reply(DagCode::user_not_found);
+            if (user.account.balance < call.amount) return reply(DagCode::insufficient_balance);
+            user.account.balance -= call.amount;
+            return reply(DagCode::ok);
+        case DagFunction::user_balance:
+            if (!user.exists) {
+                output = encode_return(DagCode::user_not_found, 0);
+                return DagCode::user_not_found;
+            }
+            output = encode_return(DagCode::ok, user.account.balance);
+            return DagCode::ok;
+        case DagFunction::user_transfer: {
+            if (call.amount == 0) return reply(DagCode::invalid_amount);
+            if (call.user == call.to) return reply(DagCode::ok);
+            if (!user.exists) return reply(DagCode::user_not_found);
+            if (user.account.balance < call.amount) return reply(DagCode::insufficient_balance);
+            // FISCO creates an absent receiver at 0 before its overflow check; 0 + amount cannot
+            // overflow, so a receiver is created only by a transfer that succeeds.
+            Slot& to = slot(i, 2);
+            const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
+            if (!sum) return reply(DagCode::overflow);
+            user.account.balance -= call.amount;
+            to.exists = true;
+            to.account.balance = *sum;
+            return reply(DagCode::ok);
+        }
+    }
+    return reply(DagCode::ok);
+}
+
+/// The schedule that runs: serial on one thread; `automatic` resolved by the DAG's shape.
+Schedule choose_schedule(Schedule requested, bool parallel, const DagStats& dag) noexcept {
+    if (!parallel) return Schedule::serial;
+    if (requested != Schedule::automatic) return requested;
+    // A DAG without width gains nothing from threads and would pay for the scheduling.
+    return dag.levels * 2 > dag.transactions ? Schedule::serial : Schedule::dynamic;
+}
+
+/// Schedule::levels: level by level, block order inside a level.
+template <class Body>
+void run_levels(const Dag& dag, Body&& body) {
+    const size_t n = dag.size();
+    const size_t levels = dag.stats.levels;
+    // Bucket the transactions by level, keeping block order inside a level.
+    std::vector<uint32_t> begin(levels + 1, 0);
+    for (uint32_t l : dag.level) ++begin[l + 1];
+    for (size_t l = 0; l < levels; ++l) begin[l + 1] += begin[l];
+    std::vector<uint32_t> order(n);
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i) order[fill[dag.level[i]]++] = i;
+    for (size_t l = 0; l < levels; ++l)
+        for_each_index(begin[l + 1] - begin[l], true, [&](size_t k) { body(order[begin[l] + k]); });
+}
+
+/// Schedule::dynamic: a ready queue, each transaction fed once its last predecessor has run.
+template <class Body>
+void run_dynamic(const Dag& dag, Body&& body) {
+    const size_t n = dag.size();
+    std::vector<std::atomic<uint32_t>> pending(n);
+    std::vector<uint32_t> ready;
+    for (size_t i = 0; i < n; ++i) {
+        const auto preds = static_cast<uint32_t>(dag.preds_of(i).size());
+        pending[i].store(preds, std::memory_order_relaxed);
+        if (preds == 0) ready.push_back(static_cast<uint32_t>(i));
+    }
+    tbb::parallel_for_each(ready.begin(), ready.end(),
+                           [&](uint32_t i, tbb::feeder<uint32_t>& feeder) {
+                               // Acquire what every predecessor released when it decremented this
+                               // counter; the hand-over through TBB's queue alone would be
+                               // invisible to ThreadSanitizer.
+                               (void)pending[i].load(std::memory_order_acquire);
+                               body(i);
+                               for (uint32_t s : dag.succs_of(i))
+                                   if (pending[s].fetch_sub(1, std::memory_order_acq_rel) == 1)
+                                       feeder.add(s);
+                           });
+}
+
+/// Runs the first `runnable` transactions under `schedule` (the rest only pass through); returns
+/// the lowest-index one that is invalid, if any. Because invalid transactions change nothing and
+/// the DAG orders conflicting ones, that is the one serial execution finds first.
+std::optional<ExecError> run_transactions(const TxRunner& runner, const Dag& dag, Schedule schedule,
+                                          size_t runnable) {
+    LowestIndex bad{runnable};
+    std::vector<ExecErrorCode> errors(runnable);
+    auto run_one = [&](size_t i) {
+        if (i >= runnable || bad.beyond(i)) return;
+        if (auto e = runner.run(i)) {
+            errors[i] = *e;
+            bad.record(i);
+        }
+    };
+    switch (schedule) {
+        case Schedule::automatic:
+        case Schedule::serial:
+            for (size_t i = 0; i < runnable; ++i) run_one(i);
+            break;
+        case Schedule::levels: run_levels(dag, run_one); break;
+        case Schedule::dynamic: run_dynamic(dag, run_one); break;
+    }
+    if (!bad.any()) return std::nullopt;
+    return ExecError{errors[bad.lowest()], bad.lowest()};
+}
+
+// ---- step 5: finish ----------------------------------------------------------------------------
+
+/// receipt_hash of each receipt, four per keccak permutation.
+void hash_receipts(std::span<const Hash> tx_hashes, std::span<const Receipt> receipts,
+                   bool parallel, std::span<Hash> hashes) {
+    for_each_group(receipts.size(), 4, parallel, [&](size_t begin, size_t end) {
+        thread_local Bytes encodings[4];
+        BytesView views[4];
+        for (size_t i = begin; i < end; ++i) {
+            Bytes& e = encodings[i - begin];
+            e.clear();
+            encode_receipt(e, tx_hashes[i], receipts[i]);
+            views[i - begin] = e;
+        }
+        keccak256_many(std::span{views, end - begin}, hashes.subspan(begin, end - begin));
+    });
+}
+
+/// The block's fees. Every transaction ran (the block is valid), so each fee is its gas times its
+/// price and fits (its sender paid it); their sum need not.
+std::optional<u256> sum_fees(const block::Block& block, std::span<const Receipt> receipts,
+                             const ChainConfig& config) noexcept {
+    u256 fees = 0;
+    for (size_t i = 0; i < receipts.size(); ++i) {
+        const auto sum =
+            checked_add(fees, u256{receipts[i].gas_used} * effective_price(block.txs[i], config));
+        if (!sum) return std::nullopt;
+        fees = *sum;
+    }
+    return fees;
+}
+
+/// The write set: every key whose value differs from the parent's, already in key order, with
+/// `fees` credited to the coinbase; nullopt if the coinbase's balance would overflow.
+std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& loaded,
+                                              const Address& coinbase, const u256& fees,
+                                              const state::StateReader& parent) {
+    auto changed = [](const Slot& slot) {
+        return slot.exists != slot.existed || !(slot.account == slot.original);
+    };
+    size_t accounts = 0, users = 0;
+    for (uint32_t s : loaded.key_order) {
+        if (!changed(loaded.slots[s])) continue;
+        ++(dag.slots[s].kind == KeyKind::account ? accounts : users);
+    }
+    state::WriteSet writes;
+    writes.accounts.reserve(accounts + 1);  // + the coinbase
+    writes.users.reserve(users);
+    for (uint32_t s : loaded.key_order) {
+        const Slot& slot = loaded.slots[s];
+        if (!changed(slot)) continue;
+        const ConflictKey& key = dag.slots[s];
+        if (key.kind == KeyKind::account)
+            writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
+        else
+            writes.users.emplace_back(std::string{key.bytes}, slot.account.balance);
+    }
+    // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
+    if (fees != 0) {
+        auto& written = writes.accounts;
+        auto it = std::lower_bound(written.begin(), written.end(), coinbase,
+                                   [](const auto& e, const Address& a) { return e.first < a; });
+        if (it == written.end() || it->first != coinbase)
+            it = written.emplace(it, coinbase,
+                                 read_parent(parent, {KeyKind::account, address_key(coinbase)})
+                                     .value_or(state::Account{}));
+        const auto credited = checked_add(it->second.balance, fees);
+        if (!credited) return std::nullopt;
+        it->second.balance = *credited;
+    }
+    return writes;
+}
+
+/// Fills the outcome's receipt hashes and roots, fees, write set and state root from the receipts
+/// and the slots after the run; balance_overflow (at the last transaction) if the fees cannot be
+/// credited.
+Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, const Loaded& loaded,
+                                 const state::StateReader& parent, const Hash& parent_state_root,
+                                 const ChainConfig& config, bool parallel, Outcome& out) {
+    // Two independent chains: receipt hashes → receipts root, and write set → state root. The
+    // second is serial by nature (one keccak stream over the sorted write set), so it runs beside
+    // the first instead of after it.
+    auto receipts_root = [&] {
+        out.receipt_hashes.resize(out.receipts.size());
+        hash_receipts(block.tx_hashes, out.receipts, parallel, out.receipt_hashes);
+        out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
+    };
+    bool fee_overflow = false;
+    auto state_root = [&] {
+        const auto fees = sum_fees(block, out.receipts, config);
+        auto writes = fees ? collect_writes(dag, loaded, block.header->coinbase, *fees, parent)
+                           : std::nullopt;
+        if (!writes) {
+            fee_overflow = true;
+            return;
+        }
+        out.fees = *fees;
+        out.writes = std::move(*writes);
+        out.state_root = state::next_state_root(parent_state_root, out.writes, parallel);
+    };
+    both(parallel, receipts_root, state_root);
+    const size_t n = block.size();
+    if (fee_overflow)
+        return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
+    return {};
 }
 
 }  // namespace
@@ -300,194 +610,44 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     // A block a library user assembled by hand may lack what stages 1 and 2 fill in.
     if (block.senders.size() != n || block.tx_hashes.size() != n)
         return unexpected(ExecError{ExecErrorCode::missing_senders, 0});
-    const block::Header& header = *block.header;
-    const bool parallel = use_parallel(options.schedule) && tbb::this_task_arena::max_concurrency() > 1;
-
-    BlockRun run{block, parent, config};
-    run.plans.resize(n);
-    run.keys.resize(n);
-    LowestIndex bad{n};
-    size_t static_bad = n;  // the first transaction the static checks reject
-    std::vector<ExecErrorCode> errors(n);
+    const bool parallel =
+        options.schedule != Schedule::serial && tbb::this_task_arena::max_concurrency() > 1;
     Outcome out;
     out.receipts.resize(n);
 
-    // Planning first, on every thread: beside the transactions root below, the root's hashing
-    // would hold the second thread while the first planned alone.
-    for_each_index(n, parallel, [&](size_t i) { plan_tx(block, i, run.plans[i], run.keys[i]); });
+    // 1. Plan first, on every thread: beside the transactions root below, the root's hashing
+    //    would hold the second thread while the first planned alone.
+    const BlockPlan plan = plan_block(block, parallel);
 
-    auto check_and_order = [&] {
-        // Static validity, in block order: fee cap against the base fee, and the block gas
-        // limit (gas used is a function of the transaction alone, so the cumulative sums are
-        // known now).
-        uint64_t cumulative = 0;
-        for (size_t i = 0; i < n; ++i) {
-            const tx::Transaction& t = block.txs[i];
-            if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee) {
-                errors[i] = ExecErrorCode::fee_cap_below_base_fee;
-                bad.record(i);
-                static_bad = i;
-                break;
-            }
-            if (t.gas_limit > header.gas_limit - cumulative) {
-                errors[i] = ExecErrorCode::block_gas_exceeded;
-                bad.record(i);
-                static_bad = i;
-                break;
-            }
-            cumulative += run.plans[i].gas_used;
-            out.receipts[i].cumulative_gas_used = cumulative;
-        }
-        out.gas_used = cumulative;
-        run.dag = build_dag(run.keys);
-        run.slots.resize(run.dag.slots.size());
-    };
-    // The transactions root depends on nothing that execution computes: it is hashed beside the
-    // serial part of planning (the static checks and the DAG build).
-    auto hash_transactions = [&] { out.txs_root = block::merkle_root(block.tx_hashes, parallel); };
-    both(parallel, check_and_order, hash_transactions);
+    // 2. Static checks and the DAG. The transactions root depends on nothing that execution
+    //    computes: it is hashed beside this serial part of planning.
+    StaticChecks checked;
+    Dag dag;
+    both(
+        parallel,
+        [&] {
+            checked = check_static(block, plan.txs, config, out.receipts);
+            dag = build_dag(plan.keys);
+        },
+        [&] { out.txs_root = block::merkle_root(block.tx_hashes, parallel); });
+    out.gas_used = checked.gas_used;
 
-    // Every key's parent value, before any transaction runs. The reads are independent of each
-    // other, and after a commit each one waits on memory (or on RocksDB); inside the DAG, a chain
-    // of transactions would wait on its reads one after another.
-    auto load_parents = [&] {
-        for_each_index(run.slots.size(), parallel, [&](size_t s) { run.load(run.slots[s], run.dag.slots[s]); });
-    };
-    // The order the write set will need, so that nothing is sorted after execution. It is serial
-    // and reads every key's bytes (out of the CPU caches after a commit), so it runs beside the
-    // loads rather than on the serial path of planning.
-    auto order_keys = [&] { run.key_order = slots_in_key_order(run.dag); };
-    both(parallel, load_parents, order_keys);
+    // 3. Load every key's parent value, before any transaction runs.
+    Loaded loaded = load(parent, dag, parallel);
 
-    out.dag = run.dag.stats;
-    run.receipts = std::move(out.receipts);
+    // 4. Run the transactions before the statically rejected one, if any: an invalid one among
+    //    them has the lower index, so it is the error to report; else the static one is.
+    out.dag = dag.stats;
+    out.dag.used = choose_schedule(options.schedule, parallel, dag.stats);
+    const TxRunner runner{block, plan.txs, dag, loaded.slots, config, out.receipts};
+    if (auto e = run_transactions(runner, dag, out.dag.used, checked.runnable(n)))
+        return unexpected(*e);
+    if (checked.rejected) return unexpected(*checked.rejected);
 
-    auto run_one = [&](size_t i) {
-        // The statically rejected transaction must not run either: its nonce and balance checks
-        // come after the fee-cap and block-gas checks, and would overwrite the error it has.
-        if (i >= static_bad || bad.beyond(i)) return;
-        if (auto e = run.run(i)) {
-            errors[i] = *e;
-            bad.record(i);
-        }
-    };
-
-    Schedule schedule = parallel ? options.schedule : Schedule::serial;
-    if (schedule == Schedule::automatic) {
-        // A DAG without width gains nothing from threads and would pay for the scheduling.
-        const bool narrow = run.dag.stats.levels * 2 > n;
-        schedule = narrow ? Schedule::serial : Schedule::dynamic;
-    }
-    out.dag.used = schedule;
-    switch (schedule) {
-        case Schedule::automatic:
-        case Schedule::serial:
-            for (size_t i = 0; i < n; ++i) run_one(i);
-            break;
-        case Schedule::levels: {
-            // Bucket the transactions by level, keeping block order inside a level.
-            std::vector<uint32_t> begin(run.dag.stats.levels + 1, 0);
-            for (uint32_t l : run.dag.level) ++begin[l + 1];
-            for (size_t l = 0; l < run.dag.stats.levels; ++l) begin[l + 1] += begin[l];
-            std::vector<uint32_t> order(n);
-            std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
-            for (uint32_t i = 0; i < n; ++i) order[fill[run.dag.level[i]]++] = i;
-            for (size_t l = 0; l < run.dag.stats.levels; ++l)
-                for_each_index(begin[l + 1] - begin[l], true, [&](size_t k) { run_one(order[begin[l] + k]); });
-            break;
-        }
-        case Schedule::dynamic: {
-            std::vector<std::atomic<uint32_t>> pending(n);
-            std::vector<uint32_t> ready;
-            for (size_t i = 0; i < n; ++i) {
-                const auto preds = static_cast<uint32_t>(run.dag.preds_of(i).size());
-                pending[i].store(preds, std::memory_order_relaxed);
-                if (preds == 0) ready.push_back(static_cast<uint32_t>(i));
-            }
-            tbb::parallel_for_each(ready.begin(), ready.end(), [&](uint32_t i, tbb::feeder<uint32_t>& feeder) {
-                // Acquire what every predecessor released when it decremented this counter; the
-                // hand-over through TBB's queue alone would be invisible to ThreadSanitizer.
-                (void)pending[i].load(std::memory_order_acquire);
-                run_one(i);
-                for (uint32_t s : run.dag.succs_of(i))
-                    if (pending[s].fetch_sub(1, std::memory_order_acq_rel) == 1) feeder.add(s);
-            });
-            break;
-        }
-    }
-    if (bad.any()) return unexpected(ExecError{errors[bad.lowest()], bad.lowest()});
-
-    out.receipts = std::move(run.receipts);
-
-    // What remains is two independent chains: receipt hashes → receipts root, and write set →
-    // state root. The second is serial by nature (one keccak stream over the sorted write set),
-    // so it runs beside the first instead of after it.
-    auto hash_receipts = [&] {
-        out.receipt_hashes.resize(n);
-        // receipt_hash of each, four per keccak permutation.
-        for_each_group(n, 4, parallel, [&](size_t begin, size_t end) {
-            thread_local Bytes encodings[4];
-            BytesView views[4];
-            for (size_t i = begin; i < end; ++i) {
-                Bytes& e = encodings[i - begin];
-                e.clear();
-                encode_receipt(e, block.tx_hashes[i], out.receipts[i]);
-                views[i - begin] = e;
-            }
-            keccak256_many(std::span{views, end - begin}, std::span{out.receipt_hashes}.subspan(begin, end - begin));
-        });
-        out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
-    };
-    bool fee_overflow = false;
-    auto commit_state = [&] {
-        // Every transaction ran (the block is valid), so its fee is its gas times its price. Each
-        // fee fits (its sender paid it); their sum need not, and then neither would the coinbase.
-        for (size_t i = 0; i < n; ++i) {
-            const auto sum = checked_add(out.fees, u256{out.receipts[i].gas_used} * effective_price(block.txs[i], config));
-            if (!sum) {
-                fee_overflow = true;
-                return;
-            }
-            out.fees = *sum;
-        }
-        // The write set: every key whose value differs from the parent's, already in key order.
-        auto changed = [](const Slot& slot) {
-            return (slot.exists != slot.existed || !(slot.account == slot.original));
-        };
-        size_t accounts = 0, users = 0;
-        for (uint32_t s : run.key_order) {
-            if (!changed(run.slots[s])) continue;
-            ++(run.dag.slots[s].kind == KeyKind::account ? accounts : users);
-        }
-        out.writes.accounts.reserve(accounts + 1);  // + the coinbase
-        out.writes.users.reserve(users);
-        for (uint32_t s : run.key_order) {
-            const Slot& slot = run.slots[s];
-            if (!changed(slot)) continue;
-            const ConflictKey& key = run.dag.slots[s];
-            if (key.kind == KeyKind::account)
-                out.writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
-            else
-                out.writes.users.emplace_back(std::string{key.bytes}, slot.account.balance);
-        }
-        // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
-        if (out.fees != 0) {
-            auto& written = out.writes.accounts;
-            auto it = std::lower_bound(written.begin(), written.end(), header.coinbase,
-                                       [](const auto& e, const Address& a) { return e.first < a; });
-            if (it == written.end() || it->first != header.coinbase)
-                it = written.emplace(it, header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
-            const auto credited = checked_add(it->second.balance, out.fees);
-            if (!credited) {
-                fee_overflow = true;
-                return;
-            }
-            it->second.balance = *credited;
-        }
-        out.state_root = state::next_state_root(parent_state_root, out.writes, parallel);
-    };
-    both(parallel, hash_receipts, commit_state);
-    if (fee_overflow) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
+    // 5. Finish.
+    if (auto done = finish(block, dag, loaded, parent, parent_state_root, config, parallel, out);
+        !done)
+        return unexpected(done.error());
     return out;
 }
 

@@ -7,6 +7,7 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/tx/transaction.hpp>
 
 #include <gtest/gtest.h>
 
@@ -374,6 +375,157 @@ TEST(exec_dag_transfer, user_transfer) {
     EXPECT_FALSE(b.user_written("full"));
     EXPECT_EQ(b.user("ghost"), std::nullopt);
     EXPECT_EQ(b.user("nobody"), std::nullopt);
+}
+
+// ---- one table per function: every code it returns, each as a block of one call -----------------
+//
+// The contract is FISCO BCOS 2.x's DagTransferPrecompiled (docs/formats.md, "DagTransfer
+// precompile"): the names are checked first (an empty one is -51400 in every function), then the
+// amount, then the table. Every row runs against the same parent users, with every schedule and
+// the oracle.
+
+using Users = std::vector<std::pair<std::string, u256>>;
+
+struct CodeCase {
+    const char* what;
+    Bytes data;
+    Bytes output;       ///< the return data
+    Users user_writes;  ///< the user entries of the write set, in key order
+};
+
+const std::initializer_list<std::pair<std::string_view, u256>> kTableUsers = {
+    {"alice", 100}, {"bob", 1}, {"full", kMax}};
+
+void run_table(const std::vector<CodeCase>& table) {
+    for (const CodeCase& c : table) {
+        SCOPED_TRACE(c.what);
+        CallBlock b{kTableUsers};
+        b.add(c.data);
+        b.run();
+        ASSERT_EQ(b.outcome.receipts.size(), 1u);
+        const exec::Receipt& r = b.outcome.receipts[0];
+        // A code is a successful call: status 1, intrinsic gas, nonce spent.
+        EXPECT_TRUE(r.status);
+        const tx::Transaction t = test::make_tx(0, exec::kDagTransferAddress, 0, c.data);
+        EXPECT_EQ(r.gas_used, tx::intrinsic_gas(t));
+        EXPECT_EQ(to_hex(r.output), to_hex(c.output));
+        EXPECT_EQ(b.outcome.writes.users, c.user_writes);
+        // The only accounts written: the sender (nonce, fee) and the coinbase.
+        EXPECT_EQ(b.outcome.writes.accounts.size(), 2u);
+    }
+}
+
+// The tables keep one case a line where they can: clang-format would spread each over four.
+// clang-format off
+
+TEST(exec_dag_transfer_codes, user_add) {
+    run_table({
+        {"new user: 0", call(DagFunction::user_add, "carol", 7), ret(DagCode::ok), {{"carol", 7}}},
+        {"new user at 0: 0 (userAdd takes any amount)", call(DagFunction::user_add, "zero", 0), ret(DagCode::ok),
+         {{"zero", 0}}},
+        {"user exists: -51403", call(DagFunction::user_add, "alice", 1), ret(DagCode::user_exists), {}},
+        {"empty name: -51400", call(DagFunction::user_add, "", 5), ret(DagCode::invalid_user_name), {}},
+        {"empty name, amount 0: -51400", call(DagFunction::user_add, "", 0), ret(DagCode::invalid_user_name), {}},
+    });
+}
+
+TEST(exec_dag_transfer_codes, user_save) {
+    run_table({
+        {"creates: 0", call(DagFunction::user_save, "carol", 10), ret(DagCode::ok), {{"carol", 10}}},
+        {"adds: 0", call(DagFunction::user_save, "alice", 7), ret(DagCode::ok), {{"alice", 107}}},
+        {"up to 2^256 - 1: 0", call(DagFunction::user_save, "bob", kMax - 1), ret(DagCode::ok), {{"bob", kMax}}},
+        {"amount 0: -51401", call(DagFunction::user_save, "alice", 0), ret(DagCode::invalid_amount), {}},
+        {"amount 0, no user: -51401", call(DagFunction::user_save, "nobody", 0), ret(DagCode::invalid_amount), {}},
+        {"overflow: -51405", call(DagFunction::user_save, "full", 1), ret(DagCode::overflow), {}},
+        {"empty name: -51400", call(DagFunction::user_save, "", 5), ret(DagCode::invalid_user_name), {}},
+        {"empty name before amount 0: -51400", call(DagFunction::user_save, "", 0),
+         ret(DagCode::invalid_user_name), {}},
+    });
+}
+
+TEST(exec_dag_transfer_codes, user_draw) {
+    run_table({
+        {"draws: 0", call(DagFunction::user_draw, "alice", 30), ret(DagCode::ok), {{"alice", 70}}},
+        {"draws all: 0", call(DagFunction::user_draw, "alice", 100), ret(DagCode::ok), {{"alice", 0}}},
+        {"amount 0: -51401", call(DagFunction::user_draw, "alice", 0), ret(DagCode::invalid_amount), {}},
+        {"amount 0 before the user is looked up: -51401", call(DagFunction::user_draw, "nobody", 0),
+         ret(DagCode::invalid_amount), {}},
+        {"no user: -51402", call(DagFunction::user_draw, "nobody", 1), ret(DagCode::user_not_found), {}},
+        {"low balance: -51404", call(DagFunction::user_draw, "alice", 101), ret(DagCode::insufficient_balance), {}},
+        {"empty name: -51400", call(DagFunction::user_draw, "", 5), ret(DagCode::invalid_user_name), {}},
+        {"empty name before amount 0: -51400", call(DagFunction::user_draw, "", 0),
+         ret(DagCode::invalid_user_name), {}},
+    });
+}
+
+TEST(exec_dag_transfer_codes, user_balance) {
+    run_table({
+        {"balance: (0, balance)", call(DagFunction::user_balance, "alice"),
+         exec::encode_return(DagCode::ok, 100), {}},
+        {"no user: (-51402, 0)", call(DagFunction::user_balance, "nobody"),
+         exec::encode_return(DagCode::user_not_found, 0), {}},
+        {"empty name: (-51400, 0)", call(DagFunction::user_balance, ""),
+         exec::encode_return(DagCode::invalid_user_name, 0), {}},
+    });
+}
+
+TEST(exec_dag_transfer_codes, user_transfer) {
+    using F = DagFunction;
+    run_table({
+        {"moves: 0", call(F::user_transfer, "alice", 30, "bob"), ret(DagCode::ok), {{"alice", 70}, {"bob", 31}}},
+        {"creates the receiver: 0", call(F::user_transfer, "alice", 20, "carol"), ret(DagCode::ok),
+         {{"alice", 80}, {"carol", 20}}},
+        {"to itself: 0, nothing moves", call(F::user_transfer, "alice", 5, "alice"), ret(DagCode::ok), {}},
+        {"to itself, no user: 0", call(F::user_transfer, "ghost", 5, "ghost"), ret(DagCode::ok), {}},
+        {"amount 0: -51401", call(F::user_transfer, "alice", 0, "bob"), ret(DagCode::invalid_amount), {}},
+        {"amount 0 before to itself: -51401", call(F::user_transfer, "ghost", 0, "ghost"),
+         ret(DagCode::invalid_amount), {}},
+        {"no sender: -51402", call(F::user_transfer, "nobody", 1, "bob"), ret(DagCode::user_not_found), {}},
+        {"no sender, no receiver: -51402, nobody created", call(F::user_transfer, "nobody", 1, "carol"),
+         ret(DagCode::user_not_found), {}},
+        {"low balance: -51404", call(F::user_transfer, "alice", 101, "carol"), ret(DagCode::insufficient_balance),
+         {}},
+        {"receiver overflows: -51405", call(F::user_transfer, "alice", 1, "full"), ret(DagCode::overflow), {}},
+        {"empty sender: -51400", call(F::user_transfer, "", 5, "bob"), ret(DagCode::invalid_user_name), {}},
+        {"empty receiver: -51400", call(F::user_transfer, "alice", 5, ""), ret(DagCode::invalid_user_name), {}},
+        {"both empty, not a no-op: -51400", call(F::user_transfer, "", 5, ""), ret(DagCode::invalid_user_name), {}},
+        {"empty name before amount 0: -51400", call(F::user_transfer, "alice", 0, ""),
+         ret(DagCode::invalid_user_name), {}},
+    });
+}
+
+// clang-format on
+
+TEST(exec_dag_transfer_codes, empty_names_take_no_user_keys) {
+    // FISCO BCOS gives a call with an empty name no parallel tags: it touches no user, so it
+    // conflicts with nothing but its sender's other transactions.
+    const Address other = test::derived_address(3, 0xda9);
+    const std::pair<Bytes, Bytes> pairs[] = {
+        {call(DagFunction::user_add, "", 5), call(DagFunction::user_draw, "", 5)},
+        {call(DagFunction::user_balance, ""), call(DagFunction::user_save, "", 1)},
+        {call(DagFunction::user_transfer, "alice", 5, ""),
+         call(DagFunction::user_draw, "alice", 1)},
+        {call(DagFunction::user_transfer, "", 5, "bob"), call(DagFunction::user_save, "bob", 1)},
+    };
+    for (const auto& [first, second] : pairs) {
+        state::MemoryState parent;
+        parent.set_account(kSender, {0, kSenderBalance});
+        parent.set_account(other, {0, kSenderBalance});
+        parent.set_user("alice", 100);
+        parent.set_user("bob", 1);
+        block::Header h;
+        h.coinbase = kCoinbase;
+        h.gas_limit = 30'000'000;
+        test::BlockBuilder b{h, 9};
+        b.add(test::make_tx(0, exec::kDagTransferAddress, 0, b.keep(first), 200'000, kPrice),
+              kSender);
+        b.add(test::make_tx(0, exec::kDagTransferAddress, 0, b.keep(second), 200'000, kPrice),
+              other);
+        const auto r = exec::execute(b.block, parent, Hash{}, exec::ChainConfig{});
+        ASSERT_TRUE(r) << exec::describe(r.error());
+        EXPECT_EQ(r->dag.edges, 0u) << to_hex(first);
+        EXPECT_EQ(r->dag.levels, 1u) << to_hex(first);
+    }
 }
 
 TEST(exec_dag_transfer, failing_calls_consume_gas_and_nonce) {

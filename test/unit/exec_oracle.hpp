@@ -145,58 +145,68 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
             const std::string to{c.to};
             const bool user_exists = s.users.count(user) != 0;
             DagCode code = DagCode::ok;
-            switch (c.function) {
-                case DagFunction::user_add:
-                    if (user_exists) {
-                        code = DagCode::user_exists;
-                    } else {
-                        s.users[user] = c.amount;
-                    }
-                    break;
-                case DagFunction::user_save:
-                    if (c.amount == 0) {
-                        code = DagCode::invalid_amount;
-                    } else if (!user_exists) {
-                        s.users[user] = c.amount;
-                    } else if (u512{s.users[user]} + u512{c.amount} > u512{max_u256}) {
-                        code = DagCode::overflow;
-                    } else {
-                        s.users[user] += c.amount;
-                    }
-                    break;
-                case DagFunction::user_draw:
-                    if (!user_exists) {
-                        code = DagCode::user_not_found;
-                    } else if (s.users[user] < c.amount) {
-                        code = DagCode::insufficient_balance;
-                    } else {
-                        s.users[user] -= c.amount;
-                    }
-                    break;
-                case DagFunction::user_balance: break;
-                case DagFunction::user_transfer:
-                    if (c.amount == 0) {
-                        code = DagCode::invalid_amount;
-                    } else if (user == to) {
-                        code = DagCode::ok;
-                    } else if (!user_exists) {
-                        code = DagCode::user_not_found;
-                    } else if (s.users[user] < c.amount) {
-                        code = DagCode::insufficient_balance;
-                    } else {
-                        const u256 to_balance = s.users.count(to) ? s.users[to] : u256{0};
-                        if (u512{to_balance} + u512{c.amount} > u512{max_u256}) {
+            // FISCO BCOS 2.x checks the names first: an empty one is refused by every function.
+            const bool bad_name =
+                user.empty() || (c.function == DagFunction::user_transfer && to.empty());
+            if (bad_name) {
+                code = DagCode::invalid_user_name;
+            } else {
+                switch (c.function) {
+                    case DagFunction::user_add:
+                        if (user_exists) {
+                            code = DagCode::user_exists;
+                        } else {
+                            s.users[user] = c.amount;
+                        }
+                        break;
+                    case DagFunction::user_save:
+                        if (c.amount == 0) {
+                            code = DagCode::invalid_amount;
+                        } else if (!user_exists) {
+                            s.users[user] = c.amount;
+                        } else if (u512{s.users[user]} + u512{c.amount} > u512{max_u256}) {
                             code = DagCode::overflow;
                         } else {
-                            s.users[user] -= c.amount;
-                            s.users[to] = to_balance + c.amount;
+                            s.users[user] += c.amount;
                         }
-                    }
-                    break;
+                        break;
+                    case DagFunction::user_draw:
+                        if (c.amount == 0) {
+                            code = DagCode::invalid_amount;
+                        } else if (!user_exists) {
+                            code = DagCode::user_not_found;
+                        } else if (s.users[user] < c.amount) {
+                            code = DagCode::insufficient_balance;
+                        } else {
+                            s.users[user] -= c.amount;
+                        }
+                        break;
+                    case DagFunction::user_balance: break;
+                    case DagFunction::user_transfer:
+                        if (c.amount == 0) {
+                            code = DagCode::invalid_amount;
+                        } else if (user == to) {
+                            code = DagCode::ok;
+                        } else if (!user_exists) {
+                            code = DagCode::user_not_found;
+                        } else if (s.users[user] < c.amount) {
+                            code = DagCode::insufficient_balance;
+                        } else {
+                            const u256 to_balance = s.users.count(to) ? s.users[to] : u256{0};
+                            if (u512{to_balance} + u512{c.amount} > u512{max_u256}) {
+                                code = DagCode::overflow;
+                            } else {
+                                s.users[user] -= c.amount;
+                                s.users[to] = to_balance + c.amount;
+                            }
+                        }
+                        break;
+                }
             }
             if (c.function == DagFunction::user_balance) {
-                r.output = user_exists ? exec::encode_return(DagCode::ok, s.users[user])
-                                       : exec::encode_return(DagCode::user_not_found, 0);
+                r.output = bad_name      ? exec::encode_return(DagCode::invalid_user_name, 0)
+                           : user_exists ? exec::encode_return(DagCode::ok, s.users[user])
+                                         : exec::encode_return(DagCode::user_not_found, 0);
             } else {
                 r.output = exec::encode_return(code);
             }

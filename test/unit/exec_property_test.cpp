@@ -637,12 +637,13 @@ void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
         "EIP-1559 with base fee", "repeated sender", "sender absent from the parent", "from the coinbase",
         "creation", "malformed call", "payable call", "self-transfer", "zero-value transfer", "to the coinbase",
         "to an absent account", "transfer with calldata",
-        "call 0 code 0", "call 0 code -51403",                                            // userAdd
-        "call 1 code 0", "call 1 code -51401", "call 1 code -51405",                      // userSave
-        "call 2 code 0", "call 2 code -51402", "call 2 code -51404",                      // userDraw
-        "call 3 code 0", "call 3 code -51402",                                            // userBalance
-        "call 4 code 0", "call 4 code -51401", "call 4 code -51402", "call 4 code -51404",  // userTransfer
-        "call 4 code -51405",
+        "call 0 code 0", "call 0 code -51400", "call 0 code -51403",                      // userAdd
+        "call 1 code 0", "call 1 code -51400", "call 1 code -51401", "call 1 code -51405",  // userSave
+        "call 2 code 0", "call 2 code -51400", "call 2 code -51401", "call 2 code -51402",  // userDraw
+        "call 2 code -51404",
+        "call 3 code 0", "call 3 code -51400", "call 3 code -51402",                      // userBalance
+        "call 4 code 0", "call 4 code -51400", "call 4 code -51401", "call 4 code -51402",  // userTransfer
+        "call 4 code -51404", "call 4 code -51405",
     };
     std::ostringstream all;
     for (const auto& [name, count] : seen) all << name << ": " << count << "\n";

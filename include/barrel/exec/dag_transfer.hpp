@@ -29,9 +29,10 @@ enum class DagFunction : uint8_t {
     user_transfer,  ///< userTransfer(string,string,uint256)
 };
 
-/// FISCO BCOS DagTransfer return codes.
+/// FISCO BCOS DagTransfer return codes (docs/formats.md says which function returns which when).
 enum class DagCode : int32_t {
     ok = 0,
+    invalid_user_name = -51400,     ///< an empty user name (either name of userTransfer)
     invalid_amount = -51401,        ///< amount 0 where a positive amount is required
     user_not_found = -51402,
     user_exists = -51403,
