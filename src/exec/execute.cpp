@@ -32,11 +32,15 @@ std::string_view to_string(ExecErrorCode code) noexcept {
         case ExecErrorCode::fee_cap_below_base_fee: return "fee_cap_below_base_fee";
         case ExecErrorCode::block_gas_exceeded: return "block_gas_exceeded";
         case ExecErrorCode::balance_overflow: return "balance_overflow";
+        case ExecErrorCode::state_unreadable: return "state_unreadable";
+        case ExecErrorCode::state_corrupt: return "state_corrupt";
     }
     return "unknown";
 }
 
 std::string describe(const ExecError& e) {
+    if (e.code == ExecErrorCode::state_unreadable || e.code == ExecErrorCode::state_corrupt)
+        return "parent state: " + std::string{to_string(e.code)};
     return "transaction " + std::to_string(e.tx_index) + ": " + std::string{to_string(e.code)};
 }
 
@@ -121,18 +125,22 @@ public:
 
     Slot& slot(size_t tx, size_t key) noexcept { return slots[dag.key_slot[tx * 3 + key]]; }
 
-    void load(Slot& s, const ConflictKey& key) const {
+    /// The parent's value of `key` into `s`, or why it could not be read.
+    std::optional<state::ReadErrorCode> load(Slot& s, const ConflictKey& key) const {
         if (key.kind == KeyKind::account) {
             const auto a = m_parent.account(Address::from_view(as_bytes(key.bytes)));
-            s.existed = a.has_value();
-            if (a) s.original = *a;
+            if (!a) return a.error().code;
+            s.existed = a->has_value();
+            if (*a) s.original = **a;
         } else {
             const auto b = m_parent.user(key.bytes);
-            s.existed = b.has_value();
-            if (b) s.original.balance = *b;
+            if (!b) return b.error().code;
+            s.existed = b->has_value();
+            if (*b) s.original.balance = **b;
         }
         s.exists = s.existed;
         s.account = s.original;
+        return std::nullopt;
     }
 
     /// Runs transaction i; returns an error if it makes the block invalid (then nothing changed).
@@ -350,14 +358,21 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     // Every key's parent value, before any transaction runs. The reads are independent of each
     // other, and after a commit each one waits on memory (or on RocksDB); inside the DAG, a chain
     // of transactions would wait on its reads one after another.
+    // A read that fails fails the block (state_unreadable or state_corrupt), whichever fails.
+    std::atomic<bool> unreadable{false}, corrupt{false};
     auto load_parents = [&] {
-        for_each_index(run.slots.size(), parallel, [&](size_t s) { run.load(run.slots[s], run.dag.slots[s]); });
+        for_each_index(run.slots.size(), parallel, [&](size_t s) {
+            if (const auto e = run.load(run.slots[s], run.dag.slots[s]))
+                (*e == state::ReadErrorCode::corruption ? corrupt : unreadable).store(true, std::memory_order_relaxed);
+        });
     };
     // The order the write set will need, so that nothing is sorted after execution. It is serial
     // and reads every key's bytes (out of the CPU caches after a commit), so it runs beside the
     // loads rather than on the serial path of planning.
     auto order_keys = [&] { run.key_order = slots_in_key_order(run.dag); };
     both(parallel, load_parents, order_keys);
+    if (corrupt || unreadable)
+        return unexpected(ExecError{corrupt ? ExecErrorCode::state_corrupt : ExecErrorCode::state_unreadable, 0});
 
     out.dag = run.dag.stats;
     run.receipts = std::move(out.receipts);
@@ -439,6 +454,7 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
         out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
     };
     bool fee_overflow = false;
+    std::optional<state::ReadErrorCode> coinbase_unreadable;
     auto commit_state = [&] {
         // Every transaction ran (the block is valid), so its fee is its gas times its price. Each
         // fee fits (its sender paid it); their sum need not, and then neither would the coinbase.
@@ -475,8 +491,14 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
             auto& written = out.writes.accounts;
             auto it = std::lower_bound(written.begin(), written.end(), header.coinbase,
                                        [](const auto& e, const Address& a) { return e.first < a; });
-            if (it == written.end() || it->first != header.coinbase)
-                it = written.emplace(it, header.coinbase, parent.account(header.coinbase).value_or(state::Account{}));
+            if (it == written.end() || it->first != header.coinbase) {
+                const auto coinbase = parent.account(header.coinbase);
+                if (!coinbase) {
+                    coinbase_unreadable = coinbase.error().code;
+                    return;
+                }
+                it = written.emplace(it, header.coinbase, coinbase->value_or(state::Account{}));
+            }
             const auto credited = checked_add(it->second.balance, out.fees);
             if (!credited) {
                 fee_overflow = true;
@@ -488,6 +510,11 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     };
     both(parallel, hash_receipts, commit_state);
     if (fee_overflow) return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
+    if (coinbase_unreadable)
+        return unexpected(ExecError{*coinbase_unreadable == state::ReadErrorCode::corruption
+                                        ? ExecErrorCode::state_corrupt
+                                        : ExecErrorCode::state_unreadable,
+                                    0});
     return out;
 }
 
