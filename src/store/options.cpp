@@ -20,7 +20,7 @@ constexpr size_t kMemtableBudget = 32 << 20;
 
 /// Options chosen for this workload (docs/benchmarks.md, "Commit"): point lookups by hash or
 /// address, values of a few hundred bytes written once per block.
-rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
+rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
     rocksdb::ColumnFamilyOptions o;
     // A full block's documents fill a good part of one write buffer, transactions the most; the
     // total across families is capped in DBOptions (kMemtableBudget).
@@ -32,7 +32,7 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
         // block's keys in O(1), where the default skip list spent most of the commit's write
         // time comparing keys (docs/benchmarks.md, "Commit").
         o.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(8));
-        o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
+        if (!read_only) o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
     }
     if (cf == kUsers) {
         // DagTransfer names: any length, often alike at the start ("user000123"), so buckets
@@ -40,8 +40,10 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
         // population in a few buckets; in the skip list they cost a long compare per level
         // (docs/benchmarks.md, "Commit").
         o.prefix_extractor.reset(rocksdb::NewCappedPrefixTransform(16));
-        o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
+        if (!read_only) o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
     }
+    // A read-only open writes nothing: the default skip list costs nothing to create, where each
+    // hash-bucketed memtable maps and zeroes its bucket array (a `get` is mostly open time).
     rocksdb::BlockBasedTableOptions t;
     if (cf != kBlocks) t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));  // point lookups
     t.block_cache = nullptr;
@@ -49,7 +51,7 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf) {
     return o;
 }
 
-rocksdb::DBOptions db_options(bool create) {
+rocksdb::DBOptions db_options(bool create, bool read_only) {
     rocksdb::DBOptions o;
     o.create_if_missing = create;
     o.create_missing_column_families = create;
@@ -61,6 +63,12 @@ rocksdb::DBOptions db_options(bool create) {
     o.db_write_buffer_size = kMemtableBudget;
     // Hash-bucketed memtables (cf_options) take one writer at a time; barrel has one.
     o.allow_concurrent_memtable_write = false;
+    if (read_only) {
+        // A query opens the datadir for a few point reads: no thread pool to open every table
+        // file, and no statistics read from each file for a compaction it never runs.
+        o.max_file_opening_threads = 1;
+        o.skip_stats_update_on_db_open = true;
+    }
     return o;
 }
 
@@ -90,7 +98,7 @@ Store::Impl::~Impl() {
 Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs::path& path, bool create,
                                                                         const Options& options) {
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i));
+    for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i, options.read_only));
     if (options.max_block_bytes > Options::kMaxBlockBytes)
         return fail(StoreErrorCode::invalid_argument, "max_block_bytes " + std::to_string(options.max_block_bytes) +
                                                           " is more than a store can take (" +
@@ -112,9 +120,9 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
     rocksdb::DB* raw = nullptr;
     rocksdb::Status s;
     if (options.read_only)
-        s = rocksdb::DB::OpenForReadOnly(db_options(create), path.string(), descriptors, &impl->cfs, &raw);
+        s = rocksdb::DB::OpenForReadOnly(db_options(create, options.read_only), path.string(), descriptors, &impl->cfs, &raw);
     else
-        s = rocksdb::DB::Open(db_options(create), path.string(), descriptors, &impl->cfs, &raw);
+        s = rocksdb::DB::Open(db_options(create, options.read_only), path.string(), descriptors, &impl->cfs, &raw);
     if (!s.ok()) return open_failure(s, path, create);
     impl->db.reset(raw);
     return impl;
