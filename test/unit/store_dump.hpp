@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,29 @@ inline Dump dump_datadir(const std::filesystem::path& dir) {
     }
     for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
     return dump;
+}
+
+/// Puts `value` under `key` in column family `family` of a closed datadir, or with nullopt
+/// deletes the key: to damage a datadir the way a disk or an older barrel would leave it.
+inline void write_raw(const std::filesystem::path& dir, const std::string& family, const std::string& key,
+                      const std::optional<std::string>& value) {
+    rocksdb::DBOptions db_options;
+    std::vector<std::string> names;
+    auto s = rocksdb::DB::ListColumnFamilies(db_options, dir.string(), &names);
+    if (!s.ok()) throw std::runtime_error("write_raw " + dir.string() + ": " + s.ToString());
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    s = rocksdb::DB::Open(db_options, dir.string(), descriptors, &handles, &raw);
+    if (!s.ok()) throw std::runtime_error("write_raw " + dir.string() + ": " + s.ToString());
+    const std::unique_ptr<rocksdb::DB> db{raw};
+    for (size_t i = 0; i < names.size(); ++i)
+        if (names[i] == family)
+            s = value ? db->Put(rocksdb::WriteOptions{}, handles[i], key, *value)
+                      : db->Delete(rocksdb::WriteOptions{}, handles[i], key);
+    for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+    if (!s.ok()) throw std::runtime_error("write_raw " + dir.string() + ": " + s.ToString());
 }
 
 /// Empty when equal, else a few lines saying where the dumps differ (a full EXPECT_EQ of two

@@ -520,22 +520,7 @@ TEST(store, damaged_head_is_corruption) {
     ScratchDir tmp;
     const auto dir = tmp.path() / "data";
     ASSERT_TRUE(init_ok(dir, small_genesis()));
-    {
-        rocksdb::DBOptions options;
-        std::vector<std::string> names;
-        ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(options, dir.string(), &names).ok());
-        std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-        for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions{});
-        std::vector<rocksdb::ColumnFamilyHandle*> handles;
-        rocksdb::DB* raw = nullptr;
-        ASSERT_TRUE(rocksdb::DB::Open(options, dir.string(), cfs, &handles, &raw).ok());
-        for (size_t i = 0; i < names.size(); ++i)
-            if (names[i] == "meta") {
-                ASSERT_TRUE(raw->Put(rocksdb::WriteOptions{}, handles[i], "head", "{").ok());
-            }
-        for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
-        delete raw;
-    }
+    test::write_raw(dir, "meta", "head", "{");
     auto s = store::Store::open(dir);
     ASSERT_FALSE(s);
     EXPECT_STORE_CODE(s.error().code, store::StoreErrorCode::corruption);
