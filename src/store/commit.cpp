@@ -23,8 +23,11 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o, bool parallel) {
-    if (!b.header) return fail(StoreErrorCode::invalid_argument, "commit: a bare transaction list is not a block");
+Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o,
+                                                bool parallel) {
+    if (!b.header)
+        return fail(StoreErrorCode::invalid_argument,
+                    "commit: a bare transaction list is not a block");
     const block::Header& h = *b.header;
     const size_t n_accounts = o.writes.accounts.size();
     const size_t n_users = o.writes.users.size();
@@ -33,9 +36,10 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     // Every document's value is at most about twice the block's bytes (hex), and RocksDB takes
     // values shorter than 4 GiB (Options::max_block_bytes).
     if (b.wire.size() > m_impl->options.max_block_bytes)
-        return fail(StoreErrorCode::invalid_argument, "commit: a block of " + std::to_string(b.wire.size()) +
-                                                          " bytes is more than the store takes (" +
-                                                          std::to_string(m_impl->options.max_block_bytes) + ")");
+        return fail(StoreErrorCode::invalid_argument,
+                    "commit: a block of " + std::to_string(b.wire.size()) +
+                        " bytes is more than the store takes (" +
+                        std::to_string(m_impl->options.max_block_bytes) + ")");
     const auto t0 = std::chrono::steady_clock::now();
     const auto family = [this](size_t cf) { return m_impl->cfs[cf]->GetID(); };
     // The records after the documents: the raw block, the block-hash index and the new head.
@@ -46,9 +50,10 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     const PutRecord tail[] = {{family(kBlocks), number, as_chars(b.wire)},
                               {family(kMeta), hk, number},
                               {family(kMeta), kHeadKey, head_doc}};
-    const DocumentFamilies families{family(kTxs), family(kReceipts), family(kAccounts), family(kUsers),
-                                    family(kHeaders)};
-    BlockBatch built = encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
+    const DocumentFamilies families{family(kTxs), family(kReceipts), family(kAccounts),
+                                    family(kUsers), family(kHeaders)};
+    BlockBatch built =
+        encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
     stats.encode_ms = ms_since(t0);
     stats.documents = built.records - std::size(tail);
     stats.bytes = built.bytes;

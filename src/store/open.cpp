@@ -2,11 +2,9 @@
 // writer flushes its memtables.
 
 #include <barrel/core/hex.hpp>
-
-#include "store_impl.hpp"
-
 #include <barrel/store/documents.hpp>
 
+#include "store_impl.hpp"
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -51,7 +49,8 @@ Expected<chain::Genesis, StoreError> read_chain_parameters(Store::Impl& impl) {
     if (!chain_text) return unexpected(chain_text.error());
     if (*chain_text) {
         auto params = chain::parse_genesis(**chain_text);
-        if (!params) return fail(StoreErrorCode::corruption, "stored chain parameters: " + params.error());
+        if (!params)
+            return fail(StoreErrorCode::corruption, "stored chain parameters: " + params.error());
         return *params;
     }
     auto genesis_text = impl.get(kMeta, kGenesisKey);
@@ -73,7 +72,9 @@ Expected<chain::Genesis, StoreError> read_chain_parameters(Store::Impl& impl) {
 }  // namespace
 
 json head_document(const Head& h) {
-    return {{"number", to_hex_quantity(h.number)}, {"hash", to_hex(h.hash)}, {"state_root", to_hex(h.state_root)}};
+    return {{"number", to_hex_quantity(h.number)},
+            {"hash", to_hex(h.hash)},
+            {"state_root", to_hex(h.state_root)}};
 }
 
 std::string number_key(uint64_t n) {
@@ -106,12 +107,16 @@ Expected<void, StoreError> Store::flush() {
 const Head& Store::head() const noexcept { return m_impl->head; }
 const chain::Genesis& Store::genesis() const noexcept { return m_impl->genesis; }
 
-Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path, const chain::Genesis& genesis,
+Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path,
+                                                         const chain::Genesis& genesis,
                                                          const Options& options) {
     std::error_code ec;
     if (fs::exists(path, ec)) {
-        if (!fs::is_directory(path, ec)) return fail(StoreErrorCode::already_initialized, path.string() + " exists and is not a directory");
-        if (!fs::is_empty(path, ec)) return fail(StoreErrorCode::already_initialized, path.string() + " is not empty");
+        if (!fs::is_directory(path, ec))
+            return fail(StoreErrorCode::already_initialized,
+                        path.string() + " exists and is not a directory");
+        if (!fs::is_empty(path, ec))
+            return fail(StoreErrorCode::already_initialized, path.string() + " is not empty");
     }
     auto opened = Impl::open_db(path, true, options);
     if (!opened) return unexpected(opened.error());
@@ -121,7 +126,9 @@ Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path, c
     const Hash hash0 = block::hash_of(h0);
     const chain::Genesis params = chain_parameters(genesis);
     rocksdb::WriteBatch batch;
-    auto put = [&](size_t cf, std::string_view k, std::string_view v) { return batch.Put(impl->cfs[cf], slice(k), slice(v)); };
+    auto put = [&](size_t cf, std::string_view k, std::string_view v) {
+        return batch.Put(impl->cfs[cf], slice(k), slice(v));
+    };
     std::vector<rocksdb::Status> statuses;
     statuses.push_back(put(kMeta, kFormatKey, kFormat));
     statuses.push_back(put(kMeta, kGenesisKey, chain::to_json_text(genesis)));
@@ -141,22 +148,27 @@ Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path, c
     if (auto s = impl->db->Write(wo, &batch); !s.ok()) return from_status(s, "init");
     impl->head = head;
     impl->genesis = params;
-    for (const auto& [address, account] : genesis.alloc.accounts) impl->accounts->put(address, account);
+    for (const auto& [address, account] : genesis.alloc.accounts)
+        impl->accounts->put(address, account);
     for (const auto& [name, balance] : genesis.alloc.users) impl->users->put(name, balance);
     return std::unique_ptr<Store>{new Store{std::move(impl)}};
 }
 
-Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path, const Options& options) {
+Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path,
+                                                         const Options& options) {
     std::error_code ec;
     if (!fs::is_directory(path, ec) || !fs::exists(path / "CURRENT", ec))
-        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (run init first)");
+        return fail(StoreErrorCode::not_a_datadir,
+                    path.string() + " is not a barrel datadir (run init first)");
     // Decide whether this is a datadir before RocksDB opens it: DB::Open writes an info LOG into
     // the directory even when it then fails, and reports a directory that merely has a CURRENT
     // file as an I/O error or corruption. Listing the column families only reads.
     std::vector<std::string> families;
-    if (const auto listed = rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions{}, path.string(), &families);
+    if (const auto listed =
+            rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions{}, path.string(), &families);
         !listed.ok())
-        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (" + listed.ToString() + ")");
+        return fail(StoreErrorCode::not_a_datadir,
+                    path.string() + " is not a barrel datadir (" + listed.ToString() + ")");
     for (const char* name : kCfNames)
         if (std::find(families.begin(), families.end(), name) == families.end())
             return fail(StoreErrorCode::not_a_datadir,
@@ -167,7 +179,8 @@ Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path, c
     auto format = impl->get(kMeta, kFormatKey);
     if (!format) return unexpected(format.error());
     if (!*format || **format != kFormat)
-        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir (unknown format)");
+        return fail(StoreErrorCode::not_a_datadir,
+                    path.string() + " is not a barrel datadir (unknown format)");
     auto params = read_chain_parameters(*impl);
     if (!params) return unexpected(params.error());
     impl->genesis = std::move(params).value();

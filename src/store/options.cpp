@@ -2,7 +2,6 @@
 
 #include "block_batch.hpp"
 #include "store_impl.hpp"
-
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/slice_transform.h>
@@ -82,7 +81,8 @@ Unexpected<StoreError> open_failure(const rocksdb::Status& s, const fs::path& pa
     const bool held = msg.find("Resource temporarily unavailable") != std::string::npos ||
                       msg.find("lock hold by current process") != std::string::npos;
     if (lock_file && held)
-        return fail(StoreErrorCode::locked, "datadir " + path.string() + " is in use by another process");
+        return fail(StoreErrorCode::locked,
+                    "datadir " + path.string() + " is in use by another process");
     if (s.IsInvalidArgument() && !create)
         return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir");
     return from_status(s, "opening " + path.string());
@@ -95,14 +95,17 @@ Store::Impl::~Impl() {
         if (cf != nullptr) (void)db->DestroyColumnFamilyHandle(cf);
 }
 
-Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs::path& path, bool create,
+Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs::path& path,
+                                                                        bool create,
                                                                         const Options& options) {
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], cf_options(i, options.read_only));
+    for (size_t i = 0; i < kCfCount; ++i)
+        descriptors.emplace_back(kCfNames[i], cf_options(i, options.read_only));
     if (options.max_block_bytes > Options::kMaxBlockBytes)
-        return fail(StoreErrorCode::invalid_argument, "max_block_bytes " + std::to_string(options.max_block_bytes) +
-                                                          " is more than a store can take (" +
-                                                          std::to_string(Options::kMaxBlockBytes) + ")");
+        return fail(StoreErrorCode::invalid_argument,
+                    "max_block_bytes " + std::to_string(options.max_block_bytes) +
+                        " is more than a store can take (" +
+                        std::to_string(Options::kMaxBlockBytes) + ")");
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     // Before RocksDB opens anything: a cache that cannot be had leaves the path untouched.
@@ -110,19 +113,23 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
         impl->accounts = std::make_unique<AccountCache>(options.account_cache_bytes);
     } catch (const std::bad_alloc&) {
         return fail(StoreErrorCode::out_of_memory, "cannot allocate an account cache of " +
-                                                       std::to_string(options.account_cache_bytes) + " bytes");
+                                                       std::to_string(options.account_cache_bytes) +
+                                                       " bytes");
     }
     impl->users = std::make_unique<UserCache>(options.user_cache_entries);
     // Commits hand RocksDB batches barrel encoded itself (block_batch.hpp): a library that
     // reads them differently must not be written to.
     if (!options.read_only && !put_records_match_rocksdb())
-        return fail(StoreErrorCode::unsupported, "the linked RocksDB's write batch format is not the one barrel writes");
+        return fail(StoreErrorCode::unsupported,
+                    "the linked RocksDB's write batch format is not the one barrel writes");
     rocksdb::DB* raw = nullptr;
     rocksdb::Status s;
     if (options.read_only)
-        s = rocksdb::DB::OpenForReadOnly(db_options(create, options.read_only), path.string(), descriptors, &impl->cfs, &raw);
+        s = rocksdb::DB::OpenForReadOnly(db_options(create, options.read_only), path.string(),
+                                         descriptors, &impl->cfs, &raw);
     else
-        s = rocksdb::DB::Open(db_options(create, options.read_only), path.string(), descriptors, &impl->cfs, &raw);
+        s = rocksdb::DB::Open(db_options(create, options.read_only), path.string(), descriptors,
+                              &impl->cfs, &raw);
     if (!s.ok()) return open_failure(s, path, create);
     impl->db.reset(raw);
     return impl;

@@ -6,7 +6,8 @@ namespace barrel::store {
 
 using nlohmann::json;
 
-Expected<std::optional<std::string>, StoreError> Store::Impl::get(size_t cf, std::string_view key) const {
+Expected<std::optional<std::string>, StoreError> Store::Impl::get(size_t cf,
+                                                                  std::string_view key) const {
     std::string value;
     const auto s = db->Get(rocksdb::ReadOptions{}, cfs[cf], slice(key), &value);
     if (s.IsNotFound()) return std::optional<std::string>{};
@@ -14,12 +15,14 @@ Expected<std::optional<std::string>, StoreError> Store::Impl::get(size_t cf, std
     return std::optional<std::string>{std::move(value)};
 }
 
-Expected<std::optional<json>, StoreError> Store::Impl::get_json(size_t cf, std::string_view key) const {
+Expected<std::optional<json>, StoreError> Store::Impl::get_json(size_t cf,
+                                                                std::string_view key) const {
     auto v = get(cf, key);
     if (!v) return unexpected(v.error());
     if (!*v) return std::optional<json>{};
     json doc = json::parse(**v, nullptr, false);
-    if (doc.is_discarded()) return fail(StoreErrorCode::corruption, "stored document does not parse");
+    if (doc.is_discarded())
+        return fail(StoreErrorCode::corruption, "stored document does not parse");
     return std::optional<json>{std::move(doc)};
 }
 

@@ -31,7 +31,8 @@ class CommitEpoch {
 public:
     /// What a reader notes before fetching from RocksDB.
     uint64_t now() const noexcept { return m_epoch.load(std::memory_order_acquire); }
-    /// Whether a value fetched at `seen` may still be cached: no commit was under way then or since.
+    /// Whether a value fetched at `seen` may still be cached: no commit was under way then or
+    /// since.
     bool unchanged_since(uint64_t seen) const noexcept { return seen % 2 == 0 && now() == seen; }
     void begin() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
     void end() noexcept { m_epoch.fetch_add(1, std::memory_order_acq_rel); }
@@ -71,8 +72,10 @@ public:
     }
 
     /// Caches a value fetched from RocksDB when the epoch was `seen`, unless a commit began since.
-    void fill(const Address& a, const std::optional<state::Account>& v, const CommitEpoch& epoch, uint64_t seen) noexcept {
-        m_cache.put_if(a.bytes, hash(a), pack(v), !v.has_value(), [&] { return epoch.unchanged_since(seen); });
+    void fill(const Address& a, const std::optional<state::Account>& v, const CommitEpoch& epoch,
+              uint64_t seen) noexcept {
+        m_cache.put_if(a.bytes, hash(a), pack(v), !v.has_value(),
+                       [&] { return epoch.unchanged_since(seen); });
     }
     void put(const Address& a, const std::optional<state::Account>& v) noexcept {
         m_cache.put(a.bytes, hash(a), pack(v), !v.has_value());

@@ -13,7 +13,8 @@ namespace {
 
 /// A store error on the read path as the state's error: only corruption stays corruption.
 state::ReadError read_error(const StoreError& e) {
-    return {e.code == StoreErrorCode::corruption ? state::ReadErrorCode::corruption : state::ReadErrorCode::io,
+    return {e.code == StoreErrorCode::corruption ? state::ReadErrorCode::corruption
+                                                 : state::ReadErrorCode::io,
             "state read: " + e.message};
 }
 
@@ -28,8 +29,9 @@ state::ReadResult<state::Account> Store::account(const Address& address) const {
     if (*v) {
         a = parse_account_document(**v);
         if (!a)
-            return unexpected(state::ReadError{state::ReadErrorCode::corruption,
-                                               "the stored account document of " + to_hex(address) + " does not parse"});
+            return unexpected(state::ReadError{
+                state::ReadErrorCode::corruption,
+                "the stored account document of " + to_hex(address) + " does not parse"});
     }
     m_impl->accounts->fill(address, a, m_impl->epoch, seen);
     return a;
@@ -45,9 +47,9 @@ state::ReadResult<u256> Store::user(std::string_view name) const {
     if (*v) {
         b = parse_user_document(**v);
         if (!b)
-            return unexpected(state::ReadError{state::ReadErrorCode::corruption,
-                                               "the stored document of user " + to_hex(as_bytes(name)) +
-                                                   " does not parse"});
+            return unexpected(state::ReadError{
+                state::ReadErrorCode::corruption,
+                "the stored document of user " + to_hex(as_bytes(name)) + " does not parse"});
     }
     m_impl->users->put_if(key, b, [&] { return m_impl->epoch.unchanged_since(seen); });
     return b;

@@ -9,10 +9,8 @@
 
 #include "errors.hpp"
 #include "state_cache.hpp"
-
-#include <rocksdb/db.h>
-
 #include <nlohmann/json.hpp>
+#include <rocksdb/db.h>
 
 #include <filesystem>
 #include <memory>
@@ -24,7 +22,17 @@
 namespace barrel::store {
 
 /// Column families, in the order they are opened (RocksDB's "default" comes first).
-enum Cf : size_t { kDefault, kHeaders, kBlocks, kTxs, kReceipts, kAccounts, kUsers, kMeta, kCfCount };
+enum Cf : size_t {
+    kDefault,
+    kHeaders,
+    kBlocks,
+    kTxs,
+    kReceipts,
+    kAccounts,
+    kUsers,
+    kMeta,
+    kCfCount
+};
 inline constexpr const char* kCfNames[kCfCount] = {"default",  "headers",  "blocks", "transactions",
                                                    "receipts", "accounts", "users",  "meta"};
 
@@ -45,7 +53,9 @@ std::string hash_key(const Hash& h);
 inline std::string_view address_key(const Address& a) {
     return {reinterpret_cast<const char*>(a.data()), Address::size()};
 }
-inline std::string_view hash_bytes_key(const Hash& h) { return {reinterpret_cast<const char*>(h.data()), Hash::size()}; }
+inline std::string_view hash_bytes_key(const Hash& h) {
+    return {reinterpret_cast<const char*>(h.data()), Hash::size()};
+}
 
 /// `meta/head`: the head's number, hash and state root.
 nlohmann::json head_document(const Head& h);
@@ -59,17 +69,19 @@ struct Store::Impl {
     std::unique_ptr<AccountCache> accounts;
     std::unique_ptr<UserCache> users;
     CommitEpoch epoch;  ///< orders both caches' fills against commits
-    std::string batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
+    std::string
+        batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
 
     ~Impl();
 
     Expected<std::optional<std::string>, StoreError> get(size_t cf, std::string_view key) const;
-    Expected<std::optional<nlohmann::json>, StoreError> get_json(size_t cf, std::string_view key) const;
+    Expected<std::optional<nlohmann::json>, StoreError> get_json(size_t cf,
+                                                                 std::string_view key) const;
 
     /// Opens (or with `create`, creates) the database at `path` with the store's options
     /// (options.cpp) and allocates the caches, before RocksDB touches the path.
-    static Expected<std::unique_ptr<Impl>, StoreError> open_db(const std::filesystem::path& path, bool create,
-                                                               const Options& options);
+    static Expected<std::unique_ptr<Impl>, StoreError> open_db(const std::filesystem::path& path,
+                                                               bool create, const Options& options);
 };
 
 /// The one way in for the hooks of testing.hpp.

@@ -23,8 +23,8 @@ void wait_for_background_work(const Store& store) {
     using p = rocksdb::DB::Properties;
     // A failed flush stops background work with its memtable still pending: no waiting on that.
     while (count(p::kBackgroundErrors) == 0 &&
-           count(p::kMemTableFlushPending) + count(p::kNumRunningFlushes) + count(p::kCompactionPending) +
-                   count(p::kNumRunningCompactions) >
+           count(p::kMemTableFlushPending) + count(p::kNumRunningFlushes) +
+                   count(p::kCompactionPending) + count(p::kNumRunningCompactions) >
                0)
         std::this_thread::sleep_for(std::chrono::microseconds{200});
 }
@@ -32,8 +32,10 @@ void wait_for_background_work(const Store& store) {
 uint64_t memtable_entries(const Store& store) {
     const Store::Impl& impl = StoreTesting::impl(store);
     uint64_t active = 0, immutable = 0;
-    (void)impl.db->GetAggregatedIntProperty(rocksdb::DB::Properties::kNumEntriesActiveMemTable, &active);
-    (void)impl.db->GetAggregatedIntProperty(rocksdb::DB::Properties::kNumEntriesImmMemTables, &immutable);
+    (void)impl.db->GetAggregatedIntProperty(rocksdb::DB::Properties::kNumEntriesActiveMemTable,
+                                            &active);
+    (void)impl.db->GetAggregatedIntProperty(rocksdb::DB::Properties::kNumEntriesImmMemTables,
+                                            &immutable);
     return active + immutable;
 }
 

@@ -3,8 +3,6 @@
 // which fails the block's execution (state_corrupt) and its import, with nothing written,
 // instead of an exception out of a stage.
 
-#include "store_dump.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/pipeline/pipeline.hpp>
@@ -12,7 +10,7 @@
 
 #include "gen/workload.hpp"
 #include "store/errors.hpp"
-
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
 
 using namespace barrel;
@@ -20,7 +18,9 @@ using barrel::test::ScratchDir;
 
 namespace {
 
-std::string address_key(const Address& a) { return {reinterpret_cast<const char*>(a.data()), Address::size()}; }
+std::string address_key(const Address& a) {
+    return {reinterpret_cast<const char*>(a.data()), Address::size()};
+}
 
 /// A one-block DagTransfer-and-transfer workload and a datadir at its genesis.
 struct Fixture {
@@ -73,7 +73,8 @@ TEST(store_errors, each_rocksdb_status_kind_has_its_code) {
         {Status::ColumnFamilyDropped(), C::internal},
     };
     for (const auto& [status, code] : table) {
-        EXPECT_EQ(store::to_string(store::code_of(status)), store::to_string(code)) << status.ToString();
+        EXPECT_EQ(store::to_string(store::code_of(status)), store::to_string(code))
+            << status.ToString();
         const auto e = store::from_status(status, "read").error;
         EXPECT_EQ(e.code, code);
         EXPECT_EQ(e.message, "read: " + status.ToString());
@@ -91,7 +92,8 @@ TEST(store_errors, a_corrupt_account_document_is_a_corruption_error_of_the_read)
     const auto account = s->account(damaged);
     ASSERT_FALSE(account);
     EXPECT_EQ(account.error().code, state::ReadErrorCode::corruption);
-    EXPECT_EQ(account.error().message, "the stored account document of " + to_hex(damaged) + " does not parse");
+    EXPECT_EQ(account.error().message,
+              "the stored account document of " + to_hex(damaged) + " does not parse");
     const auto user = s->user(name);
     ASSERT_FALSE(user);
     EXPECT_EQ(user.error().code, state::ReadErrorCode::corruption);
@@ -115,14 +117,16 @@ TEST(store_errors, a_block_over_a_corrupt_account_fails_to_import_and_writes_not
         // The stage's own error: the parent state is corrupt, not the block.
         const auto outcome = exec::execute(*b, *s, s->head().state_root, s->genesis().config);
         ASSERT_FALSE(outcome);
-        EXPECT_EQ(exec::to_string(outcome.error().code), exec::to_string(exec::ExecErrorCode::state_corrupt));
+        EXPECT_EQ(exec::to_string(outcome.error().code),
+                  exec::to_string(exec::ExecErrorCode::state_corrupt));
         EXPECT_EQ(exec::describe(outcome.error()), "parent state: state_corrupt");
 
         pipeline::Pipeline p{*s, pipeline::Config{}};
         const auto imported = p.import_block(f.w.blocks[0]);
         ASSERT_FALSE(imported);
         EXPECT_EQ(imported.error().stage, pipeline::Stage::execute);
-        EXPECT_NE(imported.error().message.find("state_corrupt"), std::string::npos) << imported.error().message;
+        EXPECT_NE(imported.error().message.find("state_corrupt"), std::string::npos)
+            << imported.error().message;
         EXPECT_EQ(s->head().number, 0u);
     }
     // Closing the writer flushed its memtables, which moves records between files but changes

@@ -3,8 +3,6 @@
 // the genesis account list; a datadir written before that document existed still opens, and
 // its first writer adds the document.
 
-#include "store_dump.hpp"
-
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/execute.hpp>
@@ -12,9 +10,8 @@
 
 #include "gen/workload.hpp"
 #include "store/testing.hpp"
-
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 using namespace barrel;
