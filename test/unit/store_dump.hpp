@@ -4,9 +4,8 @@
 // sees exactly what is on disk), to prove that a failed operation changed nothing and that two
 // ways of building a datadir give the same one; and scratch directories.
 
-#include <rocksdb/db.h>
-
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -30,10 +29,12 @@ public:
         rocksdb::DBOptions db_options;
         check(rocksdb::DB::ListColumnFamilies(db_options, m_dir, &names));
         std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-        for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+        for (const auto& name : names)
+            descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
         rocksdb::DB* raw = nullptr;
-        check(read_only ? rocksdb::DB::OpenForReadOnly(db_options, m_dir, descriptors, &handles, &raw)
-                        : rocksdb::DB::Open(db_options, m_dir, descriptors, &handles, &raw));
+        check(read_only
+                  ? rocksdb::DB::OpenForReadOnly(db_options, m_dir, descriptors, &handles, &raw)
+                  : rocksdb::DB::Open(db_options, m_dir, descriptors, &handles, &raw));
         db.reset(raw);
     }
     ~RawDatadir() {
@@ -64,8 +65,10 @@ inline Dump dump_datadir(const std::filesystem::path& dir) {
     Dump dump;
     for (size_t i = 0; i < d.handles.size(); ++i) {
         auto& cf = dump[d.names[i]];
-        std::unique_ptr<rocksdb::Iterator> it{d.db->NewIterator(rocksdb::ReadOptions{}, d.handles[i])};
-        for (it->SeekToFirst(); it->Valid(); it->Next()) cf.emplace(it->key().ToString(), it->value().ToString());
+        std::unique_ptr<rocksdb::Iterator> it{
+            d.db->NewIterator(rocksdb::ReadOptions{}, d.handles[i])};
+        for (it->SeekToFirst(); it->Valid(); it->Next())
+            cf.emplace(it->key().ToString(), it->value().ToString());
         d.check(it->status());
     }
     return dump;
@@ -73,8 +76,8 @@ inline Dump dump_datadir(const std::filesystem::path& dir) {
 
 /// Puts `value` under `key` in column family `family` of a closed datadir, or with nullopt
 /// deletes the key: to damage a datadir the way a disk or an older barrel would leave it.
-inline void write_raw(const std::filesystem::path& dir, const std::string& family, const std::string& key,
-                      const std::optional<std::string>& value) {
+inline void write_raw(const std::filesystem::path& dir, const std::string& family,
+                      const std::string& key, const std::optional<std::string>& value) {
     const RawDatadir d{dir, false};
     d.check(value ? d.db->Put(rocksdb::WriteOptions{}, d.family(family), key, *value)
                   : d.db->Delete(rocksdb::WriteOptions{}, d.family(family), key));
@@ -108,7 +111,8 @@ inline std::string dump_diff(const Dump& a, const Dump& b) {
             if (o == other->second.end())
                 note(cf + ": key " + hex(k) + " only in the first");
             else if (o->second != v)
-                note(cf + ": key " + hex(k) + " differs: " + v.substr(0, 200) + " vs " + o->second.substr(0, 200));
+                note(cf + ": key " + hex(k) + " differs: " + v.substr(0, 200) + " vs " +
+                     o->second.substr(0, 200));
         }
         for (const auto& [k, v] : other->second)
             if (kv.find(k) == kv.end()) note(cf + ": key " + hex(k) + " only in the second");
@@ -123,7 +127,8 @@ inline std::string dump_diff(const Dump& a, const Dump& b) {
 class ScratchDir {
 public:
     ScratchDir() {
-        std::string pattern = (std::filesystem::path{::testing::TempDir()} / "barrel-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::path{::testing::TempDir()} / "barrel-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
         m_path = pattern;
     }
