@@ -10,6 +10,7 @@
 #include "gen/workload.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
+#include "store/testing.hpp"
 
 #include <secp256k1.h>
 #include <secp256k1_recovery.h>
@@ -246,7 +247,7 @@ public:
     }
 
     /// Waits until this datadir's flushes and compactions are done.
-    void settle() const { m_store->wait_for_background_work(); }
+    void settle() const { store::testing::wait_for_background_work(*m_store); }
 
     bench::Run run;
 

@@ -36,11 +36,15 @@ std::string_view to_string(ExecErrorCode code) noexcept {
         case ExecErrorCode::fee_cap_below_base_fee: return "fee_cap_below_base_fee";
         case ExecErrorCode::block_gas_exceeded: return "block_gas_exceeded";
         case ExecErrorCode::balance_overflow: return "balance_overflow";
+        case ExecErrorCode::state_unreadable: return "state_unreadable";
+        case ExecErrorCode::state_corrupt: return "state_corrupt";
     }
     return "unknown";
 }
 
 std::string describe(const ExecError& e) {
+    if (e.code == ExecErrorCode::state_unreadable || e.code == ExecErrorCode::state_corrupt)
+        return "parent state: " + std::string{to_string(e.code)};
     return "transaction " + std::to_string(e.tx_index) + ": " + std::string{to_string(e.code)};
 }
 
@@ -239,13 +243,20 @@ StaticChecks check_static(const block::Block& block, std::span<const Plan> plans
 
 /// The parent's value of one key (a user's balance as an account's), nullopt if absent: the one
 /// place execution reads the parent state.
-std::optional<state::Account> read_parent(const state::StateReader& parent,
-                                          const ConflictKey& key) {
+state::ReadResult<state::Account> read_parent(const state::StateReader& parent,
+                                              const ConflictKey& key) {
     if (key.kind == KeyKind::account)
         return parent.account(Address::from_view(as_bytes(key.bytes)));
     const auto balance = parent.user(key.bytes);
-    if (!balance) return std::nullopt;
-    return state::Account{0, *balance};
+    if (!balance) return unexpected(balance.error());
+    if (!*balance) return std::optional<state::Account>{};
+    return std::optional<state::Account>{state::Account{0, **balance}};
+}
+
+/// A parent state that cannot be read fails the block: there is no state to execute against.
+ExecErrorCode read_failure(state::ReadErrorCode code) noexcept {
+    return code == state::ReadErrorCode::corruption ? ExecErrorCode::state_corrupt
+                                                    : ExecErrorCode::state_unreadable;
 }
 
 /// Every key's value before the block, by slot number, and the slot numbers in write-set order.
@@ -254,8 +265,11 @@ struct Loaded {
     std::vector<uint32_t> key_order;
 };
 
-Loaded load(const state::StateReader& parent, const Dag& dag, bool parallel) {
+/// Every key's parent value, or state_corrupt / state_unreadable if any read failed (corruption
+/// wins when both happened: it is the one a user must act on).
+Expected<Loaded, ExecError> load(const state::StateReader& parent, const Dag& dag, bool parallel) {
     Loaded out;
+    std::atomic<bool> unreadable{false}, corrupt{false};
     out.slots.resize(dag.slots.size());
     // The reads are independent of each other, and after a commit each one waits on memory (or on
     // RocksDB); inside the DAG, a chain of transactions would wait on its reads one after another.
@@ -264,8 +278,14 @@ Loaded load(const state::StateReader& parent, const Dag& dag, bool parallel) {
             // Written in place: the slots start zeroed, so an absent key needs no copy.
             Slot& s = out.slots[i];
             const auto value = read_parent(parent, dag.slots[i]);
-            s.existed = s.exists = value.has_value();
-            if (value) s.original = s.account = *value;
+            if (!value) {
+                auto& failed =
+                    value.error().code == state::ReadErrorCode::corruption ? corrupt : unreadable;
+                failed.store(true, std::memory_order_relaxed);
+                return;
+            }
+            s.existed = s.exists = value->has_value();
+            if (*value) s.original = s.account = **value;
         });
     };
     // The order the write set will need, so that nothing is sorted after execution. It is serial
@@ -273,6 +293,8 @@ Loaded load(const state::StateReader& parent, const Dag& dag, bool parallel) {
     // reads rather than on the serial path of planning.
     auto order_keys = [&] { out.key_order = slots_in_key_order(dag); };
     both(parallel, read_all, order_keys);
+    if (corrupt || unreadable)
+        return unexpected(ExecError{corrupt ? ExecErrorCode::state_corrupt : ExecErrorCode::state_unreadable, 0});
     return out;
 }
 
@@ -526,8 +548,9 @@ std::optional<u256> sum_fees(const block::Block& block, std::span<const Receipt>
 }
 
 /// The write set: every key whose value differs from the parent's, already in key order, with
-/// `fees` credited to the coinbase; nullopt if the coinbase's balance would overflow.
-std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& loaded,
+/// `fees` credited to the coinbase; balance_overflow if the coinbase's balance would overflow, or
+/// the read failure of the coinbase's parent account.
+Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Loaded& loaded,
                                               const Address& coinbase, const u256& fees,
                                               const state::StateReader& parent) {
     auto changed = [](const Slot& slot) {
@@ -555,12 +578,13 @@ std::optional<state::WriteSet> collect_writes(const Dag& dag, const Loaded& load
         auto& written = writes.accounts;
         auto it = std::lower_bound(written.begin(), written.end(), coinbase,
                                    [](const auto& e, const Address& a) { return e.first < a; });
-        if (it == written.end() || it->first != coinbase)
-            it = written.emplace(it, coinbase,
-                                 read_parent(parent, {KeyKind::account, address_key(coinbase)})
-                                     .value_or(state::Account{}));
+        if (it == written.end() || it->first != coinbase) {
+            const auto before = parent.account(coinbase);
+            if (!before) return unexpected(read_failure(before.error().code));
+            it = written.emplace(it, coinbase, before->value_or(state::Account{}));
+        }
         const auto credited = checked_add(it->second.balance, fees);
-        if (!credited) return std::nullopt;
+        if (!credited) return unexpected(ExecErrorCode::balance_overflow);
         it->second.balance = *credited;
     }
     return writes;
@@ -580,13 +604,16 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
         hash_receipts(block.tx_hashes, out.receipts, parallel, out.receipt_hashes);
         out.receipts_root = block::merkle_root(out.receipt_hashes, parallel);
     };
-    bool fee_overflow = false;
+    std::optional<ExecErrorCode> failed;
     auto state_root = [&] {
         const auto fees = sum_fees(block, out.receipts, config);
-        auto writes = fees ? collect_writes(dag, loaded, block.header->coinbase, *fees, parent)
-                           : std::nullopt;
+        if (!fees) {
+            failed = ExecErrorCode::balance_overflow;
+            return;
+        }
+        auto writes = collect_writes(dag, loaded, block.header->coinbase, *fees, parent);
         if (!writes) {
-            fee_overflow = true;
+            failed = writes.error();
             return;
         }
         out.fees = *fees;
@@ -595,8 +622,9 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
     };
     both(parallel, receipts_root, state_root);
     const size_t n = block.size();
-    if (fee_overflow)
+    if (failed == ExecErrorCode::balance_overflow)
         return unexpected(ExecError{ExecErrorCode::balance_overflow, n == 0 ? 0 : n - 1});
+    if (failed) return unexpected(ExecError{*failed, 0});
     return {};
 }
 
@@ -633,7 +661,9 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     out.gas_used = checked.gas_used;
 
     // 3. Load every key's parent value, before any transaction runs.
-    Loaded loaded = load(parent, dag, parallel);
+    auto loaded_or = load(parent, dag, parallel);
+    if (!loaded_or) return unexpected(loaded_or.error());
+    Loaded& loaded = *loaded_or;
 
     // 4. Run the transactions before the statically rejected one, if any: an invalid one among
     //    them has the lower index, so it is the error to report; else the static one is.

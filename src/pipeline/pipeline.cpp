@@ -132,14 +132,14 @@ public:
                  std::vector<std::shared_ptr<const exec::Outcome>> pending)
         : m_store{store}, m_pending{std::move(pending)} {}
 
-    std::optional<state::Account> account(const Address& address) const override {
+    state::ReadResult<state::Account> account(const Address& address) const override {
         for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
-            if (const auto* v = find((*it)->writes.accounts, address)) return *v;
+            if (const auto* v = find((*it)->writes.accounts, address)) return std::optional<state::Account>{*v};
         return m_store.account(address);
     }
-    std::optional<u256> user(std::string_view name) const override {
+    state::ReadResult<u256> user(std::string_view name) const override {
         for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
-            if (const auto* v = find((*it)->writes.users, name)) return *v;
+            if (const auto* v = find((*it)->writes.users, name)) return std::optional<u256>{*v};
         return m_store.user(name);
     }
 

@@ -48,6 +48,14 @@ private:
 };
 }  // namespace
 
+std::string_view to_string(ReadErrorCode code) noexcept {
+    switch (code) {
+        case ReadErrorCode::io: return "io";
+        case ReadErrorCode::corruption: return "corruption";
+    }
+    return "unknown";
+}
+
 Hash hash_of(const WriteSet& writes, bool parallel) {
     // The sponge is serial by nature; the encoding is not. Entries are encoded in runs of
     // kRun, in parallel, and the runs are then fed to one sponge in order.
@@ -75,13 +83,13 @@ Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes, bool
     return keccak256(parent_state_root, hash_of(writes, parallel));
 }
 
-std::optional<Account> MemoryState::account(const Address& address) const {
+std::optional<Account> MemoryState::find_account(const Address& address) const {
     const auto it = m_accounts.find(address);
     if (it == m_accounts.end()) return std::nullopt;
     return it->second;
 }
 
-std::optional<u256> MemoryState::user(std::string_view name) const {
+std::optional<u256> MemoryState::find_user(std::string_view name) const {
     const auto it = m_users.find(name);
     if (it == m_users.end()) return std::nullopt;
     return it->second;

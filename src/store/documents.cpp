@@ -1,13 +1,10 @@
-#include <barrel/core/parallel.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/json/writer.hpp>
 #include <barrel/store/documents.hpp>
 
-#include "block_batch.hpp"
+#include "document_writers.hpp"
 
-#include <cstring>
-#include <vector>
 
 namespace barrel::store {
 
@@ -22,6 +19,8 @@ std::string reserved(size_t fields, size_t extra = 0) {
     out.reserve(fields * 96 + extra);
     return out;
 }
+
+}  // namespace
 
 // Every writer below gives its keys in ascending order: that is the order dump() writes an
 // nlohmann object in (test/unit/store_documents_test.cpp compares the two on random documents). Each
@@ -109,8 +108,6 @@ void write_user_document(std::string& out, std::string_view name, const u256& ba
     w.begin_object().key("balance").quantity(balance).key("name").bytes(as_bytes(name)).end_object();
 }
 
-}  // namespace
-
 std::string header_document(const block::Header& h, const Hash& hash, size_t tx_count) {
     std::string out = reserved(12);
     write_header_document(out, h, hash, tx_count);
@@ -142,84 +139,6 @@ std::string user_document(std::string_view name, const u256& balance) {
     std::string out = reserved(2, 2 * name.size());
     write_user_document(out, name, balance);
     return out;
-}
-BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
-                              std::string_view header_key, std::span<const PutRecord> tail, bool parallel,
-                              std::string buffer) {
-    const block::Header& h = *b.header;
-    const size_t n = b.size();
-    const size_t n_accounts = o.writes.accounts.size();
-    const size_t n_users = o.writes.users.size();
-    // Items: each transaction with its receipt, then the accounts, the users, and the header;
-    // in runs of consecutive items, each run's records written by one task into its own buffer.
-    const size_t items = n + n_accounts + n_users + 1;
-    constexpr size_t kItemsPerRun = 64;
-    const size_t runs = (items + kItemsPerRun - 1) / kItemsPerRun;
-    std::vector<std::string> records(runs);
-    std::vector<size_t> bytes(runs, 0);
-    for_each_group(items, kItemsPerRun, parallel, [&](size_t begin, size_t end) {
-        const size_t run = begin / kItemsPerRun;
-        std::string& out = records[run];
-        out.reserve(16 << 10);
-        // Each document is written here first: a record gives its value's length before it.
-        std::string doc;
-        doc.reserve(4 << 10);
-        size_t run_bytes = 0;
-        const auto put = [&](uint32_t family, std::string_view key) {
-            append_put_record(out, family, key, doc);
-            run_bytes += key.size() + doc.size();
-            doc.clear();
-        };
-        for (size_t i = begin; i < end; ++i) {
-            if (i < n) {
-                const std::string_view key = as_chars(b.tx_hashes[i].view());
-                write_tx_document(doc, b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i);
-                put(families.txs, key);
-                write_receipt_document(doc, o.receipts[i], b.tx_hashes[i], h.number, i);
-                put(families.receipts, key);
-            } else if (i < n + n_accounts) {
-                const auto& [address, account] = o.writes.accounts[i - n];
-                write_account_document(doc, account);
-                put(families.accounts, as_chars(address.view()));
-            } else if (i < items - 1) {
-                const auto& [name, balance] = o.writes.users[i - n - n_accounts];
-                write_user_document(doc, name, balance);
-                put(families.users, name);
-            } else {
-                write_header_document(doc, h, b.hash, n);
-                put(families.headers, header_key);
-            }
-        }
-        bytes[run] = run_bytes;
-    });
-
-    BlockBatch batch{std::move(buffer)};
-    batch.records = 2 * n + n_accounts + n_users + 1 + tail.size();
-    std::vector<size_t> offset(runs + 1, kBatchHeaderSize);
-    for (size_t r = 0; r < runs; ++r) {
-        offset[r + 1] = offset[r] + records[r].size();
-        batch.bytes += bytes[r];
-    }
-    size_t size = offset[runs];
-    for (const PutRecord& p : tail) {
-        size += put_record_size(p.family, p.key, p.value);
-        batch.bytes += p.key.size() + p.value.size();
-    }
-    // A buffer that held an earlier batch is mapped already and fills only what it grows by; one
-    // too small is emptied first, so that growing it copies none of the old batch.
-    if (batch.rep.capacity() < size) {
-        batch.rep.clear();
-        batch.rep.reserve(size);
-    }
-    batch.rep.resize(offset[runs]);
-    std::memset(batch.rep.data(), 0, 8);  // the sequence number, which DB::Write sets
-    set_record_count(batch.rep, static_cast<uint32_t>(batch.records));
-    for_each_index(runs, parallel, [&](size_t r) {
-        std::memcpy(batch.rep.data() + offset[r], records[r].data(), records[r].size());
-    });
-    // The tail (the raw block among it) goes in once, where it ends up.
-    for (const PutRecord& p : tail) append_put_record(batch.rep, p.family, p.key, p.value);
-    return batch;
 }
 
 std::optional<state::Account> parse_account_document(std::string_view text) noexcept {

@@ -272,14 +272,14 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
     // ... and through the command line: the coinbase, the first genesis account and user.
     const auto coinbase = run_cli({"get", "account", to_hex(c.w.genesis.coinbase), "--datadir", datadir});
     ASSERT_EQ(coinbase.status, 0) << coinbase.err;
-    EXPECT_EQ(json::parse(coinbase.out), json::parse(store::account_document(*c.final_state.account(c.w.genesis.coinbase))));
+    EXPECT_EQ(json::parse(coinbase.out), json::parse(store::account_document(*c.final_state.find_account(c.w.genesis.coinbase))));
     const Address first = c.w.genesis.alloc.accounts.front().first;
     const auto account = run_cli({"get", "account", to_hex(first), "--datadir", datadir});
-    EXPECT_EQ(json::parse(account.out), json::parse(store::account_document(*c.final_state.account(first))));
+    EXPECT_EQ(json::parse(account.out), json::parse(store::account_document(*c.final_state.find_account(first))));
     const std::string user = c.w.genesis.alloc.users.front().first;
     const auto get_user = run_cli({"get", "user", user, "--datadir", datadir});
     ASSERT_EQ(get_user.status, 0) << get_user.err;
-    EXPECT_EQ(json::parse(get_user.out), json::parse(store::user_document(user, *c.final_state.user(user))));
+    EXPECT_EQ(json::parse(get_user.out), json::parse(store::user_document(user, *c.final_state.find_user(user))));
     EXPECT_EQ(json::parse(get_user.out)["name"], to_hex(as_bytes(user)));
 
     // Value is conserved: the accounts of the genesis plus the coinbase plus any account a
@@ -287,7 +287,7 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
     u256 genesis_total = 0;
     for (const auto& [address, a] : c.w.genesis.alloc.accounts) genesis_total += a.balance;
     EXPECT_EQ(total_account_balance(dump), genesis_total);
-    EXPECT_GT(c.final_state.account(c.w.genesis.coinbase)->balance, 0u);
+    EXPECT_GT(c.final_state.find_account(c.w.genesis.coinbase)->balance, 0u);
     EXPECT_EQ(s->head().number, 10u);
     EXPECT_EQ(s->head().state_root, c.outcomes.back().state_root);
 }

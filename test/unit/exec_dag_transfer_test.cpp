@@ -267,7 +267,7 @@ struct CallBlock {
     std::optional<u256> user(std::string_view name) const {
         for (const auto& [n, bal] : outcome.writes.users)
             if (n == name) return bal;
-        return parent.user(name);
+        return parent.find_user(name);
     }
     bool user_written(std::string_view name) const {
         for (const auto& [n, bal] : outcome.writes.users)

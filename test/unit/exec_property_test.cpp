@@ -435,7 +435,7 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         case Fault::gas: break_gas(); want = ExecErrorCode::block_gas_exceeded; exact_index = false; break;
         case Fault::fee_cap: break_fee_cap(); want = ExecErrorCode::fee_cap_below_base_fee; exact_index = false; break;
         case Fault::overflow:
-            c->parent.set_account(*t.to, {c->parent.account(*t.to).value_or(state::Account{}).nonce, kMax - t.value + 1});
+            c->parent.set_account(*t.to, {c->parent.find_account(*t.to).value_or(state::Account{}).nonce, kMax - t.value + 1});
             want = ExecErrorCode::balance_overflow;
             exact_index = false;
             break;
@@ -605,7 +605,7 @@ void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
             ++seen["type " + std::to_string(static_cast<int>(t.type))];
             if (t.type == tx::TxType::dynamic_fee && c->config.base_fee != 0) ++seen["EIP-1559 with base fee"];
             if (!senders.insert(b.senders[i]).second) ++seen["repeated sender"];
-            if (!c->parent.account(b.senders[i])) ++seen["sender absent from the parent"];
+            if (!c->parent.find_account(b.senders[i])) ++seen["sender absent from the parent"];
             if (b.senders[i] == b.header->coinbase) ++seen["from the coinbase"];
             if (!t.to) {
                 ++seen["creation"];
@@ -628,7 +628,7 @@ void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
             if (*t.to == b.senders[i]) ++seen["self-transfer"];
             if (t.value == 0) ++seen["zero-value transfer"];
             if (*t.to == b.header->coinbase) ++seen["to the coinbase"];
-            if (!c->parent.account(*t.to)) ++seen["to an absent account"];
+            if (!c->parent.find_account(*t.to)) ++seen["to an absent account"];
             if (!t.data.empty()) ++seen["transfer with calldata"];
         }
     }

@@ -172,7 +172,7 @@ TEST(gen_workload, value_is_conserved) {
         EXPECT_EQ(initial, u256{w.genesis.alloc.accounts.size()} * u256{"1000000000000000000000000"});
         const auto final_state = replay(w);
         EXPECT_EQ(total_account_balance(final_state), initial);
-        const auto coinbase = final_state.account(w.genesis.coinbase);
+        const auto coinbase = final_state.find_account(w.genesis.coinbase);
         ASSERT_TRUE(coinbase);
         EXPECT_GT(coinbase->balance, 0u);  // the fees went somewhere
     }
@@ -190,7 +190,7 @@ TEST(gen_workload, genesis_layout) {
     for (size_t i = 0; i < o.accounts; ++i) {
         const auto address = tx::address_of(gen::account_key(o.seed, i));
         ASSERT_TRUE(address);
-        const auto s = chain::genesis_state(g).account(*address);
+        const auto s = chain::genesis_state(g).find_account(*address);
         ASSERT_TRUE(s) << i;
         EXPECT_EQ(s->nonce, 0u);
         EXPECT_NE(*address, g.coinbase);

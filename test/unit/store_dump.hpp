@@ -4,14 +4,14 @@
 // sees exactly what is on disk), to prove that a failed operation changed nothing and that two
 // ways of building a datadir give the same one; and scratch directories.
 
-#include <rocksdb/db.h>
-
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -22,27 +22,65 @@ namespace barrel::test {
 /// Column family name → key → value.
 using Dump = std::map<std::string, std::map<std::string, std::string>>;
 
-inline Dump dump_datadir(const std::filesystem::path& dir) {
-    std::vector<std::string> names;
-    rocksdb::DBOptions db_options;
-    auto s = rocksdb::DB::ListColumnFamilies(db_options, dir.string(), &names);
-    if (!s.ok()) throw std::runtime_error("dump " + dir.string() + ": " + s.ToString());
-    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (const auto& name : names) descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    s = rocksdb::DB::OpenForReadOnly(db_options, dir.string(), descriptors, &handles, &raw);
-    if (!s.ok()) throw std::runtime_error("dump " + dir.string() + ": " + s.ToString());
-    const std::unique_ptr<rocksdb::DB> db{raw};
-    Dump dump;
-    for (size_t i = 0; i < handles.size(); ++i) {
-        auto& cf = dump[names[i]];
-        std::unique_ptr<rocksdb::Iterator> it{db->NewIterator(rocksdb::ReadOptions{}, handles[i])};
-        for (it->SeekToFirst(); it->Valid(); it->Next()) cf.emplace(it->key().ToString(), it->value().ToString());
-        if (!it->status().ok()) throw std::runtime_error("dump " + dir.string() + ": " + it->status().ToString());
+/// Every column family of a datadir, opened with RocksDB directly.
+class RawDatadir {
+public:
+    RawDatadir(const std::filesystem::path& dir, bool read_only) : m_dir{dir.string()} {
+        rocksdb::DBOptions db_options;
+        check(rocksdb::DB::ListColumnFamilies(db_options, m_dir, &names));
+        std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+        for (const auto& name : names)
+            descriptors.emplace_back(name, rocksdb::ColumnFamilyOptions{});
+        rocksdb::DB* raw = nullptr;
+        check(read_only
+                  ? rocksdb::DB::OpenForReadOnly(db_options, m_dir, descriptors, &handles, &raw)
+                  : rocksdb::DB::Open(db_options, m_dir, descriptors, &handles, &raw));
+        db.reset(raw);
     }
-    for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+    ~RawDatadir() {
+        for (auto* h : handles) (void)db->DestroyColumnFamilyHandle(h);
+    }
+    RawDatadir(const RawDatadir&) = delete;
+    RawDatadir& operator=(const RawDatadir&) = delete;
+
+    void check(const rocksdb::Status& s) const {
+        if (!s.ok()) throw std::runtime_error(m_dir + ": " + s.ToString());
+    }
+    rocksdb::ColumnFamilyHandle* family(const std::string& name) const {
+        for (size_t i = 0; i < names.size(); ++i)
+            if (names[i] == name) return handles[i];
+        throw std::runtime_error(m_dir + ": no column family " + name);
+    }
+
+    std::vector<std::string> names;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    std::unique_ptr<rocksdb::DB> db;
+
+private:
+    std::string m_dir;
+};
+
+inline Dump dump_datadir(const std::filesystem::path& dir) {
+    const RawDatadir d{dir, true};
+    Dump dump;
+    for (size_t i = 0; i < d.handles.size(); ++i) {
+        auto& cf = dump[d.names[i]];
+        std::unique_ptr<rocksdb::Iterator> it{
+            d.db->NewIterator(rocksdb::ReadOptions{}, d.handles[i])};
+        for (it->SeekToFirst(); it->Valid(); it->Next())
+            cf.emplace(it->key().ToString(), it->value().ToString());
+        d.check(it->status());
+    }
     return dump;
+}
+
+/// Puts `value` under `key` in column family `family` of a closed datadir, or with nullopt
+/// deletes the key: to damage a datadir the way a disk or an older barrel would leave it.
+inline void write_raw(const std::filesystem::path& dir, const std::string& family,
+                      const std::string& key, const std::optional<std::string>& value) {
+    const RawDatadir d{dir, false};
+    d.check(value ? d.db->Put(rocksdb::WriteOptions{}, d.family(family), key, *value)
+                  : d.db->Delete(rocksdb::WriteOptions{}, d.family(family), key));
 }
 
 /// Empty when equal, else a few lines saying where the dumps differ (a full EXPECT_EQ of two
@@ -73,7 +111,8 @@ inline std::string dump_diff(const Dump& a, const Dump& b) {
             if (o == other->second.end())
                 note(cf + ": key " + hex(k) + " only in the first");
             else if (o->second != v)
-                note(cf + ": key " + hex(k) + " differs: " + v.substr(0, 200) + " vs " + o->second.substr(0, 200));
+                note(cf + ": key " + hex(k) + " differs: " + v.substr(0, 200) + " vs " +
+                     o->second.substr(0, 200));
         }
         for (const auto& [k, v] : other->second)
             if (kv.find(k) == kv.end()) note(cf + ": key " + hex(k) + " only in the second");
@@ -88,7 +127,8 @@ inline std::string dump_diff(const Dump& a, const Dump& b) {
 class ScratchDir {
 public:
     ScratchDir() {
-        std::string pattern = (std::filesystem::path{::testing::TempDir()} / "barrel-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::path{::testing::TempDir()} / "barrel-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
         m_path = pattern;
     }

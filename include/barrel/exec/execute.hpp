@@ -72,6 +72,10 @@ enum class [[nodiscard]] ExecErrorCode : uint8_t {
     fee_cap_below_base_fee, ///< EIP-1559 max fee below the chain's base fee
     block_gas_exceeded,     ///< cumulative gas + this tx's gas limit above the header's gas limit
     balance_overflow,       ///< a credit would exceed 2^256 − 1
+    state_unreadable,       ///< the parent state could not be read (state::ReadErrorCode::io);
+                            ///< not the block's fault, and tx_index is 0
+    state_corrupt,          ///< a parent state value does not decode (ReadErrorCode::corruption);
+                            ///< not the block's fault, and tx_index is 0
 };
 
 struct ExecError {

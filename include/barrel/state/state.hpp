@@ -5,6 +5,7 @@
 /// caller applies (memory) or commits (RocksDB), so a rejected block leaves state untouched.
 
 #include <barrel/core/bytes.hpp>
+#include <barrel/core/expected.hpp>
 #include <barrel/core/uint256.hpp>
 
 #include <optional>
@@ -21,13 +22,32 @@ struct Account {
     friend bool operator==(const Account&, const Account&) = default;
 };
 
+/// Why a state read failed: the storage behind a StateReader could not be read, or what it
+/// holds does not decode. Either way there is no state to execute against.
+enum class [[nodiscard]] ReadErrorCode : uint8_t {
+    io,          ///< the storage failed to read
+    corruption,  ///< a stored value does not decode
+};
+
+struct ReadError {
+    ReadErrorCode code{ReadErrorCode::io};
+    std::string message;  ///< one line for the user
+};
+
+std::string_view to_string(ReadErrorCode code) noexcept;
+
+/// A state value (nullopt: absent) or why it could not be read.
+template <class T>
+using ReadResult = Expected<std::optional<T>, ReadError>;
+
 /// Read access to the state a block executes against. Implementations must allow concurrent
-/// calls from many threads (execution reads a block's keys from parallel tasks).
+/// calls from many threads (execution reads a block's keys from parallel tasks), and report a
+/// failed read as a ReadError, never by throwing: the reads run inside the execute stage.
 class StateReader {
 public:
     virtual ~StateReader() = default;
-    virtual std::optional<Account> account(const Address& address) const = 0;
-    virtual std::optional<u256> user(std::string_view name) const = 0;
+    virtual ReadResult<Account> account(const Address& address) const = 0;
+    virtual ReadResult<u256> user(std::string_view name) const = 0;
 };
 
 /// Everything a block changed, sorted by key: the input of the state root and of the commit.
@@ -59,8 +79,12 @@ struct StringHash {
 /// The in-memory state: for tests, the generator's sealer and as the store's cache model.
 class MemoryState final : public StateReader {
 public:
-    std::optional<Account> account(const Address& address) const override;
-    std::optional<u256> user(std::string_view name) const override;
+    /// Never fails.
+    ReadResult<Account> account(const Address& address) const override { return find_account(address); }
+    ReadResult<u256> user(std::string_view name) const override { return find_user(name); }
+    /// The same reads without the error that memory never has.
+    std::optional<Account> find_account(const Address& address) const;
+    std::optional<u256> find_user(std::string_view name) const;
 
     void set_account(const Address& address, const Account& account);
     void set_user(std::string_view name, const u256& balance);

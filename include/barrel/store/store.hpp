@@ -20,12 +20,18 @@
 
 namespace barrel::store {
 
+struct StoreTesting;
+
 enum class [[nodiscard]] StoreErrorCode : uint8_t {
     not_a_datadir,        ///< the path does not hold a barrel datadir
     already_initialized,  ///< init on a path that already holds data
     locked,               ///< another process has the datadir open
-    io,                   ///< the filesystem or RocksDB failed
-    corruption,           ///< stored data does not decode
+    io,                   ///< the filesystem or the disk failed (RocksDB IOError: no space, a failed read)
+    corruption,           ///< stored data does not decode, or a file the datadir lists is missing
+    invalid_argument,     ///< the request is beyond what the store takes (an option, a block too large)
+    unsupported,          ///< the linked RocksDB cannot do what barrel needs of it
+    out_of_memory,        ///< a cache or RocksDB could not have the memory asked for
+    internal,             ///< a RocksDB status barrel never provokes (Busy, TimedOut, Aborted, …)
 };
 
 struct StoreError {
@@ -54,7 +60,7 @@ struct Options {
     static constexpr size_t kMaxBlockBytes = size_t{1} << 30;
     /// The largest block, in wire bytes, that commit takes. At most kMaxBlockBytes (every
     /// document must stay under RocksDB's 4 GiB value limit, and hex doubles a block's bytes):
-    /// init and open return an io error for more.
+    /// init and open return an invalid_argument error for more.
     size_t max_block_bytes{kMaxBlockBytes};
 };
 
@@ -73,19 +79,25 @@ public:
     static Expected<std::unique_ptr<Store>, StoreError> init(const std::filesystem::path& path,
                                                             const chain::Genesis& genesis,
                                                             const Options& options = {});
-    /// Opens an existing datadir; restores head and genesis.
+    /// Opens an existing datadir; restores the head and the chain parameters (not the genesis
+    /// allocation, which it never reads: docs/formats.md, "Storage").
     static Expected<std::unique_ptr<Store>, StoreError> open(const std::filesystem::path& path,
                                                             const Options& options = {});
+    /// A writer flushes its memtables before closing, so that the next open has no WAL to replay
+    /// (a failed flush loses nothing: the WAL still holds every committed block).
     ~Store() override;
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
 
     const Head& head() const noexcept;
+    /// The genesis' chain parameters (config, gas limit, timestamp, coinbase). Its `alloc` is
+    /// empty: the initial state is in the accounts and users the store reads.
     const chain::Genesis& genesis() const noexcept;
 
-    // StateReader: thread-safe, with an in-memory cache in front of RocksDB.
-    std::optional<state::Account> account(const Address& address) const override;
-    std::optional<u256> user(std::string_view name) const override;
+    // StateReader: thread-safe, with an in-memory cache in front of RocksDB. A failed read is an
+    // io error, a stored document that does not decode a corruption error; never an exception.
+    state::ReadResult<state::Account> account(const Address& address) const override;
+    state::ReadResult<u256> user(std::string_view name) const override;
 
     /// Stage 4: encodes the block's documents (header, raw block, transactions, receipts, changed
     /// accounts and users) in parallel and writes them with the new head in one WriteBatch. The
@@ -103,20 +115,13 @@ public:
     Expected<std::optional<nlohmann::json>, StoreError> user_document(std::string_view name) const;
 
     /// Writes every memtable to table files and waits for it. Not needed for durability (the WAL
-    /// has every committed block); it shortens the next open's WAL replay, e.g. before a shutdown.
+    /// has every committed block); it shortens the next open's WAL replay. Closing a writer does it.
     Expected<void, StoreError> flush();
-
-    /// Blocks until no flush or compaction is pending or running in any column family, or until
-    /// background work has failed (benchmarks use it so that one datadir's background work does
-    /// not land in another's timings). Commits never need it.
-    void wait_for_background_work() const;
-
-    /// Drops the state cache (tests use it to prove reads come back from disk).
-    void clear_cache();
 
     struct Impl;
 
 private:
+    friend struct StoreTesting;  ///< the hooks of src/store/testing.hpp, not installed
     explicit Store(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
 };

@@ -189,7 +189,8 @@ int run(const std::filesystem::path& datadir) {
 
     // The committed state reads back through the store's StateReader.
     const auto bob_account = (*store)->account(*bob);
-    if (!bob_account || bob_account->nonce != 2) return fail("bob's nonce is not 2 after his two transfers");
+    if (!bob_account) return fail(bob_account.error().message);
+    if (!*bob_account || (*bob_account)->nonce != 2) return fail("bob's nonce is not 2 after his two transfers");
 
     const auto stats = senders.stats();
     std::printf("sender cache: %llu hits, %llu misses\n", static_cast<unsigned long long>(stats.hits),

@@ -1,0 +1,88 @@
+// Stage 4: a block's documents, raw block, hash index and head in one WriteBatch; then the
+// caches move on (write-through), with the commit's epoch held odd from before the write until
+// after it (state_cache.hpp, CommitEpoch).
+
+#include <barrel/core/parallel.hpp>
+
+#include "block_batch.hpp"
+#include "store_impl.hpp"
+
+#include <chrono>
+
+namespace barrel::store {
+
+namespace {
+
+/// The largest write-batch buffer a store keeps for the next commit (a few dozen full blocks'
+/// worth; an outlying block's buffer is dropped).
+constexpr size_t kMaxKeptBatchBytes = size_t{64} << 20;
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o,
+                                                bool parallel) {
+    if (!b.header)
+        return fail(StoreErrorCode::invalid_argument,
+                    "commit: a bare transaction list is not a block");
+    const block::Header& h = *b.header;
+    const size_t n_accounts = o.writes.accounts.size();
+    const size_t n_users = o.writes.users.size();
+    CommitStats stats;
+
+    // Every document's value is at most about twice the block's bytes (hex), and RocksDB takes
+    // values shorter than 4 GiB (Options::max_block_bytes).
+    if (b.wire.size() > m_impl->options.max_block_bytes)
+        return fail(StoreErrorCode::invalid_argument,
+                    "commit: a block of " + std::to_string(b.wire.size()) +
+                        " bytes is more than the store takes (" +
+                        std::to_string(m_impl->options.max_block_bytes) + ")");
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto family = [this](size_t cf) { return m_impl->cfs[cf]->GetID(); };
+    // The records after the documents: the raw block, the block-hash index and the new head.
+    const std::string number = number_key(h.number);
+    const std::string hk = hash_key(b.hash);
+    const Head next{h.number, b.hash, h.state_root};
+    const std::string head_doc = head_document(next).dump();
+    const PutRecord tail[] = {{family(kBlocks), number, as_chars(b.wire)},
+                              {family(kMeta), hk, number},
+                              {family(kMeta), kHeadKey, head_doc}};
+    const DocumentFamilies families{family(kTxs), family(kReceipts), family(kAccounts),
+                                    family(kUsers), family(kHeaders)};
+    BlockBatch built =
+        encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
+    stats.encode_ms = ms_since(t0);
+    stats.documents = built.records - std::size(tail);
+    stats.bytes = built.bytes;
+
+    const auto t1 = std::chrono::steady_clock::now();
+    BlockWriteBatch batch{std::move(built.rep)};
+    rocksdb::WriteOptions wo;
+    wo.sync = m_impl->options.sync;
+    // From here until the write-through below, a read-miss fill may have fetched either value.
+    const CommitInProgress in_progress{m_impl->epoch};
+    const auto s = m_impl->db->Write(wo, &batch);
+    m_impl->batch_buffer = std::move(batch).release();
+    // An outlying block's batch is not kept for the rest of the process (flat memory).
+    if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
+    if (!s.ok()) return from_status(s, "commit");
+    stats.write_ms = ms_since(t1);
+
+    // Only now, with the block durable in the WAL, does the cache move on: in parallel, since
+    // each put is a cache miss on a random line and both caches take concurrent writers.
+    for_each_index(n_accounts, parallel, [&](size_t i) {
+        const auto& [address, account] = o.writes.accounts[i];
+        m_impl->accounts->put(address, account);
+    });
+    for_each_index(n_users, parallel, [&](size_t i) {
+        const auto& [name, balance] = o.writes.users[i];
+        m_impl->users->put(name, balance);
+    });
+    m_impl->head = next;
+    return stats;
+}
+
+}  // namespace barrel::store

@@ -1,0 +1,138 @@
+// The RocksDB options barrel runs with and the opening of the database (Store::Impl::open_db).
+
+#include "block_batch.hpp"
+#include "store_impl.hpp"
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/slice_transform.h>
+#include <rocksdb/table.h>
+
+#include <new>
+
+namespace barrel::store {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kMemtableBudget = 32 << 20;
+
+/// Options chosen for this workload (docs/benchmarks.md, "Commit"): point lookups by hash or
+/// address, values of a few hundred bytes written once per block.
+rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
+    rocksdb::ColumnFamilyOptions o;
+    // A full block's documents fill a good part of one write buffer, transactions the most; the
+    // total across families is capped in DBOptions (kMemtableBudget).
+    o.write_buffer_size = 16 << 20;
+    o.compression = rocksdb::kLZ4Compression;
+    if (cf == kTxs || cf == kReceipts || cf == kAccounts) {
+        // Keyed by hashes and addresses (uniformly random bytes), read by point lookups and
+        // never iterated in order by the node: a hash-bucketed memtable places each of a
+        // block's keys in O(1), where the default skip list spent most of the commit's write
+        // time comparing keys (docs/benchmarks.md, "Commit").
+        o.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(8));
+        if (!read_only) o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
+    }
+    if (cf == kUsers) {
+        // DagTransfer names: any length, often alike at the start ("user000123"), so buckets
+        // by up to their first 16 bytes, not by a fixed 8, which would put a whole generated
+        // population in a few buckets; in the skip list they cost a long compare per level
+        // (docs/benchmarks.md, "Commit").
+        o.prefix_extractor.reset(rocksdb::NewCappedPrefixTransform(16));
+        if (!read_only) o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
+    }
+    // A read-only open writes nothing: the default skip list costs nothing to create, where each
+    // hash-bucketed memtable maps and zeroes its bucket array (a `get` is mostly open time).
+    rocksdb::BlockBasedTableOptions t;
+    if (cf != kBlocks) t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));  // point lookups
+    t.block_cache = nullptr;
+    o.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+    return o;
+}
+
+rocksdb::DBOptions db_options(bool create, bool read_only) {
+    rocksdb::DBOptions o;
+    o.create_if_missing = create;
+    o.create_missing_column_families = create;
+    o.error_if_exists = create;
+    o.max_background_jobs = 2;
+    o.paranoid_checks = true;
+    // All memtables together: past this RocksDB flushes the largest, so a long import's memory
+    // levels off (docs/benchmarks.md, "Memory") instead of growing to 7 × write_buffer_size.
+    o.db_write_buffer_size = kMemtableBudget;
+    // Hash-bucketed memtables (cf_options) take one writer at a time; barrel has one.
+    o.allow_concurrent_memtable_write = false;
+    if (read_only) {
+        // A query opens the datadir for a few point reads: no thread pool to open every table
+        // file, and no statistics read from each file for a compaction it never runs.
+        o.max_file_opening_threads = 1;
+        o.skip_stats_update_on_db_open = true;
+    }
+    return o;
+}
+
+/// An open that failed, as the StoreError the caller can act on.
+Unexpected<StoreError> open_failure(const rocksdb::Status& s, const fs::path& path, bool create) {
+    const std::string msg = s.ToString();
+    // RocksDB reports a held LOCK file as an I/O error on ".../LOCK": EAGAIN from fcntl when
+    // another process holds it, "lock hold by current process" when this one does. Other
+    // errors may mention "lock" too ("block checksum mismatch") and are not this.
+    const bool lock_file = s.IsIOError() && msg.find("/LOCK") != std::string::npos;
+    const bool held = msg.find("Resource temporarily unavailable") != std::string::npos ||
+                      msg.find("lock hold by current process") != std::string::npos;
+    if (lock_file && held)
+        return fail(StoreErrorCode::locked,
+                    "datadir " + path.string() + " is in use by another process");
+    if (s.IsInvalidArgument() && !create)
+        return fail(StoreErrorCode::not_a_datadir, path.string() + " is not a barrel datadir");
+    return from_status(s, "opening " + path.string());
+}
+
+}  // namespace
+
+Store::Impl::~Impl() {
+    for (auto* cf : cfs)
+        if (cf != nullptr) (void)db->DestroyColumnFamilyHandle(cf);
+}
+
+Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs::path& path,
+                                                                        bool create,
+                                                                        const Options& options) {
+    std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+    for (size_t i = 0; i < kCfCount; ++i)
+        descriptors.emplace_back(kCfNames[i], cf_options(i, options.read_only));
+    if (options.max_block_bytes > Options::kMaxBlockBytes)
+        return fail(StoreErrorCode::invalid_argument,
+                    "max_block_bytes " + std::to_string(options.max_block_bytes) +
+                        " is more than a store can take (" +
+                        std::to_string(Options::kMaxBlockBytes) + ")");
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    // Before RocksDB opens anything: a cache that cannot be had leaves the path untouched.
+    try {
+        impl->accounts = std::make_unique<AccountCache>(options.account_cache_bytes);
+    } catch (const std::bad_alloc&) {
+        return fail(StoreErrorCode::out_of_memory, "cannot allocate an account cache of " +
+                                                       std::to_string(options.account_cache_bytes) +
+                                                       " bytes");
+    }
+    impl->users = std::make_unique<UserCache>(options.user_cache_entries);
+    // Commits hand RocksDB batches barrel encoded itself (block_batch.hpp): a library that
+    // reads them differently must not be written to.
+    if (!options.read_only && !put_records_match_rocksdb())
+        return fail(StoreErrorCode::unsupported,
+                    "the linked RocksDB's write batch format is not the one barrel writes");
+    rocksdb::DB* raw = nullptr;
+    rocksdb::Status s;
+    if (options.read_only)
+        s = rocksdb::DB::OpenForReadOnly(db_options(create, options.read_only), path.string(),
+                                         descriptors, &impl->cfs, &raw);
+    else
+        s = rocksdb::DB::Open(db_options(create, options.read_only), path.string(), descriptors,
+                              &impl->cfs, &raw);
+    if (!s.ok()) return open_failure(s, path, create);
+    impl->db.reset(raw);
+    return impl;
+}
+
+}  // namespace barrel::store

@@ -1,0 +1,92 @@
+#pragma once
+/// @file
+/// What the store's files share: the column families, the keys of the meta family, and
+/// Store::Impl, the open database with its caches. Internal to the store; the files split it by
+/// concern: options.cpp (RocksDB options, opening the database), open.cpp (init, open, close),
+/// state_reads.cpp (the StateReader over the caches), commit.cpp (stage 4), queries.cpp.
+
+#include <barrel/store/store.hpp>
+
+#include "errors.hpp"
+#include "state_cache.hpp"
+#include <nlohmann/json.hpp>
+#include <rocksdb/db.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace barrel::store {
+
+/// Column families, in the order they are opened (RocksDB's "default" comes first).
+enum Cf : size_t {
+    kDefault,
+    kHeaders,
+    kBlocks,
+    kTxs,
+    kReceipts,
+    kAccounts,
+    kUsers,
+    kMeta,
+    kCfCount
+};
+inline constexpr const char* kCfNames[kCfCount] = {"default",  "headers",  "blocks", "transactions",
+                                                   "receipts", "accounts", "users",  "meta"};
+
+/// meta: the format marker, the head, the genesis and its chain parameters (docs/formats.md).
+inline constexpr std::string_view kFormatKey = "format";
+inline constexpr std::string_view kFormat = "barrel/1";
+inline constexpr std::string_view kHeadKey = "head";
+inline constexpr std::string_view kGenesisKey = "genesis";
+inline constexpr std::string_view kChainKey = "chain";
+/// meta: "hash:" ‖ block hash → 8-byte big-endian number.
+inline constexpr std::string_view kHashPrefix = "hash:";
+
+inline rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
+
+/// Block numbers as keys: 8 bytes big-endian, so that the headers and blocks sort by number.
+std::string number_key(uint64_t n);
+std::string hash_key(const Hash& h);
+inline std::string_view address_key(const Address& a) {
+    return {reinterpret_cast<const char*>(a.data()), Address::size()};
+}
+inline std::string_view hash_bytes_key(const Hash& h) {
+    return {reinterpret_cast<const char*>(h.data()), Hash::size()};
+}
+
+/// `meta/head`: the head's number, hash and state root.
+nlohmann::json head_document(const Head& h);
+
+struct Store::Impl {
+    std::unique_ptr<rocksdb::DB> db;
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+    Options options;
+    Head head;
+    chain::Genesis genesis;  ///< the chain parameters; alloc stays empty
+    std::unique_ptr<AccountCache> accounts;
+    std::unique_ptr<UserCache> users;
+    CommitEpoch epoch;  ///< orders both caches' fills against commits
+    std::string
+        batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
+
+    ~Impl();
+
+    Expected<std::optional<std::string>, StoreError> get(size_t cf, std::string_view key) const;
+    Expected<std::optional<nlohmann::json>, StoreError> get_json(size_t cf,
+                                                                 std::string_view key) const;
+
+    /// Opens (or with `create`, creates) the database at `path` with the store's options
+    /// (options.cpp) and allocates the caches, before RocksDB touches the path.
+    static Expected<std::unique_ptr<Impl>, StoreError> open_db(const std::filesystem::path& path,
+                                                               bool create, const Options& options);
+};
+
+/// The one way in for the hooks of testing.hpp.
+struct StoreTesting {
+    static Store::Impl& impl(const Store& store) noexcept { return *store.m_impl; }
+};
+
+}  // namespace barrel::store
