@@ -263,7 +263,7 @@ Expected<Block, BlockError> decode_tx_list(Bytes wire, bool parallel) {
 
 namespace {
 /// How many transactions ahead recover_senders prefetches the sender cache's slots: 4 to 16
-/// gave the same times, 32 was slower (docs/benchmarks.md, "Warm verify").
+/// gave the same times, 32 was slower (docs/benchmarks.md, "Warm verify: prefetch and huge pages").
 constexpr size_t kPrefetchAhead = 8;
 }  // namespace
 

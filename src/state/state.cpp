@@ -14,7 +14,7 @@ constexpr uint8_t kUserKind = 0x02;
 
 /// Appends the write set's canonical encoding (docs/formats.md, "Write set and state root") to
 /// one buffer, reusing scratch buffers: per-entry vectors and per-entry keccak updates cost more
-/// than the hashing itself (docs/benchmarks.md, "Execute").
+/// than the hashing itself (docs/benchmarks.md, "Execute: hashing and the write set").
 class EntryEncoder {
 public:
     explicit EntryEncoder(Bytes& out) : m_out{out} {}
