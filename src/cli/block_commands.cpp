@@ -2,9 +2,10 @@
 // (stage 1) and verified (stage 2: stateless checks and sender recovery), printed as JSON.
 //
 // What the input is, is told from its bytes (docs/formats.md):
-// - It is walked with block::split_block. If its first item decodes as a block, it is blocks: one
-//   block prints as one object, several (a chain file) as an array; every item must then be a
-//   block, and anything after the last one is an error naming the block index it would have.
+// - It is walked with the chain-file reader (cli/files.hpp). If its first item decodes as a
+//   block, it is blocks: one block prints as one object, several (a chain file) as an array;
+//   every item must then be a block, and anything after the last one is an error naming the
+//   block index it would have.
 //   (A transaction list never decodes as a block: a header is a list of ten items, while a
 //   legacy transaction is a list of nine and a typed one an RLP string.)
 // - Otherwise it is a bare transaction list, decoded with block::decode_tx_list: go-ethereum's
@@ -19,6 +20,7 @@
 
 #include <barrel/block/block.hpp>
 #include <barrel/cli/cli.hpp>
+#include <barrel/cli/files.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/rlp/decode.hpp>
@@ -47,28 +49,22 @@ constexpr size_t kLegacyTxFields = 9;
 
 // ---- Input -----------------------------------------------------------------------------------
 
-/// The whole of FILE, or of standard input for "-", as bytes.
-Bytes read_input(Context& ctx, std::string_view path) {
-    Bytes bytes;
-    if (path == "-") {
-        const std::string text{std::istreambuf_iterator<char>{ctx.in}, std::istreambuf_iterator<char>{}};
-        // A read error is the environment's fault, not the input's: internal failure.
-        if (ctx.in.bad()) throw std::runtime_error("cannot read standard input");
-        bytes.assign(text.begin(), text.end());
-    } else {
+/// FILE, or standard input for "-", as the chain-file reader (files.hpp) splits it: blocks, the
+/// last item perhaps the undecodable rest. Their concatenation is the whole input.
+std::vector<Bytes> read_items(Context& ctx, std::string_view path) {
+    std::optional<ChainReader> file;
+    if (path != "-") {
         const std::string name{path};
-        std::FILE* f = std::fopen(name.c_str(), "rb");
-        if (f == nullptr) fail("cannot read " + name + ": " + std::strerror(errno));
-        uint8_t buf[1 << 16];
-        size_t n = 0;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-        const int saved = errno;
-        const bool bad = std::ferror(f) != 0;  // e.g. a directory: EISDIR on the first read
-        std::fclose(f);
-        if (bad) fail("cannot read " + name + ": " + std::strerror(saved));
+        auto opened = ChainReader::open(name);
+        if (!opened) fail("cannot read " + name + ": " + opened.error().reason);
+        file.emplace(std::move(opened).value());
     }
-    if (bytes.empty()) fail("empty input");
-    return bytes;
+    ChainReader stdin_reader{ctx.in};
+    ChainReader& reader = file ? *file : stdin_reader;
+    std::vector<Bytes> items;
+    while (auto item = reader.next()) items.push_back(std::move(*item));
+    if (items.empty()) fail("empty input");
+    return items;
 }
 
 /// The number of items in an RLP list payload, or nothing if it does not split into items.
@@ -167,50 +163,36 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
     std::optional<uint64_t> option_chain_id;
     if (const auto v = args.value("--chain-id")) option_chain_id = parse_u64_option("--chain-id", *v);
 
-    const Bytes input = read_input(ctx, args.positionals[0]);
-
-    // Walk the input as a chain file; a split error ends the walk where it occurs.
-    std::vector<BytesView> items;
-    std::optional<block::BlockError> split_error;
-    for (BytesView rest{input}; !rest.empty();) {
-        auto item = block::split_block(rest);
-        if (!item) {
-            split_error = item.error();
-            break;
-        }
-        items.push_back(*item);
-    }
-    const bool several = items.size() + (split_error ? 1 : 0) > 1;
+    std::vector<Bytes> items = read_items(ctx, args.positionals[0]);
+    const bool several = items.size() > 1;
     const auto at_block = [&](size_t k) { return several ? "block " + std::to_string(k) + ": " : std::string{}; };
 
     // Blocks, if the first item is one.
-    std::optional<block::BlockError> first_block_error = split_error;
-    if (!items.empty()) {
-        auto first = block::decode_block(Bytes(items[0].begin(), items[0].end()));
-        if (first) {
-            json out = json::array();
-            for (size_t k = 0; k < items.size(); ++k) {
-                auto decoded = k == 0 ? std::move(first) : block::decode_block(Bytes(items[k].begin(), items[k].end()));
-                if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
-                block::Block& b = *decoded;
-                const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id), option_chain_id.has_value(),
-                                             std::nullopt};
-                if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
-                    fail(at_block(k) + verify_error(b, ok.error(), expected));
-                out.push_back(block_json(b));
-            }
-            if (split_error) fail(at_block(items.size()) + block::describe(*split_error));
-            ctx.out << (several ? out : out[0]).dump(2) << "\n";
-            return kExitOk;
+    auto first = block::decode_block(items[0]);
+    if (first) {
+        json out = json::array();
+        for (size_t k = 0; k < items.size(); ++k) {
+            auto decoded = k == 0 ? std::move(first) : block::decode_block(std::move(items[k]));
+            if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
+            block::Block& b = *decoded;
+            const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id), option_chain_id.has_value(),
+                                         std::nullopt};
+            if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
+                fail(at_block(k) + verify_error(b, ok.error(), expected));
+            out.push_back(block_json(b));
         }
-        first_block_error = first.error();
+        ctx.out << (several ? out : out[0]).dump(2) << "\n";
+        return kExitOk;
     }
+    const block::BlockError first_block_error = first.error();
+    Bytes input;
+    for (const Bytes& item : items) input.insert(input.end(), item.begin(), item.end());
 
     // A bare transaction list.
     auto list = block::decode_tx_list(input);
     if (!list) {
         if (shaped_like_tx_list(input, list.error())) fail(block::describe(list.error()));
-        fail(at_block(0) + block::describe(*first_block_error));
+        fail(at_block(0) + block::describe(first_block_error));
     }
     block::Block& b = *list;
     ChainIdSource expected;

@@ -67,6 +67,25 @@ TEST(core_hex, bad_digit) {
     }
 }
 
+// A stray character that also makes the count odd is a bad digit, not an odd count (issue 19:
+// "0x80 0" said "odd number of hex digits"), and describe_hex_error says which and where.
+TEST(core_hex, bad_digit_is_reported_before_an_odd_count) {
+    for (std::string_view s : {"0x80 0", "0x8 ", " 0x8", "abc\n", "0x0g0"}) {
+        const auto b = from_hex(s);
+        ASSERT_FALSE(b) << s;
+        EXPECT_EQ(b.error(), HexError::bad_digit) << s;
+    }
+    EXPECT_EQ(describe_hex_error("0x80 0", HexError::bad_digit), "invalid hex digit ' ' at position 5");
+    EXPECT_EQ(describe_hex_error("abc\n", HexError::bad_digit), "invalid hex digit byte 0x0a at position 4");
+    EXPECT_EQ(describe_hex_error("0x0x", HexError::bad_digit), "invalid hex digit 'x' at position 4");
+    EXPECT_EQ(describe_hex_error("0xabc", HexError::odd_length), "odd number of hex digits");
+    const auto at = find_bad_digit("0X12z");
+    ASSERT_TRUE(at);
+    EXPECT_EQ(at->character, 'z');
+    EXPECT_EQ(at->offset, 4u);
+    EXPECT_FALSE(find_bad_digit("0x0123456789abcdefABCDEF"));
+}
+
 TEST(core_hex, bad_digit_embedded_nul) {
     const std::string s("0\0", 2);
     const auto b = from_hex(s);
