@@ -12,9 +12,9 @@
 //   plain RLP list of transactions, or an offset-indexed list inside an RLP byte string (the
 //   `txs` item of a block). An offset-indexed list without its RLP string header is not
 //   accepted: it is not RLP, so nothing would tell it from garbage.
-// - If neither decodes, the error reported is the block's, unless the input is shaped like a
-//   transaction list (an RLP string; or a list whose first item is an RLP string or a list of
-//   nine items, or whose first bad transaction is not the first one), then the list's.
+// - If neither decodes, the error says so and gives the block's reason, unless the input is
+//   shaped like a transaction list (an RLP string; or a list whose first item is an RLP string or
+//   a list of nine items, or whose first bad transaction is not the first one), then the list's.
 
 #include "command.hpp"
 
@@ -191,8 +191,15 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
     // A bare transaction list.
     auto list = block::decode_tx_list(input);
     if (!list) {
-        if (shaped_like_tx_list(input, list.error())) fail(block::describe(list.error()));
-        fail(at_block(0) + block::describe(first_block_error));
+        // A block or a list with a bad transaction is that, and the error names the transaction.
+        // Otherwise say what the input is not, then why in the reading it is closest to: a bare
+        // "truncated_index" told nobody that the file was taken for a transaction list.
+        const bool as_list = shaped_like_tx_list(input, list.error());
+        const block::BlockError& e = as_list ? list.error() : first_block_error;
+        if (e.tx_index) fail((as_list ? std::string{} : at_block(0)) + block::describe(e));
+        fail("not a block, chain file or transaction list; as " +
+             std::string{as_list ? "a transaction list" : several ? "block 0" : "a block"} + ": " +
+             block::describe(e));
     }
     block::Block& b = *list;
     ChainIdSource expected;
@@ -240,9 +247,10 @@ Command block_inspect_command() {
             "JSON of 'tx decode' (hash and sender included).\n"
             "Errors name the reason and where it lies, e.g. 'transaction 17: malformed_tx: nonce:\n"
             "leading_zero', in a chain file prefixed by the block's index from 0 ('block 3: ...').\n"
-            "If the input is neither blocks nor a list, the error is the block decoder's unless the\n"
-            "input looks like a list (an RLP string, or a list whose first item is an RLP string\n"
-            "or a nine-item list).",
+            "If the input is neither blocks nor a list, the error says so: 'not a block, chain\n"
+            "file or transaction list; as a block: REASON', or '; as a transaction list: REASON'\n"
+            "if the input looks like a list (an RLP string, or a list whose first item is an RLP\n"
+            "string or a nine-item list).",
         .handler = block_inspect,
     };
 }
