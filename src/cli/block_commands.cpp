@@ -23,6 +23,7 @@
 #include <barrel/cli/files.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
+#include <barrel/store/documents.hpp>
 #include <barrel/rlp/decode.hpp>
 
 #include <nlohmann/json.hpp>
@@ -131,27 +132,27 @@ std::string verify_error(const block::Block& b, const block::BlockError& e, cons
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-json header_json(const block::Header& h) {
-    return {
-        {"parent_hash", json_bytes(h.parent_hash)},
-        {"number", json_quantity(h.number)},
-        {"timestamp", json_quantity(h.timestamp)},
-        {"coinbase", json_bytes(h.coinbase)},
-        {"gas_limit", json_quantity(h.gas_limit)},
-        {"gas_used", json_quantity(h.gas_used)},
-        {"txs_root", json_bytes(h.txs_root)},
-        {"receipts_root", json_bytes(h.receipts_root)},
-        {"state_root", json_bytes(h.state_root)},
-        {"chain_id", json_quantity(h.chain_id)},
-    };
+/// The header as the datadir stores it (store::header_document, the one header serializer),
+/// with its hash and transaction count lifted out beside it: block inspect's object is {header,
+/// hash, transaction_count, transactions}.
+void put_header(json& doc, const block::Block& b) {
+    json header = json::parse(store::header_document(*b.header, b.hash, b.size()));
+    doc["hash"] = std::move(header["hash"]);
+    header.erase("hash");
+    header.erase("transaction_count");
+    doc["header"] = std::move(header);
 }
 
 json block_json(const block::Block& b) {
     json txs = json::array();
     for (size_t i = 0; i < b.size(); ++i) txs.push_back(to_json(b.txs[i], b.tx_hashes[i], b.senders[i]));
     json doc;
-    doc["header"] = b.header ? header_json(*b.header) : json(nullptr);
-    doc["hash"] = b.header ? json_bytes(b.hash) : json(nullptr);
+    if (b.header) {
+        put_header(doc, b);
+    } else {
+        doc["header"] = nullptr;
+        doc["hash"] = nullptr;
+    }
     doc["transaction_count"] = json_quantity(uint64_t{b.size()});
     doc["transactions"] = std::move(txs);
     return doc;

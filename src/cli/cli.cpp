@@ -21,7 +21,6 @@
 #include <barrel/cli/cli.hpp>
 
 #include "command.hpp"
-
 #include <CLI/CLI.hpp>
 #include <tbb/global_control.h>
 
@@ -44,25 +43,17 @@ constexpr std::string_view kGlobalGroup = "Global options";
 /// returning its Command (beside its handler) and one line here.
 const std::vector<Command>& command_table() {
     static const std::vector<Command> table = {
-        rlp_decode_command(),
-        rlp_encode_command(),
-        tx_decode_command(),
-        block_inspect_command(),
-        gen_command(),
-        init_command(),
-        import_command(),
-        export_command(),
-        get_account_command(),
-        get_user_command(),
-        get_block_command(),
-        get_tx_command(),
+        rlp_decode_command(),  rlp_encode_command(), tx_decode_command(), block_inspect_command(),
+        gen_command(),         init_command(),       import_command(),    export_command(),
+        get_account_command(), get_user_command(),   get_block_command(), get_tx_command(),
         get_receipt_command(),
     };
     return table;
 }
 
 const OptionSpec kThreadsOption{
-    "--threads", "N", "Use at most N threads for parallel work (a positive integer; default: all cores)"};
+    "--threads", "N",
+    "Use at most N threads for parallel work (a positive integer; default: all cores)"};
 
 std::string in_quotes(std::string_view s) {
     constexpr size_t kMax = 40;  // keep the one error line readable
@@ -113,8 +104,10 @@ void add_leaf(Model& model, CLI::App& parent, const Command& cmd, const std::str
     auto leaf = std::make_unique<Leaf>();
     leaf->command = &cmd;
     for (const auto& o : cmd.options) {
-        CLI::Option* opt = o.value_name.empty() ? app->add_flag(std::string{o.name})->description(std::string{o.help})
-                                                : add_value_option(*app, o);
+        CLI::Option* opt =
+            o.value_name.empty()
+                ? app->add_flag(std::string{o.name})->description(std::string{o.help})
+                : add_value_option(*app, o);
         if (o.required) opt->required();  // for help; run() names a missing one itself
         leaf->options.emplace_back(&o, opt);
     }
@@ -152,7 +145,8 @@ const CLI::Option* positional_of(const CLI::App* app) {
 std::string argument_synopsis(const CLI::App* leaf) {
     const CLI::Option* p = positional_of(leaf);
     if (p == nullptr || p->get_type_name().empty()) return "";
-    return p->get_items_expected_min() > 0 ? " " + p->get_type_name() : " [" + p->get_type_name() + "]";
+    return p->get_items_expected_min() > 0 ? " " + p->get_type_name()
+                                           : " [" + p->get_type_name() + "]";
 }
 
 /// The options help lists for `app`: its own (not the help flag, the positional or the leaf's
@@ -171,8 +165,8 @@ void print_table(std::ostream& out, const std::vector<std::pair<std::string, std
         out << "  " << left << std::string(width - left.size() + 3, ' ') << right << "\n";
 }
 
-void print_options(std::ostream& out, std::string_view title, const std::vector<const CLI::Option*>& opts,
-                   bool with_help_flag) {
+void print_options(std::ostream& out, std::string_view title,
+                   const std::vector<const CLI::Option*>& opts, bool with_help_flag) {
     std::vector<std::pair<std::string, std::string>> rows;
     for (const CLI::Option* o : opts) {
         const std::string& value = o->get_type_name();
@@ -268,7 +262,8 @@ std::unique_ptr<Model> build_model() {
         for (auto space = rest.find(' '); space != std::string_view::npos; space = rest.find(' ')) {
             const std::string word{rest.substr(0, space)};
             CLI::App* group = nullptr;
-            for (CLI::App* sub : parent->get_subcommands([&](CLI::App* a) { return a->get_name() == word; }))
+            for (CLI::App* sub :
+                 parent->get_subcommands([&](CLI::App* a) { return a->get_name() == word; }))
                 group = sub;
             if (group == nullptr) {
                 group = parent->add_subcommand(word, "");
@@ -298,7 +293,9 @@ std::string where(const CLI::App* app) {
 }
 
 /// "--foo" of "--foo=1".
-std::string option_name(std::string_view word) { return std::string{word.substr(0, word.find('='))}; }
+std::string option_name(std::string_view word) {
+    return std::string{word.substr(0, word.find('='))};
+}
 
 /// The words that may follow `group` ("decode, encode" for "rlp").
 std::string subcommand_words(const CLI::App* group) {
@@ -325,8 +322,8 @@ void apply_threads(GlobalOptions& options, const CLI::Option* before, const CLI:
         if (ok) n = n * 10 + static_cast<size_t>(c - '0');
     }
     if (!ok || n == 0 || n > kMaxThreads)
-        fail("--threads: expected a positive integer up to " + std::to_string(kMaxThreads) + ", got " +
-             in_quotes(value));
+        fail("--threads: expected a positive integer up to " + std::to_string(kMaxThreads) +
+             ", got " + in_quotes(value));
     options.threads = n;
 }
 
@@ -343,22 +340,26 @@ ParsedArgs check_leaf(const CLI::App* app, Leaf& leaf) {
             options_ended = true;
             continue;
         }
-        if (!options_ended && word.starts_with("--")) fail(at + "unknown option " + in_quotes(option_name(word)));
+        if (!options_ended && word.starts_with("--"))
+            fail(at + "unknown option " + in_quotes(option_name(word)));
         leaf.words.push_back(word);
     }
     for (const auto& [spec, opt] : leaf.options) {
         if (opt->count() > 1) fail(at + "option " + std::string{spec->name} + " given twice");
         if (opt->count() == 1)
-            parsed.options.emplace(spec->name, spec->value_name.empty() ? std::string_view{}
-                                                                        : std::string_view{opt->results().front()});
+            parsed.options.emplace(spec->name, spec->value_name.empty()
+                                                   ? std::string_view{}
+                                                   : std::string_view{opt->results().front()});
     }
     for (const auto& o : cmd.options)
         if (o.required && !parsed.has(o.name))
             fail(at + "missing option " + std::string{o.name} + " " + std::string{o.value_name});
-    const size_t required = static_cast<size_t>(
-        std::count_if(cmd.args.begin(), cmd.args.end(), [](const ArgSpec& a) { return !a.optional; }));
-    if (leaf.words.size() < required) fail(at + "missing argument " + std::string{cmd.args[leaf.words.size()].name});
-    if (leaf.words.size() > cmd.args.size()) fail(at + "unexpected argument " + in_quotes(leaf.words[cmd.args.size()]));
+    const size_t required = static_cast<size_t>(std::count_if(
+        cmd.args.begin(), cmd.args.end(), [](const ArgSpec& a) { return !a.optional; }));
+    if (leaf.words.size() < required)
+        fail(at + "missing argument " + std::string{cmd.args[leaf.words.size()].name});
+    if (leaf.words.size() > cmd.args.size())
+        fail(at + "unexpected argument " + in_quotes(leaf.words[cmd.args.size()]));
     parsed.positionals.assign(leaf.words.begin(), leaf.words.end());
     return parsed;
 }
@@ -390,7 +391,8 @@ int dispatch(std::span<const std::string_view> args, Context& ctx) {
         const std::string name{what.substr(0, what.find(':'))};
         const CLI::App* app = deepest(root);
         const CLI::Option* opt = app->get_option_no_throw(name);
-        fail(where(app) + "option " + name + " needs a value " + (opt ? opt->get_type_name() : "VALUE"));
+        fail(where(app) + "option " + name + " needs a value " +
+             (opt ? opt->get_type_name() : "VALUE"));
     } catch (const CLI::ParseError& e) {
         fail(where(deepest(root)) + e.what());
     }
@@ -402,14 +404,17 @@ int dispatch(std::span<const std::string_view> args, Context& ctx) {
         const auto chosen = app->get_subcommands();
         if (app == &root) {
             if (!rest.empty()) {
-                if (rest.front().starts_with("-")) fail("unknown option " + in_quotes(option_name(rest.front())));
-                fail("unknown command " + in_quotes(rest.front()) + " (see '" + std::string{kProgram} + " --help')");
+                if (rest.front().starts_with("-"))
+                    fail("unknown option " + in_quotes(option_name(rest.front())));
+                fail("unknown command " + in_quotes(rest.front()) + " (see '" +
+                     std::string{kProgram} + " --help')");
             }
             apply_threads(ctx.options, model->threads, nullptr, "");
-            if (chosen.empty()) fail("missing command (see '" + std::string{kProgram} + " --help')");
+            if (chosen.empty())
+                fail("missing command (see '" + std::string{kProgram} + " --help')");
         } else if (!rest.empty()) {
-            fail(command_name(app) + ": unknown subcommand " + in_quotes(rest.front()) + " (expected " +
-                 subcommand_words(app) + ")");
+            fail(command_name(app) + ": unknown subcommand " + in_quotes(rest.front()) +
+                 " (expected " + subcommand_words(app) + ")");
         } else if (chosen.empty()) {
             fail(command_name(app) + ": missing subcommand (" + subcommand_words(app) + ")");
         }
@@ -421,7 +426,8 @@ int dispatch(std::span<const std::string_view> args, Context& ctx) {
 
             std::optional<tbb::global_control> thread_limit;
             if (ctx.options.threads)
-                thread_limit.emplace(tbb::global_control::max_allowed_parallelism, *ctx.options.threads);
+                thread_limit.emplace(tbb::global_control::max_allowed_parallelism,
+                                     *ctx.options.threads);
             return leaf.command->handler(ctx, parsed);
         }
     }
@@ -430,7 +436,8 @@ int dispatch(std::span<const std::string_view> args, Context& ctx) {
 /// One line, whatever the message holds.
 std::string one_line(std::string_view message) {
     std::string s{message};
-    std::replace_if(s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    std::replace_if(
+        s.begin(), s.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
     return s;
 }
 

@@ -1,15 +1,15 @@
 #include <barrel/cli/files.hpp>
 #include <barrel/rlp/decode.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace barrel::cli {
 
@@ -50,7 +50,8 @@ Expected<Bytes, FileError> read_file(const std::string& path) {
     char buf[1 << 16];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
         const auto n = static_cast<size_t>(in.gcount());
-        bytes.insert(bytes.end(), reinterpret_cast<const uint8_t*>(buf), reinterpret_cast<const uint8_t*>(buf) + n);
+        bytes.insert(bytes.end(), reinterpret_cast<const uint8_t*>(buf),
+                     reinterpret_cast<const uint8_t*>(buf) + n);
         if (n < sizeof buf) break;
     }
     if (in.bad()) return unexpected(FileError{std::strerror(errno), false});
@@ -72,7 +73,8 @@ Expected<AtomicFile, std::string> AtomicFile::create(const std::string& target) 
         fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
-    if (fd < 0) return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
+    if (fd < 0)
+        return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
     return AtomicFile{target, std::move(temp), fd};
 }
 
@@ -94,7 +96,9 @@ void AtomicFile::write(BytesView bytes) {
     while (!bytes.empty()) {
         const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " + std::strerror(errno));
+        if (n <= 0)
+            throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " +
+                                     std::strerror(errno));
         bytes = bytes.subspan(static_cast<size_t>(n));
     }
 }
@@ -105,10 +109,11 @@ void AtomicFile::commit() {
     const bool closed = ::close(m_fd) == 0;
     m_fd = -1;
     if (!synced || !closed)
-        throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " + std::strerror(synced ? errno : saved));
+        throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " +
+                                 std::strerror(synced ? errno : saved));
     if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
-        throw std::runtime_error("cannot rename " + in_quotes(m_temp) + " to " + in_quotes(m_target) + ": " +
-                                 std::strerror(errno));
+        throw std::runtime_error("cannot rename " + in_quotes(m_temp) + " to " +
+                                 in_quotes(m_target) + ": " + std::strerror(errno));
     m_committed = true;
 }
 
@@ -129,7 +134,8 @@ bool ChainReader::read_up_to(Bytes& out, size_t n) {
     m_in->read(reinterpret_cast<char*>(out.data() + old), static_cast<std::streamsize>(n));
     const auto got = static_cast<size_t>(m_in->gcount());
     out.resize(old + got);
-    if (m_in->bad()) throw std::runtime_error("cannot read " + in_quotes(m_path) + ": " + std::strerror(errno));
+    if (m_in->bad())
+        throw std::runtime_error("cannot read " + in_quotes(m_path) + ": " + std::strerror(errno));
     return got == n;
 }
 
@@ -152,7 +158,8 @@ std::optional<Bytes> ChainReader::next() {
         return block;
     }
     while (block.size() < *length) {
-        const auto want = static_cast<size_t>(std::min<uint64_t>(*length - block.size(), kReadChunk));
+        const auto want =
+            static_cast<size_t>(std::min<uint64_t>(*length - block.size(), kReadChunk));
         if (!read_up_to(block, want)) break;  // truncated: handed on as it is
     }
     return block;

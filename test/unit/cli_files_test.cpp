@@ -4,7 +4,6 @@
 #include <barrel/cli/files.hpp>
 
 #include "rlp_build.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -33,7 +32,8 @@ Bytes list_of(size_t payload_size) { return barrel::test::list({Bytes(payload_si
 
 TEST(cli_files, chain_reader_splits_blocks_by_their_prefix) {
     // Short and long lists, one shorter than the 9 bytes the reader reads ahead.
-    const std::vector<Bytes> blocks{Bytes{0xc0}, list_of(3), list_of(70), list_of(100'000), Bytes{0xc1, 0x05}};
+    const std::vector<Bytes> blocks{Bytes{0xc0}, list_of(3), list_of(70), list_of(100'000),
+                                    Bytes{0xc1, 0x05}};
     EXPECT_EQ(read_all(cat(blocks)), blocks);
     EXPECT_TRUE(read_all({}).empty());
 }
@@ -42,7 +42,8 @@ TEST(cli_files, chain_reader_hands_on_what_is_not_a_block_whole) {
     const Bytes good = list_of(60);
     // A string, a malformed prefix, a single byte: the rest of the input is one last item, for
     // the decoder to name what is wrong with it.
-    for (const Bytes& bad : {Bytes{0x83, 'a', 'b', 'c', 0xc0}, Bytes{0xf8, 0x05, 0xc0}, Bytes{'n', 'o', 't'}}) {
+    for (const Bytes& bad :
+         {Bytes{0x83, 'a', 'b', 'c', 0xc0}, Bytes{0xf8, 0x05, 0xc0}, Bytes{'n', 'o', 't'}}) {
         const auto items = read_all(cat({good, bad}));
         ASSERT_EQ(items.size(), 2u);
         EXPECT_EQ(items[0], good);
@@ -69,9 +70,11 @@ TEST(cli_files, open_and_create_say_why_not) {
     EXPECT_TRUE(directory.error().directory);
 
     EXPECT_EQ(cli::AtomicFile::create("").error(), "empty path");
-    EXPECT_EQ(cli::AtomicFile::create(dir.string()).error(), "'" + dir.string() + "' is a directory");
+    EXPECT_EQ(cli::AtomicFile::create(dir.string()).error(),
+              "'" + dir.string() + "' is a directory");
     const std::string nowhere = (dir / "no" / "f").string();
-    EXPECT_EQ(cli::AtomicFile::create(nowhere).error(), "cannot write '" + nowhere + "': No such file or directory");
+    EXPECT_EQ(cli::AtomicFile::create(nowhere).error(),
+              "cannot write '" + nowhere + "': No such file or directory");
 
     // Nothing at the target until commit; the old file until then; nothing left when abandoned.
     const std::string target = (dir / "out.bin").string();
@@ -89,6 +92,8 @@ TEST(cli_files, open_and_create_say_why_not) {
         file->write(std::string_view{"new"});
     }
     EXPECT_EQ(cli::read_file(target).value(), (Bytes{'a', 'b', 'c'}));
-    EXPECT_EQ(std::distance(std::filesystem::directory_iterator{dir}, std::filesystem::directory_iterator{}), 1);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator{dir},
+                            std::filesystem::directory_iterator{}),
+              1);
     std::filesystem::remove_all(dir);
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -154,4 +155,17 @@ TEST(core_hex, error_names) {
     EXPECT_FALSE(to_string(HexError::wrong_length).empty());
     EXPECT_NE(to_string(HexError::odd_length), to_string(HexError::bad_digit));
     EXPECT_NE(to_string(HexError::bad_digit), to_string(HexError::wrong_length));
+}
+
+// The big-endian helpers of core/bytes.hpp (the one copy; the wire formats' fields use them).
+TEST(core_bytes, big_endian_loads_and_stores) {
+    static_assert(barrel::load_be_u32(std::array<uint8_t, 4>{1, 2, 3, 4}.data()) == 0x01020304u);
+    const uint8_t eight[8] = {0x80, 0, 0, 0, 0, 0, 0x01, 0xff};
+    EXPECT_EQ(barrel::load_be_u64(eight), 0x80000000000001ffULL);
+    uint8_t four[4] = {};
+    barrel::store_be_u32(0xdeadbeef, four);
+    EXPECT_EQ(barrel::load_be_u32(four), 0xdeadbeefu);
+    barrel::Bytes out{0xaa};
+    barrel::append_be_u32(out, 0x00010203);
+    EXPECT_EQ(out, (barrel::Bytes{0xaa, 0x00, 0x01, 0x02, 0x03}));
 }

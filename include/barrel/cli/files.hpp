@@ -19,8 +19,8 @@ namespace barrel::cli {
 /// Why a file could not be opened: the caller names the file in its own words ("cannot read
 /// genesis 'g.json': No such file or directory").
 struct FileError {
-    std::string reason;      ///< strerror's text
-    bool directory{false};   ///< the path names a directory
+    std::string reason;     ///< strerror's text
+    bool directory{false};  ///< the path names a directory
 };
 
 /// The whole of the file at `path`.
