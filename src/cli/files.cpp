@@ -103,7 +103,8 @@ void AtomicFile::write(BytesView bytes) {
     }
 }
 
-void AtomicFile::commit() {
+void AtomicFile::finish() {
+    if (m_fd < 0) return;
     const bool synced = ::fsync(m_fd) == 0;
     const int saved = errno;
     const bool closed = ::close(m_fd) == 0;
@@ -111,6 +112,10 @@ void AtomicFile::commit() {
     if (!synced || !closed)
         throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " +
                                  std::strerror(synced ? errno : saved));
+}
+
+void AtomicFile::commit() {
+    finish();
     if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
         throw std::runtime_error("cannot rename " + in_quotes(m_temp) + " to " +
                                  in_quotes(m_target) + ": " + std::strerror(errno));

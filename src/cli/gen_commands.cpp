@@ -96,6 +96,9 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
         chain_file.write(b);
         chain_bytes += b.size();
     }
+    // Both on disk before either is renamed: a failure leaves the old pair.
+    genesis_file.finish();
+    chain_file.finish();
     chain_file.commit();
     genesis_file.commit();
 

@@ -45,8 +45,12 @@ public:
     void write(BytesView bytes);
     void write(std::string_view text) { write(as_bytes(text)); }
 
-    /// Flushes the data to disk, closes the file and renames it over the target (throws
-    /// std::runtime_error on failure). Data first, then the rename: never a half-written target.
+    /// Flushes the data to disk and closes the file (throws std::runtime_error on failure). A
+    /// writer of several files finishes them all before renaming any (gen's genesis and chain).
+    void finish();
+
+    /// finish() if not yet, then renames the file over the target (throws std::runtime_error on
+    /// failure). Data first, then the rename: never a half-written target.
     void commit();
 
     const std::string& target() const noexcept { return m_target; }
