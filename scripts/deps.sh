@@ -11,7 +11,7 @@ set -euo pipefail
 packages=(
     build-essential cmake ninja-build pkg-config
     libtbb-dev libboost-dev libsecp256k1-dev librocksdb-dev nlohmann-json3-dev
-    libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev
+    libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev libcli11-dev
 )
 
 for arg in "$@"; do

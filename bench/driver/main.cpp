@@ -6,12 +6,14 @@
 #include "report.hpp"
 
 #include <barrel/block/block.hpp>
+#include <barrel/cli/files.hpp>
 #include <barrel/core/hex.hpp>
 #include "gen/workload.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 #include "store/testing.hpp"
 
+#include <CLI/CLI.hpp>
 #include <secp256k1.h>
 #include <secp256k1_recovery.h>
 #include <sys/resource.h>
@@ -20,6 +22,7 @@
 #include <tbb/parallel_for.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -47,66 +50,94 @@ struct Args {
     bool quick{false};              ///< only the all-threads runs
 };
 
-const char* kUsage =
-    "usage: barrel-bench [--blocks N] [--txs N] [--accounts N] [--mix transfer|dag|mixed]\n"
-    "                    [--hot-ratio R] [--seed S] [--threads N] [--json FILE] [--plot FILE.svg]\n"
-    "                    [--input FILE [--genesis G.json]] [--quick]\n"
-    "Times blocks through decode, verify, execute and commit (RocksDB in a temporary datadir) at\n"
-    "1 thread and N threads, cold and warm sender cache, one block at a time and streamed.\n"
-    "--input: a chain file (needs --genesis) or a plain RLP transaction list (decode + verify only).\n";
-
+/// A mistake in the arguments or the input: one line, exit status 2 (the usage is --help's).
 [[noreturn]] void usage_error(const std::string& msg) {
-    std::cerr << "error: " << msg << "\n" << kUsage;
+    std::cerr << "error: " << msg << "\n";
     std::exit(2);
 }
 
-size_t parse_count(const std::string& name, const std::string& v, size_t min) {
+/// A count option's value: an integer from `min` to `max`. Anything but digits (or 0x-hex) is
+/// "expected an integer", digits beyond the range are "out of range" with the range.
+size_t parse_count(const std::string& name, const std::string& v, uint64_t min, uint64_t max) {
     const auto n = parse_u64(v);
-    if (!n || *n < min) usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v + "\"");
-    return static_cast<size_t>(*n);
+    const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (n && *n >= min && *n <= max) return static_cast<size_t>(*n);
+    if (!digits || (n && *n < min))
+        usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v + "\"");
+    usage_error(name + ": " + v + " is out of range (" + std::to_string(min) + " to " + std::to_string(max) + ")");
 }
 
 Args parse_args(int argc, char** argv) {
+    CLI::App app{"Times blocks through decode, verify, execute and commit (RocksDB in a temporary datadir)\n"
+                 "at 1 thread and N threads, cold and warm sender cache, one block at a time and streamed.",
+                 "barrel-bench"};
+    app.allow_extras();  // an unknown option is named below, in one line
+    // Values are taken as text and checked below, so each mistake has its own message.
+    std::string blocks, txs, accounts, seed, threads, mix, hot_ratio;
     Args a;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage_error(arg + ": missing value");
-            return argv[++i];
-        };
-        if (arg == "--help" || arg == "-h") {
-            std::cout << kUsage;
-            std::exit(0);
-        } else if (arg == "--blocks") a.blocks = parse_count(arg, value(), 1);
-        else if (arg == "--txs") a.txs = parse_count(arg, value(), 1);
-        else if (arg == "--accounts") a.accounts = parse_count(arg, value(), 2);
-        else if (arg == "--seed") a.seed = parse_count(arg, value(), 0);
-        else if (arg == "--threads") a.threads = parse_count(arg, value(), 1);
-        else if (arg == "--json") a.json_out = value();
-        else if (arg == "--plot") a.plot_out = value();
-        else if (arg == "--input") a.input = value();
-        else if (arg == "--genesis") a.genesis = value();
-        else if (arg == "--quick") a.quick = true;
-        else if (arg == "--mix") {
-            const std::string v = value();
-            const auto m = gen::parse_mix(v);
-            if (!m) usage_error("--mix: expected transfer, dag or mixed, got \"" + v + "\"");
-            a.mix = *m;
-        } else if (arg == "--hot-ratio") {
-            const std::string v = value();
-            char* end = nullptr;
-            const double r = std::strtod(v.c_str(), &end);
-            if (end == v.c_str() || *end != '\0' || !(r >= 0 && r <= 1)) usage_error("--hot-ratio: expected a number in [0, 1], got \"" + v + "\"");
-            a.hot_ratio = r;
-        } else usage_error("unknown option " + arg);
+    app.add_option("--blocks", blocks, "Blocks to generate (default 20)")->type_name("N");
+    app.add_option("--txs", txs, "Transactions per block (1 to 1000000; default 2500)")->type_name("N");
+    app.add_option("--accounts", accounts, "Funded accounts (at least 2; default 10000)")->type_name("N");
+    app.add_option("--mix", mix, "transfer, dag or mixed (default transfer)")->type_name("KIND");
+    app.add_option("--hot-ratio", hot_ratio, "Probability (0 to 1) that a transaction touches the hot set")
+        ->type_name("R");
+    app.add_option("--seed", seed, "Seed of the workload (default 1)")->type_name("S");
+    app.add_option("--threads", threads, "The 'all threads' count (default: every core)")->type_name("N");
+    app.add_option("--json", a.json_out, "Write the runs as JSON here")->type_name("FILE");
+    app.add_option("--plot", a.plot_out, "Draw the per-stage times as an SVG chart here")->type_name("FILE.svg");
+    app.add_option("--input", a.input,
+                   "A chain file (needs --genesis) or a plain RLP transaction list (decode + verify only)")
+        ->type_name("FILE");
+    app.add_option("--genesis", a.genesis, "The genesis of the --input chain file")->type_name("G.json");
+    app.add_flag("--quick", a.quick, "Only the all-threads runs");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::cout << app.help();
+        std::exit(0);
+    } catch (const CLI::ParseError& e) {
+        usage_error(e.what());
     }
+    if (const auto extra = app.remaining(); !extra.empty()) {
+        const std::string& word = extra.front();
+        usage_error((word.starts_with("-") ? "unknown option " : "unexpected argument ") + word);
+    }
+
+    if (!blocks.empty()) a.blocks = parse_count("--blocks", blocks, 1, gen::kMaxTotalTxs);
+    if (!txs.empty()) a.txs = parse_count("--txs", txs, 1, gen::kMaxTxsPerBlock);
+    if (!accounts.empty()) a.accounts = parse_count("--accounts", accounts, 2, gen::kMaxAccounts);
+    if (!seed.empty()) a.seed = parse_count("--seed", seed, 0, UINT64_MAX);
+    if (!threads.empty()) a.threads = parse_count("--threads", threads, 1, 65536);
+    if (!mix.empty()) {
+        const auto m = gen::parse_mix(mix);
+        if (!m) usage_error("--mix: expected transfer, dag or mixed, got \"" + mix + "\"");
+        a.mix = *m;
+    }
+    if (!hot_ratio.empty()) {
+        char* end = nullptr;
+        const double r = std::strtod(hot_ratio.c_str(), &end);
+        if (end == hot_ratio.c_str() || *end != '\0' || !(r >= 0 && r <= 1))
+            usage_error("--hot-ratio: expected a number in [0, 1], got \"" + hot_ratio + "\"");
+        a.hot_ratio = r;
+    }
+    if (a.input.empty() && !a.genesis.empty()) usage_error("--genesis: only with --input (a chain file)");
     return a;
 }
 
-Bytes read_file(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) usage_error("cannot read " + path);
-    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+/// An output option's file, created before the long run so that a path that cannot be written
+/// is an error now rather than silence at the end.
+std::optional<cli::AtomicFile> create_output(const std::string& option, const std::string& path) {
+    if (path.empty()) return std::nullopt;
+    auto file = cli::AtomicFile::create(path);
+    if (!file) usage_error(option + ": " + file.error());
+    return std::move(file).value();
+}
+
+/// The --input file or the --genesis file, whole.
+Bytes read_input_file(const std::string& option, const std::string& path) {
+    auto bytes = cli::read_file(path);
+    if (!bytes) usage_error(option + ": cannot read '" + path + "': " + bytes.error().reason);
+    return std::move(bytes).value();
 }
 
 double peak_rss_mib() {
@@ -352,27 +383,42 @@ int main(int argc, char** argv) {
     const Args args = parse_args(argc, argv);
     const size_t all_threads = args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
 
+    // Both outputs are created (and so known to be writable) before anything is measured.
+    std::optional<cli::AtomicFile> json_file = create_output("--json", args.json_out);
+    std::optional<cli::AtomicFile> plot_file = create_output("--plot", args.plot_out);
+
     chain::Genesis genesis;
     std::vector<Bytes> wires;
     if (!args.input.empty()) {
-        Bytes bytes = read_file(args.input);
-        BytesView probe = bytes;
-        const bool chain_file = block::split_block(probe).has_value() && !args.genesis.empty();
-        if (!chain_file) {
+        // A chain file if its first item is a block (the chain-file reader, cli/files.hpp), else
+        // a plain transaction list.
+        auto reader = cli::ChainReader::open(args.input);
+        if (!reader) usage_error("--input: cannot read '" + args.input + "': " + reader.error().reason);
+        auto first = reader->next();
+        if (!first) usage_error("--input: '" + args.input + "' is empty");
+        const auto first_block = block::decode_block(*first);
+        if (!first_block) {
+            const Bytes bytes = read_input_file("--input", args.input);
             auto as_list = block::decode_tx_list(bytes, true);
-            if (as_list) return bench_tx_list(bytes, as_list->txs.size(), all_threads);
-            if (args.genesis.empty()) usage_error("--input: a chain file needs --genesis (or give a plain transaction list)");
+            if (!as_list)
+                usage_error("--input: '" + args.input + "' is neither a chain file (block 1: " +
+                            block::describe(first_block.error()) + ") nor a transaction list (" +
+                            block::describe(as_list.error()) + ")");
+            // A transaction list is timed for decode and verify only: there are no block runs
+            // to save or draw.
+            if (json_file || plot_file)
+                usage_error(std::string{json_file ? "--json" : "--plot"} + ": '" + args.input +
+                            "' is a transaction list, timed for decode and verify only; --json and --plot "
+                            "need blocks");
+            return bench_tx_list(bytes, as_list->txs.size(), all_threads);
         }
-        const Bytes genesis_text = read_file(args.genesis);
-        auto g = chain::parse_genesis({reinterpret_cast<const char*>(genesis_text.data()), genesis_text.size()});
+        if (args.genesis.empty()) usage_error("--input: '" + args.input + "' is a chain file, which needs --genesis");
+        const Bytes genesis_text = read_input_file("--genesis", args.genesis);
+        auto g = chain::parse_genesis(std::string{as_chars(genesis_text)});
         if (!g) usage_error("--genesis: " + g.error());
         genesis = *g;
-        BytesView rest = bytes;
-        while (!rest.empty()) {
-            auto one = block::split_block(rest);
-            if (!one) usage_error("--input: " + block::describe(one.error()));
-            wires.emplace_back(one->begin(), one->end());
-        }
+        wires.push_back(std::move(*first));
+        while (auto wire = reader->next()) wires.push_back(std::move(*wire));
     } else {
         gen::Options o;
         o.blocks = args.blocks;
@@ -449,19 +495,21 @@ int main(int argc, char** argv) {
     std::cout << bench::table(runs, ceiling);
     std::printf("\npeak RSS: %.0f MiB\n", peak_rss_mib());
 
-    if (!args.json_out.empty()) {
+    if (json_file) {
         auto doc = bench::to_json(runs, ceiling, machine_info(all_threads));
         doc["peak_rss_mib"] = peak_rss_mib();
         if (one_thread > 0) {
             doc["recover_1_thread_tps"] = one_thread;
             doc["machine_scaling"] = ceiling / one_thread;
         }
-        std::ofstream(args.json_out) << doc.dump(2) << "\n";
+        json_file->write(doc.dump(2) + "\n");
+        json_file->commit();
     }
-    if (!args.plot_out.empty()) {
-        std::ofstream(args.plot_out) << bench::svg_chart(runs, "barrel: per-stage time of a block (" +
-                                                                   std::to_string(decoded.empty() ? 0 : decoded[0].size()) +
-                                                                   " transactions)");
+    if (plot_file) {
+        plot_file->write(bench::svg_chart(runs, "barrel: per-stage time of a block (" +
+                                                    std::to_string(decoded.empty() ? 0 : decoded[0].size()) +
+                                                    " transactions)"));
+        plot_file->commit();
     }
     return 0;
 }

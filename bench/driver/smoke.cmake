@@ -75,4 +75,32 @@ string(FIND "${err}" "--blocks: expected an integer >= 1, got \"0\"" at)
 if(NOT rc EQUAL 2 OR at EQUAL -1)
     message(FATAL_ERROR "--blocks 0: exit ${rc}, stderr: ${err}")
 endif()
+
+# Every mistake is exit status 2 and ONE line naming it (no usage after it), found before any
+# measuring (issue 19).
+function(expect_bad_usage expected)
+    execute_process(COMMAND "${BENCH}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    string(FIND "${err}" "${expected}" at)
+    string(REGEX MATCHALL "\n" lines "${err}")
+    list(LENGTH lines line_count)
+    if(NOT rc EQUAL 2 OR at EQUAL -1 OR NOT line_count EQUAL 1 OR NOT out STREQUAL "")
+        message(FATAL_ERROR "${ARGN}: exit ${rc}, expected one line with \"${expected}\", stderr:\n${err}")
+    endif()
+endfunction()
+expect_bad_usage("error: unknown option --bogus" --bogus)
+expect_bad_usage("error: --txs: 99999999999999999999 is out of range (1 to 1000000)" --txs 99999999999999999999)
+expect_bad_usage("error: --json: cannot write '${WORK}/missing/bench.json': No such file or directory"
+                 --blocks 1 --txs 10 --json "${WORK}/missing/bench.json")
+expect_bad_usage("error: --plot: '${WORK}' is a directory" --blocks 1 --txs 10 --plot "${WORK}")
+file(WRITE "${WORK}/garbage.bin" "not a chain file\n")
+expect_bad_usage("error: --input: '${WORK}/garbage.bin' is neither a chain file" --input "${WORK}/garbage.bin")
+# An empty plain transaction list (the single byte 0xc0) is timed for decode and verify only:
+# --json and --plot are refused, not ignored, and nothing is written.
+string(ASCII 192 empty_list)
+file(WRITE "${WORK}/list.bin" "${empty_list}")
+expect_bad_usage("error: --json: '${WORK}/list.bin' is a transaction list" --input "${WORK}/list.bin"
+                 --json "${WORK}/list.json" --plot "${WORK}/list.svg")
+if(EXISTS "${WORK}/list.json" OR EXISTS "${WORK}/list.svg")
+    message(FATAL_ERROR "--json/--plot with a transaction list wrote a file")
+endif()
 file(REMOVE_RECURSE "${WORK}")

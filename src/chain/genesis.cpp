@@ -52,6 +52,8 @@ Genesis parse(const json& doc) {
     Genesis g;
     if (!doc.contains("chain_id")) throw Failure{"chain_id: missing"};
     g.config.chain_id = require(read_u64(doc["chain_id"]), "chain_id", kU64);
+    // As `gen --chain-id` says: EIP-155 has no chain 0, and a signature for it is refused.
+    if (g.config.chain_id == 0) throw Failure{"chain_id: must be at least 1, got 0"};
     if (doc.contains("base_fee")) g.config.base_fee = require(read_u256(doc["base_fee"]), "base_fee", kU256);
     if (doc.contains("gas_limit")) g.gas_limit = require(read_u64(doc["gas_limit"]), "gas_limit", kU64);
     if (doc.contains("timestamp")) g.timestamp = require(read_u64(doc["timestamp"]), "timestamp", kU64);

@@ -2,25 +2,28 @@
 // (stage 1) and verified (stage 2: stateless checks and sender recovery), printed as JSON.
 //
 // What the input is, is told from its bytes (docs/formats.md):
-// - It is walked with block::split_block. If its first item decodes as a block, it is blocks: one
-//   block prints as one object, several (a chain file) as an array; every item must then be a
-//   block, and anything after the last one is an error naming the block index it would have.
+// - It is walked with the chain-file reader (cli/files.hpp). If its first item decodes as a
+//   block, it is blocks: one block prints as one object, several (a chain file) as an array;
+//   every item must then be a block, and anything after the last one is an error naming the
+//   block index it would have.
 //   (A transaction list never decodes as a block: a header is a list of ten items, while a
 //   legacy transaction is a list of nine and a typed one an RLP string.)
 // - Otherwise it is a bare transaction list, decoded with block::decode_tx_list: go-ethereum's
 //   plain RLP list of transactions, or an offset-indexed list inside an RLP byte string (the
 //   `txs` item of a block). An offset-indexed list without its RLP string header is not
 //   accepted: it is not RLP, so nothing would tell it from garbage.
-// - If neither decodes, the error reported is the block's, unless the input is shaped like a
-//   transaction list (an RLP string; or a list whose first item is an RLP string or a list of
-//   nine items, or whose first bad transaction is not the first one), then the list's.
+// - If neither decodes, the error says so and gives the block's reason, unless the input is
+//   shaped like a transaction list (an RLP string; or a list whose first item is an RLP string or
+//   a list of nine items, or whose first bad transaction is not the first one), then the list's.
 
 #include "command.hpp"
 
 #include <barrel/block/block.hpp>
 #include <barrel/cli/cli.hpp>
+#include <barrel/cli/files.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
+#include <barrel/store/documents.hpp>
 #include <barrel/rlp/decode.hpp>
 
 #include <nlohmann/json.hpp>
@@ -47,28 +50,22 @@ constexpr size_t kLegacyTxFields = 9;
 
 // ---- Input -----------------------------------------------------------------------------------
 
-/// The whole of FILE, or of standard input for "-", as bytes.
-Bytes read_input(Context& ctx, std::string_view path) {
-    Bytes bytes;
-    if (path == "-") {
-        const std::string text{std::istreambuf_iterator<char>{ctx.in}, std::istreambuf_iterator<char>{}};
-        // A read error is the environment's fault, not the input's: internal failure.
-        if (ctx.in.bad()) throw std::runtime_error("cannot read standard input");
-        bytes.assign(text.begin(), text.end());
-    } else {
+/// FILE, or standard input for "-", as the chain-file reader (files.hpp) splits it: blocks, the
+/// last item perhaps the undecodable rest. Their concatenation is the whole input.
+std::vector<Bytes> read_items(Context& ctx, std::string_view path) {
+    std::optional<ChainReader> file;
+    if (path != "-") {
         const std::string name{path};
-        std::FILE* f = std::fopen(name.c_str(), "rb");
-        if (f == nullptr) fail("cannot read " + name + ": " + std::strerror(errno));
-        uint8_t buf[1 << 16];
-        size_t n = 0;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
-        const int saved = errno;
-        const bool bad = std::ferror(f) != 0;  // e.g. a directory: EISDIR on the first read
-        std::fclose(f);
-        if (bad) fail("cannot read " + name + ": " + std::strerror(saved));
+        auto opened = ChainReader::open(name);
+        if (!opened) fail("cannot read " + name + ": " + opened.error().reason);
+        file.emplace(std::move(opened).value());
     }
-    if (bytes.empty()) fail("empty input");
-    return bytes;
+    ChainReader stdin_reader{ctx.in};
+    ChainReader& reader = file ? *file : stdin_reader;
+    std::vector<Bytes> items;
+    while (auto item = reader.next()) items.push_back(std::move(*item));
+    if (items.empty()) fail("empty input");
+    return items;
 }
 
 /// The number of items in an RLP list payload, or nothing if it does not split into items.
@@ -135,27 +132,27 @@ std::string verify_error(const block::Block& b, const block::BlockError& e, cons
 
 // ---- JSON ------------------------------------------------------------------------------------
 
-json header_json(const block::Header& h) {
-    return {
-        {"parent_hash", json_bytes(h.parent_hash)},
-        {"number", json_quantity(h.number)},
-        {"timestamp", json_quantity(h.timestamp)},
-        {"coinbase", json_bytes(h.coinbase)},
-        {"gas_limit", json_quantity(h.gas_limit)},
-        {"gas_used", json_quantity(h.gas_used)},
-        {"txs_root", json_bytes(h.txs_root)},
-        {"receipts_root", json_bytes(h.receipts_root)},
-        {"state_root", json_bytes(h.state_root)},
-        {"chain_id", json_quantity(h.chain_id)},
-    };
+/// The header as the datadir stores it (store::header_document, the one header serializer),
+/// with its hash and transaction count lifted out beside it: block inspect's object is {header,
+/// hash, transaction_count, transactions}.
+void put_header(json& doc, const block::Block& b) {
+    json header = json::parse(store::header_document(*b.header, b.hash, b.size()));
+    doc["hash"] = std::move(header["hash"]);
+    header.erase("hash");
+    header.erase("transaction_count");
+    doc["header"] = std::move(header);
 }
 
 json block_json(const block::Block& b) {
     json txs = json::array();
     for (size_t i = 0; i < b.size(); ++i) txs.push_back(to_json(b.txs[i], b.tx_hashes[i], b.senders[i]));
     json doc;
-    doc["header"] = b.header ? header_json(*b.header) : json(nullptr);
-    doc["hash"] = b.header ? json_bytes(b.hash) : json(nullptr);
+    if (b.header) {
+        put_header(doc, b);
+    } else {
+        doc["header"] = nullptr;
+        doc["hash"] = nullptr;
+    }
     doc["transaction_count"] = json_quantity(uint64_t{b.size()});
     doc["transactions"] = std::move(txs);
     return doc;
@@ -167,50 +164,43 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
     std::optional<uint64_t> option_chain_id;
     if (const auto v = args.value("--chain-id")) option_chain_id = parse_u64_option("--chain-id", *v);
 
-    const Bytes input = read_input(ctx, args.positionals[0]);
-
-    // Walk the input as a chain file; a split error ends the walk where it occurs.
-    std::vector<BytesView> items;
-    std::optional<block::BlockError> split_error;
-    for (BytesView rest{input}; !rest.empty();) {
-        auto item = block::split_block(rest);
-        if (!item) {
-            split_error = item.error();
-            break;
-        }
-        items.push_back(*item);
-    }
-    const bool several = items.size() + (split_error ? 1 : 0) > 1;
+    std::vector<Bytes> items = read_items(ctx, args.positionals[0]);
+    const bool several = items.size() > 1;
     const auto at_block = [&](size_t k) { return several ? "block " + std::to_string(k) + ": " : std::string{}; };
 
     // Blocks, if the first item is one.
-    std::optional<block::BlockError> first_block_error = split_error;
-    if (!items.empty()) {
-        auto first = block::decode_block(Bytes(items[0].begin(), items[0].end()));
-        if (first) {
-            json out = json::array();
-            for (size_t k = 0; k < items.size(); ++k) {
-                auto decoded = k == 0 ? std::move(first) : block::decode_block(Bytes(items[k].begin(), items[k].end()));
-                if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
-                block::Block& b = *decoded;
-                const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id), option_chain_id.has_value(),
-                                             std::nullopt};
-                if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
-                    fail(at_block(k) + verify_error(b, ok.error(), expected));
-                out.push_back(block_json(b));
-            }
-            if (split_error) fail(at_block(items.size()) + block::describe(*split_error));
-            ctx.out << (several ? out : out[0]).dump(2) << "\n";
-            return kExitOk;
+    auto first = block::decode_block(items[0]);
+    if (first) {
+        json out = json::array();
+        for (size_t k = 0; k < items.size(); ++k) {
+            auto decoded = k == 0 ? std::move(first) : block::decode_block(std::move(items[k]));
+            if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
+            block::Block& b = *decoded;
+            const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id), option_chain_id.has_value(),
+                                         std::nullopt};
+            if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
+                fail(at_block(k) + verify_error(b, ok.error(), expected));
+            out.push_back(block_json(b));
         }
-        first_block_error = first.error();
+        ctx.out << (several ? out : out[0]).dump(2) << "\n";
+        return kExitOk;
     }
+    const block::BlockError first_block_error = first.error();
+    Bytes input;
+    for (const Bytes& item : items) input.insert(input.end(), item.begin(), item.end());
 
     // A bare transaction list.
     auto list = block::decode_tx_list(input);
     if (!list) {
-        if (shaped_like_tx_list(input, list.error())) fail(block::describe(list.error()));
-        fail(at_block(0) + block::describe(*first_block_error));
+        // A block or a list with a bad transaction is that, and the error names the transaction.
+        // Otherwise say what the input is not, then why in the reading it is closest to: a bare
+        // "truncated_index" told nobody that the file was taken for a transaction list.
+        const bool as_list = shaped_like_tx_list(input, list.error());
+        const block::BlockError& e = as_list ? list.error() : first_block_error;
+        if (e.tx_index) fail((as_list ? std::string{} : at_block(0)) + block::describe(e));
+        fail("not a block, chain file or transaction list; as " +
+             std::string{as_list ? "a transaction list" : several ? "block 0" : "a block"} + ": " +
+             block::describe(e));
     }
     block::Block& b = *list;
     ChainIdSource expected;
@@ -258,9 +248,10 @@ Command block_inspect_command() {
             "JSON of 'tx decode' (hash and sender included).\n"
             "Errors name the reason and where it lies, e.g. 'transaction 17: malformed_tx: nonce:\n"
             "leading_zero', in a chain file prefixed by the block's index from 0 ('block 3: ...').\n"
-            "If the input is neither blocks nor a list, the error is the block decoder's unless the\n"
-            "input looks like a list (an RLP string, or a list whose first item is an RLP string\n"
-            "or a nine-item list).",
+            "If the input is neither blocks nor a list, the error says so: 'not a block, chain\n"
+            "file or transaction list; as a block: REASON', or '; as a transaction list: REASON'\n"
+            "if the input looks like a list (an RLP string, or a list whose first item is an RLP\n"
+            "string or a nine-item list).",
         .handler = block_inspect,
     };
 }

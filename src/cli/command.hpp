@@ -1,8 +1,8 @@
 #pragma once
 // Internal to the cli module: what a command is, what its handler gets, and how it reports bad
 // input. A command is one row of the table in cli.cpp; its spec (arguments, options, help) lives
-// next to its handler in <topic>_commands.cpp, and the dispatcher parses the arguments from the
-// spec before the handler runs, so handlers only interpret values.
+// next to its handler in <topic>_commands.cpp. The dispatcher builds the CLI11 apps from the
+// specs and parses the arguments before the handler runs, so handlers only interpret values.
 
 #include <cstddef>
 #include <cstdint>

@@ -5,6 +5,7 @@
 #include "command.hpp"
 
 #include <barrel/cli/cli.hpp>
+#include <barrel/cli/files.hpp>
 #include "gen/workload.hpp"
 
 #include <cerrno>
@@ -27,69 +28,13 @@ namespace fs = std::filesystem;
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
-/// A file being written under a temporary name in its target's directory. commit() renames it
-/// over the target; destroying an uncommitted one removes it.
-class PendingFile {
-public:
-    /// Creates the temporary file. A target that cannot be created is bad input (the option
-    /// names a directory that is missing, not writable, ...).
-    PendingFile(std::string option, std::string target) : m_option{std::move(option)}, m_target{std::move(target)} {
-        if (m_target.empty()) fail(m_option + ": empty path");
-        if (fs::is_directory(m_target)) fail(m_option + ": " + in_quotes(m_target) + " is a directory");
-        const fs::path path{m_target};
-        const std::string base = (path.parent_path() / ("." + path.filename().string())).string();
-        for (int attempt = 0; attempt < 100 && m_fd < 0; ++attempt) {
-            m_temp = base + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
-            m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (m_fd < 0 && errno != EEXIST) break;
-        }
-        if (m_fd < 0)
-            fail(m_option + ": cannot write " + in_quotes(m_target) + ": " + std::strerror(errno));
-    }
-    PendingFile(const PendingFile&) = delete;
-    PendingFile& operator=(const PendingFile&) = delete;
-    ~PendingFile() {
-        if (m_fd >= 0) ::close(m_fd);
-        if (!m_committed) ::unlink(m_temp.c_str());
-    }
-
-    /// Appends bytes; a failure here is the environment's (disk full, I/O error): internal.
-    void write(std::span<const uint8_t> bytes) {
-        while (!bytes.empty()) {
-            const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " + std::strerror(errno));
-            bytes = bytes.subspan(static_cast<size_t>(n));
-        }
-    }
-    void write(std::string_view text) {
-        write(std::span<const uint8_t>{reinterpret_cast<const uint8_t*>(text.data()), text.size()});
-    }
-
-    /// Flushes the data to disk and closes the file (before any rename, so that a rename never
-    /// exposes a file whose contents are not there yet).
-    void finish() {
-        if (::fsync(m_fd) != 0 || ::close(m_fd) != 0) {
-            m_fd = -1;
-            throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " + std::strerror(errno));
-        }
-        m_fd = -1;
-    }
-
-    void commit() {
-        if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
-            throw std::runtime_error("cannot rename " + in_quotes(m_temp) + " to " + in_quotes(m_target) +
-                                     ": " + std::strerror(errno));
-        m_committed = true;
-    }
-
-private:
-    std::string m_option;
-    std::string m_target;
-    std::string m_temp;
-    int m_fd{-1};
-    bool m_committed{false};
-};
+/// The target of `option`, created now (files.hpp) so that a path that cannot be written is
+/// found before the work starts.
+AtomicFile create_target(std::string_view option, const std::string& target) {
+    auto file = AtomicFile::create(target);
+    if (!file) fail(std::string{option} + ": " + file.error());
+    return std::move(file).value();
+}
 
 /// Whether two paths name one file, whether or not it exists yet ("a", "./a", "d/../a", links).
 bool same_file(const std::string& a, const std::string& b) {
@@ -139,8 +84,8 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
         fail("--genesis and --out name the same file " + in_quotes(chain_path));
 
     // Both targets are checked (by creating their temporary files) before the work starts.
-    PendingFile genesis_file{"--genesis", genesis_path};
-    PendingFile chain_file{"--out", chain_path};
+    AtomicFile genesis_file = create_target("--genesis", genesis_path);
+    AtomicFile chain_file = create_target("--out", chain_path);
 
     auto workload = gen::generate(o);
     if (!workload) throw std::runtime_error(workload.error());  // options were valid: a bug
@@ -151,6 +96,7 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
         chain_file.write(b);
         chain_bytes += b.size();
     }
+    // Both on disk before either is renamed: a failure leaves the old pair.
     genesis_file.finish();
     chain_file.finish();
     chain_file.commit();

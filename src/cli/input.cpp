@@ -32,7 +32,7 @@ std::string read_text_argument(Context& ctx, std::string_view arg) {
 std::vector<uint8_t> read_hex_argument(Context& ctx, std::string_view arg) {
     const std::string text = read_text_argument(ctx, arg);
     auto bytes = from_hex(text);
-    if (!bytes) fail("invalid hex: " + std::string{to_string(bytes.error())});
+    if (!bytes) fail("invalid hex: " + describe_hex_error(text, bytes.error()));
     if (bytes->empty()) fail("empty input");
     return std::move(bytes).value();
 }

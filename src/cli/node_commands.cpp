@@ -15,6 +15,7 @@
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/cli/cli.hpp>
+#include <barrel/cli/files.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
@@ -65,18 +66,12 @@ T or_fail(Expected<T, store::StoreError> v) {
 
 /// The whole of a small text file (a genesis).
 std::string read_small_file(const std::string& path, std::string_view what) {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) fail(std::string{what} + " " + squote(path) + " is a directory");
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (f == nullptr) fail("cannot read " + std::string{what} + " " + squote(path) + ": " + std::strerror(errno));
-    std::string text;
-    char buf[1 << 16];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    const bool bad = std::ferror(f) != 0;
-    std::fclose(f);
-    if (bad) throw std::runtime_error("cannot read " + squote(path));
-    return text;
+    auto bytes = read_file(path);
+    if (!bytes) {
+        if (bytes.error().directory) fail(std::string{what} + " " + squote(path) + " is a directory");
+        fail("cannot read " + std::string{what} + " " + squote(path) + ": " + bytes.error().reason);
+    }
+    return std::string{as_chars(*bytes)};
 }
 
 // ---- init ------------------------------------------------------------------------------------
@@ -99,68 +94,15 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
 
 // ---- import ----------------------------------------------------------------------------------
 
-/// Reads a chain file one block at a time. Each block is the RLP item at the front of what is
-/// left: its prefix says how long it is. A truncated or malformed tail is handed on as it is, so
-/// the pipeline's decode stage reports it like any other undecodable block.
-class ChainReader {
-public:
-    explicit ChainReader(const std::string& path) : m_path{path} {
-        std::error_code ec;
-        if (fs::is_directory(path, ec)) fail("chain file " + squote(path) + " is a directory");
-        m_file = std::fopen(path.c_str(), "rb");
-        if (m_file == nullptr)
-            fail("cannot read chain file " + squote(path) + ": " + std::strerror(errno));
-        std::setvbuf(m_file, nullptr, _IOFBF, 1 << 20);
+/// The chain file's reader (files.hpp), or the error line naming the file.
+ChainReader open_chain_file(const std::string& path) {
+    auto reader = ChainReader::open(path);
+    if (!reader) {
+        if (reader.error().directory) fail("chain file " + squote(path) + " is a directory");
+        fail("cannot read chain file " + squote(path) + ": " + reader.error().reason);
     }
-    ~ChainReader() {
-        if (m_file != nullptr) std::fclose(m_file);
-    }
-    ChainReader(const ChainReader&) = delete;
-    ChainReader& operator=(const ChainReader&) = delete;
-
-    std::optional<Bytes> next() {
-        Bytes block;
-        if (!read_up_to(block, 1)) return std::nullopt;  // end of file at a block boundary
-        const uint8_t prefix = block[0];
-        uint64_t length = 1;  // of the whole item, prefix included
-        if (prefix >= 0x80) {
-            const bool list = prefix >= 0xc0;
-            const unsigned short_base = list ? 0xc0u : 0x80u;
-            const unsigned long_base = list ? 0xf7u : 0xb7u;
-            if (prefix <= long_base) {
-                length = 1 + (prefix - short_base);
-            } else {
-                const size_t len_of_len = prefix - long_base;
-                if (!read_up_to(block, len_of_len)) return block;
-                uint64_t payload = 0;
-                for (size_t i = 1; i <= len_of_len; ++i) payload = (payload << 8) | block[i];
-                length = 1 + len_of_len + payload;
-                if (length < payload) length = UINT64_MAX;  // wrapped: reads to the end of the file
-            }
-        }
-        // Read in bounded chunks: a corrupt length must not allocate more than the file holds.
-        while (block.size() < length) {
-            const uint64_t want = std::min<uint64_t>(length - block.size(), 1 << 20);
-            if (!read_up_to(block, static_cast<size_t>(want))) break;
-        }
-        return block;
-    }
-
-private:
-    /// Appends up to n bytes; false when fewer were there (end of file).
-    bool read_up_to(Bytes& out, size_t n) {
-        const size_t old = out.size();
-        out.resize(old + n);
-        const size_t got = std::fread(out.data() + old, 1, n, m_file);
-        out.resize(old + got);
-        if (got < n && std::ferror(m_file))
-            throw std::runtime_error("cannot read chain file " + squote(m_path) + ": " + std::strerror(errno));
-        return got == n;
-    }
-
-    std::string m_path;
-    std::FILE* m_file{nullptr};
-};
+    return std::move(reader).value();
+}
 
 /// The single updating line of `import` on a terminal. Cleared when the import ends, however
 /// it ends, so the error line or the summary starts on a clean line.
@@ -248,7 +190,7 @@ void print_summary(std::ostream& out, const ImportTally& t, double wall_s, const
 
 int import_handler(Context& ctx, const ParsedArgs& args) {
     const std::string datadir = datadir_of(args);
-    ChainReader reader{std::string{args.positionals[0]}};
+    ChainReader reader = open_chain_file(std::string{args.positionals[0]});
     store::Options options;
     options.sync = args.has("--sync");
     auto store = open_store(datadir, options);
@@ -281,66 +223,14 @@ int import_handler(Context& ctx, const ParsedArgs& args) {
 
 // ---- export ----------------------------------------------------------------------------------
 
-/// The output file, written under a temporary name beside it and renamed over it when complete,
-/// so a reader never sees half a chain file; an unfinished one is removed.
-class AtomicFile {
-public:
-    explicit AtomicFile(const std::string& target) : m_target{target} {
-        if (target.empty()) fail("--out: empty path");
-        std::error_code ec;
-        if (fs::is_directory(target, ec)) fail("--out: " + squote(target) + " is a directory");
-        const fs::path path{target};
-        const std::string base = (path.parent_path() / ("." + path.filename().string())).string();
-        for (int attempt = 0; attempt < 100 && m_fd < 0; ++attempt) {
-            m_temp = base + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
-            m_fd = ::open(m_temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (m_fd < 0 && errno != EEXIST) break;
-        }
-        if (m_fd < 0) fail("--out: cannot write " + squote(target) + ": " + std::strerror(errno));
-    }
-    ~AtomicFile() {
-        if (m_fd >= 0) ::close(m_fd);
-        if (!m_done) ::unlink(m_temp.c_str());
-    }
-    AtomicFile(const AtomicFile&) = delete;
-    AtomicFile& operator=(const AtomicFile&) = delete;
-
-    void write(BytesView bytes) {
-        while (!bytes.empty()) {
-            const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw std::runtime_error("cannot write " + squote(m_temp) + ": " + std::strerror(errno));
-            bytes = bytes.subspan(static_cast<size_t>(n));
-        }
-    }
-
-    /// Data on disk first, then the rename: the target is either the old file or the whole new one.
-    void commit() {
-        const bool ok = ::fsync(m_fd) == 0;
-        const int saved = errno;
-        const bool closed = ::close(m_fd) == 0;
-        m_fd = -1;
-        if (!ok || !closed)
-            throw std::runtime_error("cannot write " + squote(m_temp) + ": " + std::strerror(ok ? errno : saved));
-        if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
-            throw std::runtime_error("cannot rename " + squote(m_temp) + " to " + squote(m_target) + ": " +
-                                     std::strerror(errno));
-        m_done = true;
-    }
-
-private:
-    std::string m_target;
-    std::string m_temp;
-    int m_fd{-1};
-    bool m_done{false};
-};
-
 int export_handler(Context& ctx, const ParsedArgs& args) {
     const std::string out_path{*args.value("--out")};
     store::Options options;
     options.read_only = true;
     const auto store = open_store(datadir_of(args), options);
-    AtomicFile file{out_path};
+    auto created = AtomicFile::create(out_path);
+    if (!created) fail("--out: " + created.error());
+    AtomicFile file = std::move(created).value();
     const uint64_t head = store->head().number;
     uint64_t bytes = 0;
     for (uint64_t n = 1; n <= head; ++n) {

@@ -11,7 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <ostream>
+#include <vector>
 
 namespace barrel::cli {
 
@@ -40,9 +42,31 @@ std::string shown(const nlohmann::json& j) {
     return s;
 }
 
+/// The text of every number the JSON parser could only hold as a double (a fraction, an
+/// exponent, an integer beyond 64 bits), in the order they appear, and the next one to name.
+/// encode_json meets them in the same order (arrays depth first; it stops at the first object).
+struct FloatTexts {
+    std::vector<std::string> texts;
+    size_t next{0};
+};
+
+/// nlohmann's own DOM builder, noting the text of each such number: the double has lost it
+/// (18446744073709551616 would read back as 1.8446744073709552e+19).
+class DomWithFloatTexts : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+public:
+    DomWithFloatTexts(nlohmann::json& result, FloatTexts& floats) : json_sax_dom_parser(result, true), m_floats{floats} {}
+    bool number_float(double value, const std::string& text) {
+        m_floats.texts.push_back(text);
+        return json_sax_dom_parser::number_float(value, text);
+    }
+
+private:
+    FloatTexts& m_floats;
+};
+
 /// Encodes `j` (an item at `path`, "$" for the root, "$[1][0]" for nested ones, inside `depth`
 /// arrays) onto `out`.
-void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t depth) {
+void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t depth, FloatTexts& floats) {
     const auto bad = [&](const std::string& what) {
         fail("invalid RLP item at " + path + ": " + what);
     };
@@ -56,7 +80,7 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
             for (size_t i = 0; i < j.size(); ++i) {
                 const size_t mark = path.size();
                 path += "[" + std::to_string(i) + "]";
-                encode_json(payload, j[i], path, depth + 1);
+                encode_json(payload, j[i], path, depth + 1, floats);
                 path.resize(mark);
             }
             rlp::encode_list(out, payload);
@@ -67,7 +91,7 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
             if (!s.starts_with("0x") && !s.starts_with("0X"))
                 bad("expected a 0x-hex string, got " + shown(j));
             const auto bytes = from_hex(s);
-            if (!bytes) bad("invalid hex: " + std::string{to_string(bytes.error())});
+            if (!bytes) bad("invalid hex: " + describe_hex_error(s, bytes.error()));
             rlp::encode(out, BytesView{*bytes});
             return;
         }
@@ -79,10 +103,19 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
                 rlp::encode(out, uint64_t{0});
                 return;
             }
-            [[fallthrough]];
-        case nlohmann::json::value_t::number_float:  // also integers beyond 64 bits
             bad("number " + shown(j) + " is not an unsigned 64-bit integer");
             return;
+        case nlohmann::json::value_t::number_float: {  // also integers beyond 64 bits
+            // Named as written, never as the double it became.
+            const std::string text = floats.next < floats.texts.size() ? floats.texts[floats.next] : shown(j);
+            ++floats.next;
+            const bool integer = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+                return c >= '0' && c <= '9';
+            });
+            if (integer) bad("number " + text + " is above 2^64-1: give it as a 0x-hex string");
+            bad("number " + text + " is not an unsigned 64-bit integer");
+            return;
+        }
         case nlohmann::json::value_t::object:
             bad("expected a 0x-hex string, unsigned integer or array, got an object");
             return;
@@ -106,14 +139,16 @@ int rlp_encode(Context& ctx, const ParsedArgs& args) {
     const std::string text = read_text_argument(ctx, args.positionals[0]);
     if (text.empty()) fail("empty input");
     nlohmann::json j;
+    FloatTexts floats;
     try {
-        j = nlohmann::json::parse(text);
+        DomWithFloatTexts dom{j, floats};
+        nlohmann::json::sax_parse(text, &dom);
     } catch (const nlohmann::json::parse_error& e) {
         fail("invalid JSON: " + parse_error_message(e));
     }
     Bytes out;
     std::string path = "$";
-    encode_json(out, j, path, 0);
+    encode_json(out, j, path, 0, floats);
     ctx.out << to_hex(out) << "\n";
     return kExitOk;
 }

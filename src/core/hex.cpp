@@ -35,8 +35,43 @@ std::string to_hex_bare(BytesView bytes) {
 
 std::string to_hex(BytesView bytes) { return "0x" + to_hex_bare(bytes); }
 
+namespace {
+constexpr size_t prefix_length(std::string_view hex) noexcept {
+    return hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X') ? 2 : 0;
+}
+
+/// The first character from `start` on that is no hex digit.
+std::optional<HexDigitError> bad_digit_from(std::string_view hex, size_t start) noexcept {
+    for (size_t i = start; i < hex.size(); ++i)
+        if (nibble(hex[i]) < 0) return HexDigitError{hex[i], i};
+    return std::nullopt;
+}
+}  // namespace
+
+std::optional<HexDigitError> find_bad_digit(std::string_view hex) noexcept {
+    return bad_digit_from(hex, prefix_length(hex));
+}
+
+std::string describe_hex_error(std::string_view hex, HexError e) {
+    std::string message{to_string(e)};
+    if (e != HexError::bad_digit) return message;
+    const auto bad = find_bad_digit(hex);
+    if (!bad) return message;
+    const auto c = static_cast<unsigned char>(bad->character);
+    std::string shown;
+    if (c >= 0x20 && c < 0x7f) {
+        shown = std::string{"'"} + bad->character + "'";
+    } else {
+        shown = std::string{"byte 0x"} + kDigits[c >> 4] + kDigits[c & 0xf];
+    }
+    return message + " " + shown + " at position " + std::to_string(bad->offset + 1);
+}
+
 Expected<Bytes, HexError> from_hex(std::string_view hex) {
-    if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
+    hex.remove_prefix(prefix_length(hex));
+    // A bad character first: a stray space also makes the count odd, and "odd number of hex
+    // digits" would hide it.
+    if (bad_digit_from(hex, 0)) return unexpected(HexError::bad_digit);
     if (hex.size() % 2 != 0) return unexpected(HexError::odd_length);
     Bytes out(hex.size() / 2);
     for (size_t i = 0; i < out.size(); ++i) {

@@ -54,6 +54,23 @@ Expected<Header, DecodingError> decode_header(BytesView& from) noexcept {
     return h;
 }
 
+Expected<uint64_t, DecodingError> item_length(BytesView prefix) noexcept {
+    if (prefix.empty()) return unexpected(DecodingError::input_too_short);
+    const uint8_t first = prefix[0];
+    if (first < 0x80) return 1;
+    if (first <= 0xb7) return 1 + uint64_t{first - 0x80u};
+    if (first >= 0xc0 && first <= 0xf7) return 1 + uint64_t{first - 0xc0u};
+    const size_t len_of_len = first - (first >= 0xc0 ? 0xf7u : 0xb7u);
+    if (prefix.size() < 1 + len_of_len) return unexpected(DecodingError::input_too_short);
+    if (prefix[1] == 0) return unexpected(DecodingError::leading_zero_in_length);
+    uint64_t len = 0;
+    for (size_t i = 1; i <= len_of_len; ++i) len = (len << 8) | prefix[i];
+    if (len < 56) return unexpected(DecodingError::non_canonical_size);
+    // An 8-byte length near 2^64 plus its prefix does not fit: no input is that long.
+    if (len > UINT64_MAX - 1 - len_of_len) return unexpected(DecodingError::input_too_short);
+    return 1 + len_of_len + len;
+}
+
 Expected<BytesView, DecodingError> decode_string(BytesView& from) noexcept {
     const auto h = decode_header(from);
     if (!h) return unexpected(h.error());

@@ -326,7 +326,7 @@ TEST(cli_block, inspect_bad_input) {
         {{"block", "inspect", directory}, "", "error: cannot read " + directory + ": Is a directory"},
         {{"block", "inspect", dir.write("empty.bin", {})}, "", "error: empty input"},
         {{"block", "inspect", "-"}, "", "error: empty input"},
-        {{"block", "inspect", "-"}, as_string(truncated), "error: malformed_block: input_too_short"},
+        {{"block", "inspect", "-"}, as_string(truncated), "error: not a block, chain file or transaction list; as a block: malformed_block: input_too_short"},
         {{"block", "inspect", "-"}, as_string(flipped), "error: transaction 2: invalid_tx: s: high_s"},
         {{"block", "inspect", "-"}, as_string(concat(flipped_chain_blocks)),
          "error: block 1: transaction 3: invalid_tx: s: high_s"},
@@ -337,8 +337,11 @@ TEST(cli_block, inspect_bad_input) {
         {{"block", "inspect", "-"}, as_string(malformed), "error: transaction 1: malformed_tx: nonce: too_few_fields"},
         {{"block", "inspect", "-"}, as_string(malformed_list),
          "error: transaction 2: malformed_tx: nonce: too_few_fields"},
-        {{"block", "inspect", "-"}, "not a block\n", "error: malformed_block: unexpected_string"},
-        {{"block", "inspect", "-"}, std::string{"\xde\xad\xbe\xef"}, "error: malformed_block: input_too_short"},
+        {{"block", "inspect", "-"}, "not a block\n", "error: not a block, chain file or transaction list; as a block: malformed_block: unexpected_string"},
+        {{"block", "inspect", "-"}, std::string{"\xde\xad\xbe\xef"}, "error: not a block, chain file or transaction list; as a block: malformed_block: input_too_short"},
+        // Garbage in an RLP string is read as an offset-indexed list (issue 19: a bare
+        // "error: truncated_index" did not say what the file was taken for).
+        {{"block", "inspect", "-"}, std::string{"\x83\x00\x00\x00", 4}, "error: not a block, chain file or transaction list; as a transaction list: truncated_index"},
         {{"block", "inspect", "-"}, as_string(concat({chain, Bytes{0x01, 0x02}})),
          "error: block 3: malformed_block: unexpected_string"},
         {{"block", "inspect", "-"}, as_string(concat({chain, truncated})),
@@ -350,7 +353,7 @@ TEST(cli_block, inspect_bad_input) {
          "error: block 1: malformed_block: input_too_short"},
         // A plain list followed by more bytes.
         {{"block", "inspect", "-"}, as_string(concat({block::encode_plain_tx_list(txs.views()), Bytes{0x00}})),
-         "error: malformed_block: trailing_bytes"},
+         "error: not a block, chain file or transaction list; as a transaction list: malformed_block: trailing_bytes"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(testing::PrintToString(c.args) + " " + c.error);

@@ -135,7 +135,7 @@ TEST(cli_dispatch, bad_usage_is_exit_2_with_one_error_line) {
         {{"rlp", "decode", "--foo=1", "0x80"}, "", "error: rlp decode: unknown option '--foo'"},
         {{"rlp", "decode", "--chain-id", "1", "0x80"}, "", "error: rlp decode: unknown option '--chain-id'"},
         // After "--" everything is an argument, "--help" included.
-        {{"rlp", "decode", "--", "--help"}, "", "error: invalid hex: invalid hex digit"},
+        {{"rlp", "decode", "--", "--help"}, "", "error: invalid hex: invalid hex digit '-' at position 1"},
         {{"rlp", "decode", "--", "0x80", "--threads"}, "", "error: rlp decode: unexpected argument '--threads'"},
     };
     for (const auto& c : cases) {

@@ -535,6 +535,9 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
                  R"({"chain_id": 1, "accounts": {"0x1111111111111111111111111111111111111111": {"balance": "0x10000000000000000000000000000000000000000000000000000000000000000"}}})",
                  "accounts.0x1111111111111111111111111111111111111111: balance: not an unsigned 256-bit integer");
         init_bad("chain id 2^64", R"({"chain_id": "18446744073709551616"})", "chain_id: not an unsigned 64-bit integer");
+        // `gen --chain-id 0` is refused; so is a genesis of chain 0 (issue 19: init took it).
+        init_bad("chain id 0", R"({"chain_id": 0})", "chain_id: must be at least 1, got 0");
+        init_bad("chain id 0x0", R"({"chain_id": "0x0"})", "chain_id: must be at least 1, got 0");
         init_bad("bad address", R"({"chain_id": 1, "accounts": {"0x11": {"balance": "1"}}})",
                  "accounts.0x11: not a 20-byte 0x address");
         const std::string missing = tmp / "no-genesis.json";

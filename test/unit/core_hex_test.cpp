@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <string_view>
 
@@ -65,6 +66,25 @@ TEST(core_hex, bad_digit) {
         ASSERT_FALSE(b) << s;
         EXPECT_EQ(b.error(), HexError::bad_digit) << s;
     }
+}
+
+// A stray character that also makes the count odd is a bad digit, not an odd count (issue 19:
+// "0x80 0" said "odd number of hex digits"), and describe_hex_error says which and where.
+TEST(core_hex, bad_digit_is_reported_before_an_odd_count) {
+    for (std::string_view s : {"0x80 0", "0x8 ", " 0x8", "abc\n", "0x0g0"}) {
+        const auto b = from_hex(s);
+        ASSERT_FALSE(b) << s;
+        EXPECT_EQ(b.error(), HexError::bad_digit) << s;
+    }
+    EXPECT_EQ(describe_hex_error("0x80 0", HexError::bad_digit), "invalid hex digit ' ' at position 5");
+    EXPECT_EQ(describe_hex_error("abc\n", HexError::bad_digit), "invalid hex digit byte 0x0a at position 4");
+    EXPECT_EQ(describe_hex_error("0x0x", HexError::bad_digit), "invalid hex digit 'x' at position 4");
+    EXPECT_EQ(describe_hex_error("0xabc", HexError::odd_length), "odd number of hex digits");
+    const auto at = find_bad_digit("0X12z");
+    ASSERT_TRUE(at);
+    EXPECT_EQ(at->character, 'z');
+    EXPECT_EQ(at->offset, 4u);
+    EXPECT_FALSE(find_bad_digit("0x0123456789abcdefABCDEF"));
 }
 
 TEST(core_hex, bad_digit_embedded_nul) {
@@ -135,4 +155,17 @@ TEST(core_hex, error_names) {
     EXPECT_FALSE(to_string(HexError::wrong_length).empty());
     EXPECT_NE(to_string(HexError::odd_length), to_string(HexError::bad_digit));
     EXPECT_NE(to_string(HexError::bad_digit), to_string(HexError::wrong_length));
+}
+
+// The big-endian helpers of core/bytes.hpp (the one copy; the wire formats' fields use them).
+TEST(core_bytes, big_endian_loads_and_stores) {
+    static_assert(barrel::load_be_u32(std::array<uint8_t, 4>{1, 2, 3, 4}.data()) == 0x01020304u);
+    const uint8_t eight[8] = {0x80, 0, 0, 0, 0, 0, 0x01, 0xff};
+    EXPECT_EQ(barrel::load_be_u64(eight), 0x80000000000001ffULL);
+    uint8_t four[4] = {};
+    barrel::store_be_u32(0xdeadbeef, four);
+    EXPECT_EQ(barrel::load_be_u32(four), 0xdeadbeefu);
+    barrel::Bytes out{0xaa};
+    barrel::append_be_u32(out, 0x00010203);
+    EXPECT_EQ(out, (barrel::Bytes{0xaa, 0x00, 0x01, 0x02, 0x03}));
 }

@@ -4,6 +4,8 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/rlp/decode.hpp>
 
+#include "rlp_build.hpp"
+
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -554,4 +556,53 @@ TEST(rlp_decode, fields_in_sequence) {
     EXPECT_EQ(rlp::decode_string(*fields).value().size(), 11u);
     EXPECT_EQ(rlp::decode_list(*fields).value().size(), 0u);
     EXPECT_TRUE(rlp::ensure_consumed(*fields));
+}
+
+// rlp::item_length: an item's whole length from its prefix alone (at most 9 bytes), as the
+// chain-file reader uses it; it agrees with decode_header on every form.
+TEST(rlp_decode, item_length_from_the_prefix_alone) {
+    struct Case {
+        Bytes prefix;
+        uint64_t length;
+    };
+    const std::vector<Case> cases{
+        {"00"_bytes, 1},          {"7f"_bytes, 1},          {"80"_bytes, 1},
+        {"81"_bytes, 2},          {"b7"_bytes, 56},         {"b838"_bytes, 58},
+        {"b90100"_bytes, 259},    {"c0"_bytes, 1},          {"f7"_bytes, 56},
+        {"f838"_bytes, 58},       {"f90400"_bytes, 1027},   {"fa010000"_bytes, 65540},
+        {"ff0100000000000000"_bytes, 9 + (uint64_t{1} << 56)},
+        // Bytes after the prefix are not looked at.
+        {"c3 010203 ff"_bytes, 4},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(to_hex(c.prefix));
+        const auto n = rlp::item_length(c.prefix);
+        ASSERT_TRUE(n);
+        EXPECT_EQ(*n, c.length);
+    }
+    // Agreement with decode_header wherever the whole item is there.
+    using barrel::test::cat;
+    for (const Bytes& item : {"8180"_bytes, cat({Bytes{0xb8, 56}, rep(56, 1)}), cat({Bytes{0xf8, 60}, rep(60, 0xc0)}),
+                              "c4c0c0c0c0"_bytes}) {
+        BytesView rest = item;
+        const auto h = rlp::decode_header(rest);
+        ASSERT_TRUE(h);
+        EXPECT_EQ(rlp::item_length(item).value(), item.size() - rest.size() + h->payload_length);
+    }
+
+    const std::vector<std::pair<Bytes, DecodingError>> bad{
+        {{}, DecodingError::input_too_short},
+        {"b9 01"_bytes, DecodingError::input_too_short},  // the length needs 2 bytes
+        {"f8"_bytes, DecodingError::input_too_short},
+        {"ff ffffffffffffffff"_bytes, DecodingError::input_too_short},  // no input is that long
+        {"b9 0040"_bytes, DecodingError::leading_zero_in_length},
+        {"b8 37"_bytes, DecodingError::non_canonical_size},
+        {"f8 00"_bytes, DecodingError::leading_zero_in_length},
+    };
+    for (const auto& [prefix, error] : bad) {
+        SCOPED_TRACE(to_hex(prefix));
+        const auto n = rlp::item_length(prefix);
+        ASSERT_FALSE(n);
+        EXPECT_EQ(n.error(), error);
+    }
 }

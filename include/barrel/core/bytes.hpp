@@ -30,6 +30,24 @@ inline std::string_view as_chars(BytesView b) noexcept {
     return {reinterpret_cast<const char*>(b.data()), b.size()};
 }
 
+/// Big-endian (network order) loads and stores of fixed-width integers, for the wire formats'
+/// length and offset fields. u256's are in uint256.hpp (load_be, store_be32).
+inline constexpr uint32_t load_be_u32(const uint8_t* p) noexcept {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+inline constexpr uint64_t load_be_u64(const uint8_t* p) noexcept {
+    return (uint64_t{load_be_u32(p)} << 32) | load_be_u32(p + 4);
+}
+inline constexpr void store_be_u32(uint32_t v, uint8_t* p) noexcept {
+    for (int i = 3; i >= 0; --i, v >>= 8) p[i] = static_cast<uint8_t>(v);
+}
+/// Appends the four big-endian bytes of `v`.
+inline void append_be_u32(Bytes& out, uint32_t v) {
+    uint8_t be[4];
+    store_be_u32(v, be);
+    out.insert(out.end(), be, be + 4);
+}
+
 /// A fixed-size byte string held by value (hashes, addresses).
 template <size_t N>
 struct FixedBytes {

@@ -5,6 +5,7 @@
 #include <barrel/core/bytes.hpp>
 #include <barrel/core/expected.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,7 +25,20 @@ std::string to_hex(BytesView bytes);
 /// Lower-case hex without prefix.
 std::string to_hex_bare(BytesView bytes);
 
-/// Parses hex digits with an optional "0x"/"0X" prefix, either case.
+/// The first character of hex text (after an optional "0x") that is no hex digit, and its
+/// offset in `hex` from 0, prefix included.
+struct HexDigitError {
+    char character;
+    size_t offset;
+};
+std::optional<HexDigitError> find_bad_digit(std::string_view hex) noexcept;
+
+/// to_string(e), and for bad_digit which character and where, counting from 1 as a reader
+/// does: "invalid hex digit ' ' at position 5". For error lines about `hex`.
+std::string describe_hex_error(std::string_view hex, HexError e);
+
+/// Parses hex digits with an optional "0x"/"0X" prefix, either case. A character that is no
+/// hex digit is reported before an odd count.
 Expected<Bytes, HexError> from_hex(std::string_view hex);
 
 /// Parses exactly N bytes of hex (optional "0x").

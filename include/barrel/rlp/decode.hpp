@@ -39,6 +39,14 @@ struct Header {
 /// encoding) nothing is consumed and payload_length is 1. Guarantees payload_length <= from.size().
 Expected<Header, DecodingError> decode_header(BytesView& from) noexcept;
 
+/// The total length (prefix included) of the item that `prefix` begins, read from its prefix
+/// alone: at most 9 bytes (1, or 1 plus the 1 to 8 bytes of a long form's length). A streaming
+/// reader reads that much, learns how much more belongs to the item, and never needs the rest of
+/// its input. input_too_short if `prefix` is shorter than the prefix it begins;
+/// leading_zero_in_length and non_canonical_size as decode_header. Whether the payload is there,
+/// and is canonical, is the decoder's to say.
+Expected<uint64_t, DecodingError> item_length(BytesView prefix) noexcept;
+
 /// A byte string (not a list); the view points into the input.
 Expected<BytesView, DecodingError> decode_string(BytesView& from) noexcept;
 
