@@ -221,14 +221,16 @@ void BM_sender_cache_find(benchmark::State& state) {
     for (size_t i = 0; i < kEntries; ++i) {
         if (!cache.find(keys[i])) continue;
         ++resident;
-        if (lookups.size() < kBlockTxs && i % (kEntries / kBlockTxs) == 0) lookups.push_back(keys[i]);
+        if (lookups.size() < kBlockTxs && i % (kEntries / kBlockTxs) == 0)
+            lookups.push_back(keys[i]);
     }
     std::vector<uint8_t> flush(64u << 20);
     size_t hits = 0;
     for (auto _ : state) {
         if (flushed) {
             state.PauseTiming();
-            for (size_t i = 0; i < flush.size(); i += 64) flush[i] = static_cast<uint8_t>(flush[i] + 1);
+            for (size_t i = 0; i < flush.size(); i += 64)
+                flush[i] = static_cast<uint8_t>(flush[i] + 1);
             benchmark::ClobberMemory();
             state.ResumeTiming();
         }
@@ -239,9 +241,15 @@ void BM_sender_cache_find(benchmark::State& state) {
     }
     if (hits != lookups.size() * state.iterations()) state.SkipWithError("a resident key missed");
     state.counters["resident"] = static_cast<double>(resident) / kEntries;
-    state.SetItemsProcessed(static_cast<int64_t>(lookups.size()) * static_cast<int64_t>(state.iterations()));
+    state.SetItemsProcessed(static_cast<int64_t>(lookups.size()) *
+                            static_cast<int64_t>(state.iterations()));
 }
-BENCHMARK(BM_sender_cache_find)->ArgName("flushed")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_sender_cache_find)
+    ->ArgName("flushed")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 /// The recovery floor: only secp256k1_ecdsa_recover, over the block's 2,500 signatures, split
 /// over `threads` TBB threads (one writes only its own slot, like the stages do).
