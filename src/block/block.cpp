@@ -66,28 +66,20 @@ Unexpected<BlockError> rlp_error(BlockErrorCode code, rlp::DecodingError r) {
     return unexpected(e);
 }
 
-void put_be32(Bytes& out, uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<uint8_t>(v >> shift));
-}
-
-uint32_t get_be32(const uint8_t* p) noexcept {
-    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
-
 /// Splits an offset-indexed list into its slots after checking the whole index.
 Expected<void, BlockError> split_indexed(BytesView payload, std::vector<BytesView>& slots) {
     if (payload.size() < 4) return error(BlockErrorCode::truncated_index);
-    const uint64_t count = get_be32(payload.data());
+    const uint64_t count = load_be_u32(payload.data());
     // Check that the index fits before allocating anything in proportion to `count`.
     const uint64_t index_size = 4 + 4 * (count + 1);
     if (index_size > payload.size()) return error(BlockErrorCode::count_too_large);
     const uint8_t* offsets = payload.data() + 4;
     const BytesView area = payload.subspan(index_size);
-    if (get_be32(offsets) != 0) return error(BlockErrorCode::first_offset_not_zero);
+    if (load_be_u32(offsets) != 0) return error(BlockErrorCode::first_offset_not_zero);
     slots.resize(count);
     uint32_t begin = 0;
     for (size_t i = 0; i < count; ++i) {
-        const uint32_t end = get_be32(offsets + 4 * (i + 1));
+        const uint32_t end = load_be_u32(offsets + 4 * (i + 1));
         if (end <= begin) return error(BlockErrorCode::offsets_not_increasing, i);
         if (end > area.size()) return error(BlockErrorCode::offset_out_of_range, i);
         slots[i] = area.subspan(begin, end - begin);
@@ -175,12 +167,12 @@ void encode_indexed_txs(Bytes& out, std::span<const BytesView> txs) {
     size_t area = 0;
     for (const auto& t : txs) area += t.size();
     out.reserve(out.size() + 8 + 4 * txs.size() + area);
-    put_be32(out, static_cast<uint32_t>(txs.size()));
+    append_be_u32(out, static_cast<uint32_t>(txs.size()));
     uint32_t offset = 0;
-    put_be32(out, 0);
+    append_be_u32(out, 0);
     for (const auto& t : txs) {
         offset += static_cast<uint32_t>(t.size());
-        put_be32(out, offset);
+        append_be_u32(out, offset);
     }
     for (const auto& t : txs) out.insert(out.end(), t.begin(), t.end());
 }

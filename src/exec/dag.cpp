@@ -10,12 +10,6 @@ namespace barrel::exec {
 namespace {
 constexpr uint32_t kNone = UINT32_MAX;
 
-/// The big-endian reading of eight bytes loaded as they lie in memory.
-uint64_t load_be64(uint64_t in_memory) noexcept {
-    if constexpr (std::endian::native == std::endian::little) return __builtin_bswap64(in_memory);
-    return in_memory;
-}
-
 /// Numbers the distinct keys of a block: an open-addressing table (linear probing, at most half
 /// full) of slot numbers with a hash tag beside each, so a lookup usually costs one memory access
 /// and no key comparison, where std::unordered_map allocates a node per key and chases pointers
@@ -144,15 +138,9 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
     };
     static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
     const auto word_at = [](std::string_view bytes, size_t from) {
-        uint64_t v = 0;
-        if (bytes.size() >= from + 8) {
-            std::memcpy(&v, bytes.data() + from, 8);
-            return load_be64(v);
-        }
-        uint8_t word[8] = {};
-        if (bytes.size() > from) std::memcpy(word, bytes.data() + from, bytes.size() - from);
-        for (uint8_t b : word) v = (v << 8) | b;
-        return v;
+        uint8_t word[8] = {};  // zero-padded past the key's end
+        if (bytes.size() > from) std::memcpy(word, bytes.data() + from, std::min<size_t>(8, bytes.size() - from));
+        return load_be_u64(word);
     };
     const size_t n = dag.slots.size();
     std::vector<Entry> entries(n);

@@ -47,41 +47,8 @@ void write_header_document(std::string& out, const block::Header& h, const Hash&
 void write_tx_document(std::string& out, const tx::Transaction& t, const Hash& tx_hash, const Address& sender,
                        uint64_t block_number, const Hash& block_hash, size_t index) {
     JsonWriter w{out};
-    const bool typed = t.type != tx::TxType::legacy;
-    const bool dynamic_fee = t.type == tx::TxType::dynamic_fee;
-    w.begin_object();
-    if (typed) {
-        w.key("access_list").begin_array();
-        for (const auto& entry : t.access_list) {
-            w.begin_object().key("address").bytes(entry.address).key("storage_keys").begin_array();
-            for (const auto& storage_key : entry.storage_keys) w.bytes(storage_key);
-            w.end_array().end_object();
-        }
-        w.end_array();
-    }
-    w.key("block_hash").bytes(block_hash);
-    w.key("block_number").quantity(block_number);
-    w.key("chain_id");
-    t.chain_id ? w.quantity(*t.chain_id) : w.null();
-    w.key("gas_limit").quantity(t.gas_limit);
-    if (!dynamic_fee) w.key("gas_price").quantity(t.gas_price());
-    w.key("hash").bytes(tx_hash);
-    w.key("index").quantity(uint64_t{index});
-    w.key("input").bytes(t.data);
-    if (dynamic_fee) {
-        w.key("max_fee_per_gas").quantity(t.max_fee_per_gas);
-        w.key("max_priority_fee_per_gas").quantity(t.max_priority_fee_per_gas);
-    }
-    w.key("nonce").quantity(t.nonce);
-    w.key("r").quantity(t.r);
-    w.key("s").quantity(t.s);
-    w.key("sender").bytes(sender);
-    w.key("to");
-    t.to ? w.bytes(*t.to) : w.null();
-    w.key("type").quantity(static_cast<uint64_t>(t.type));
-    w.key("v").quantity(json_v(t));
-    w.key("value").quantity(t.value);
-    w.end_object();
+    const TxLocation at{block_number, block_hash, index};
+    write_tx_json(w, t, tx_hash, sender, &at);
 }
 
 void write_receipt_document(std::string& out, const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number,
