@@ -6,7 +6,7 @@
 /// its state is a pair of std::maps copied from the parent, the transactions run in one plain loop
 /// in block order, and the write set is what differs between the final and the initial maps.
 ///
-/// The semantics, spelled out (docs/DESIGN "Execution semantics"):
+/// The semantics, spelled out (docs/architecture.md, "Stage 3: execute (PTE)", and docs/formats.md):
 /// - validity of transaction i, checked in this order against the state its predecessors left:
 ///   EIP-1559 max fee ≥ base fee; cumulative gas used + gas limit ≤ header gas limit;
 ///   nonce == account nonce; balance ≥ gas limit × max fee + value; a credit that would exceed

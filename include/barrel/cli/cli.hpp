@@ -9,7 +9,7 @@
 
 namespace barrel::cli {
 
-/// Exit statuses of every command (DESIGN.md, "Command line").
+/// Exit statuses of every command (docs/architecture.md, "The command lines").
 inline constexpr int kExitOk = 0;
 /// Something went wrong in the program or its environment (an exception it did not expect,
 /// output that could not be written); stderr has one `error: internal: …` line.
