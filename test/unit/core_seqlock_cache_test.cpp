@@ -112,7 +112,11 @@ TEST(core_seqlock_cache, put_if_stores_only_when_its_guard_allows) {
 
 TEST(core_seqlock_cache, concurrent_readers_see_whole_values_only) {
     // Two sets, 24 keys: both writers keep replacing and evicting in both sets while readers
-    // look up; everyone starts together.
+    // look up; everyone starts together. The writers go on until the readers have seen kWanted
+    // values, so the reads overlap the writes however the threads are scheduled (a busy machine
+    // may run the readers only after 20,000 rounds); the round cap only stops a broken cache
+    // from hanging the test.
+    constexpr uint64_t kWanted = 10'000;
     Cache cache{2 * kOneSet};
     constexpr uint32_t kKeys = 24;
     auto hash = [](uint32_t k) { return uint64_t{k >> 1}; };  // each writer's keys span both sets
@@ -124,7 +128,9 @@ TEST(core_seqlock_cache, concurrent_readers_see_whole_values_only) {
         threads.emplace_back([&, w] {
             start.arrive_and_wait();
             uint8_t version = 0;
-            for (int round = 0; round < 20'000; ++round)
+            for (int round = 0;
+                 round < 20'000 || (hits.load(std::memory_order_relaxed) < kWanted && round < 50'000'000);
+                 ++round)
                 for (uint32_t k = static_cast<uint32_t>(w); k < kKeys; k += 2) {
                     cache.put(key_of(k), hash(k), value_of(k, version), k % 3 == 0);
                     ++version;
@@ -146,5 +152,5 @@ TEST(core_seqlock_cache, concurrent_readers_see_whole_values_only) {
     threads[2].join();
     threads[3].join();
     EXPECT_EQ(torn.load(), 0u);
-    EXPECT_GT(hits.load(), 0u);
+    EXPECT_GE(hits.load(), kWanted);
 }
