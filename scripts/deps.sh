@@ -4,6 +4,7 @@
 #   scripts/deps.sh          build + test + benchmark dependencies
 #   scripts/deps.sh --fuzz   also clang, libFuzzer (libclang-rt-14-dev) and llvm (llvm-symbolizer,
 #                            for symbolised stack traces from clang-built sanitizers)
+#   scripts/deps.sh --style  also clang-format-14 (the style phase of scripts/test.sh)
 #
 # Runs `apt-get update` only when something has to be installed; uses sudo when not root.
 set -euo pipefail
@@ -17,7 +18,8 @@ packages=(
 for arg in "$@"; do
     case "$arg" in
         --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
-        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+        --style) packages+=(clang-format-14) ;;
+        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
         *) echo "error: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done

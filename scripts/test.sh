@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds barrel and runs its tests. What CI runs (.ci/run) and the README's test command.
 #
-#   scripts/test.sh                  all phases: release, asan, tsan, fuzz
-#   scripts/test.sh --quick          release phase only
-#   scripts/test.sh --only PHASE     one phase: release | asan | tsan | fuzz
+#   scripts/test.sh                  all phases: style, release, asan, tsan, fuzz
+#   scripts/test.sh --quick          style and release phases only
+#   scripts/test.sh --only PHASE     one phase: style | release | asan | tsan | fuzz
 #
 # Phases (each in its own build tree under build/, reused between runs):
+#   style    clang-format-14 --dry-run -Werror over every tracked C++ file (.clang-format)
 #   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run
 #   asan     Debug -O1 (gcc), AddressSanitizer + UndefinedBehaviorSanitizer: unit tests
 #   tsan     Debug -O1 (gcc), ThreadSanitizer against a TSan-built oneTBB (scripts/tsan-tbb.sh)
@@ -20,17 +21,17 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
-phases=(release asan tsan fuzz)
+phases=(style release asan tsan fuzz)
 while [[ $# -gt 0 ]]; do
     case "$1" in
-        --quick) phases=(release) ;;
+        --quick) phases=(style release) ;;
         --only)
             [[ $# -ge 2 ]] || { echo "error: --only needs a phase" >&2; exit 2; }
             case "$2" in
-                release|asan|tsan|fuzz) phases=("$2") ;;
-                *) echo "error: unknown phase '$2' (release, asan, tsan, fuzz)" >&2; exit 2 ;;
+                style|release|asan|tsan|fuzz) phases=("$2") ;;
+                *) echo "error: unknown phase '$2' (style, release, asan, tsan, fuzz)" >&2; exit 2 ;;
             esac
             shift ;;
         -h|--help) usage; exit 0 ;;
@@ -45,6 +46,7 @@ werror=OFF
 
 deps_args=()
 [[ " ${phases[*]} " == *" fuzz "* ]] && deps_args+=(--fuzz)
+[[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
 "$repo/scripts/deps.sh" "${deps_args[@]}"
 
 # Sanitizer run-time options, exported for the build too: gtest_discover_tests runs the test
@@ -72,6 +74,13 @@ build() {
 run_ctest() {
     local dir=$1; shift
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 "$@"
+}
+
+phase_style() {
+    # Every tracked C++ source, so a file nobody builds (a fuzzer, the package consumer) is checked
+    # too. -Werror: any line clang-format would change fails the phase and names the file and line.
+    git -C "$repo" ls-files -z '*.cpp' '*.hpp' '*.h' | xargs -0 clang-format-14 --dry-run -Werror
+    echo "style: $(git -C "$repo" ls-files '*.cpp' '*.hpp' '*.h' | wc -l) files formatted as .clang-format says"
 }
 
 phase_release() {

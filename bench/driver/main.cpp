@@ -3,16 +3,15 @@
 // and streamed; and, in the same run, the ceiling set by secp256k1 recovery alone, and how far
 // the machine itself scaled over 1 thread meanwhile.
 
-#include "report.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/cli/files.hpp>
 #include <barrel/core/hex.hpp>
-#include "gen/workload.hpp"
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
-#include "store/testing.hpp"
 
+#include "gen/workload.hpp"
+#include "report.hpp"
+#include "store/testing.hpp"
 #include <CLI/CLI.hpp>
 #include <secp256k1.h>
 #include <secp256k1_recovery.h>
@@ -47,7 +46,7 @@ struct Args {
     uint64_t seed{1};
     std::optional<size_t> threads;  ///< the "all threads" count (default: every core)
     std::string input, genesis, json_out, plot_out;
-    bool quick{false};              ///< only the all-threads runs
+    bool quick{false};  ///< only the all-threads runs
 };
 
 /// A mistake in the arguments or the input: one line, exit status 2 (the usage is --help's).
@@ -60,35 +59,46 @@ struct Args {
 /// "expected an integer", digits beyond the range are "out of range" with the range.
 size_t parse_count(const std::string& name, const std::string& v, uint64_t min, uint64_t max) {
     const auto n = parse_u64(v);
-    const bool digits = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool digits =
+        !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (n && *n >= min && *n <= max) return static_cast<size_t>(*n);
     if (!digits || (n && *n < min))
-        usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v + "\"");
-    usage_error(name + ": " + v + " is out of range (" + std::to_string(min) + " to " + std::to_string(max) + ")");
+        usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v +
+                    "\"");
+    usage_error(name + ": " + v + " is out of range (" + std::to_string(min) + " to " +
+                std::to_string(max) + ")");
 }
 
 Args parse_args(int argc, char** argv) {
-    CLI::App app{"Times blocks through decode, verify, execute and commit (RocksDB in a temporary datadir)\n"
-                 "at 1 thread and N threads, cold and warm sender cache, one block at a time and streamed.",
-                 "barrel-bench"};
+    CLI::App app{
+        "Times blocks through decode, verify, execute and commit (RocksDB in a temporary datadir)\n"
+        "at 1 thread and N threads, cold and warm sender cache, one block at a time and streamed.",
+        "barrel-bench"};
     app.allow_extras();  // an unknown option is named below, in one line
     // Values are taken as text and checked below, so each mistake has its own message.
     std::string blocks, txs, accounts, seed, threads, mix, hot_ratio;
     Args a;
     app.add_option("--blocks", blocks, "Blocks to generate (default 20)")->type_name("N");
-    app.add_option("--txs", txs, "Transactions per block (1 to 1000000; default 2500)")->type_name("N");
-    app.add_option("--accounts", accounts, "Funded accounts (at least 2; default 10000)")->type_name("N");
+    app.add_option("--txs", txs, "Transactions per block (1 to 1000000; default 2500)")
+        ->type_name("N");
+    app.add_option("--accounts", accounts, "Funded accounts (at least 2; default 10000)")
+        ->type_name("N");
     app.add_option("--mix", mix, "transfer, dag or mixed (default transfer)")->type_name("KIND");
-    app.add_option("--hot-ratio", hot_ratio, "Probability (0 to 1) that a transaction touches the hot set")
+    app.add_option("--hot-ratio", hot_ratio,
+                   "Probability (0 to 1) that a transaction touches the hot set")
         ->type_name("R");
     app.add_option("--seed", seed, "Seed of the workload (default 1)")->type_name("S");
-    app.add_option("--threads", threads, "The 'all threads' count (default: every core)")->type_name("N");
+    app.add_option("--threads", threads, "The 'all threads' count (default: every core)")
+        ->type_name("N");
     app.add_option("--json", a.json_out, "Write the runs as JSON here")->type_name("FILE");
-    app.add_option("--plot", a.plot_out, "Draw the per-stage times as an SVG chart here")->type_name("FILE.svg");
-    app.add_option("--input", a.input,
-                   "A chain file (needs --genesis) or a plain RLP transaction list (decode + verify only)")
+    app.add_option("--plot", a.plot_out, "Draw the per-stage times as an SVG chart here")
+        ->type_name("FILE.svg");
+    app.add_option(
+           "--input", a.input,
+           "A chain file (needs --genesis) or a plain RLP transaction list (decode + verify only)")
         ->type_name("FILE");
-    app.add_option("--genesis", a.genesis, "The genesis of the --input chain file")->type_name("G.json");
+    app.add_option("--genesis", a.genesis, "The genesis of the --input chain file")
+        ->type_name("G.json");
     app.add_flag("--quick", a.quick, "Only the all-threads runs");
     try {
         app.parse(argc, argv);
@@ -120,7 +130,8 @@ Args parse_args(int argc, char** argv) {
             usage_error("--hot-ratio: expected a number in [0, 1], got \"" + hot_ratio + "\"");
         a.hot_ratio = r;
     }
-    if (a.input.empty() && !a.genesis.empty()) usage_error("--genesis: only with --input (a chain file)");
+    if (a.input.empty() && !a.genesis.empty())
+        usage_error("--genesis: only with --input (a chain file)");
     return a;
 }
 
@@ -156,7 +167,9 @@ nlohmann::json machine_info(size_t threads) {
         }
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    return {{"cpu", cpu}, {"cores", std::thread::hardware_concurrency()}, {"threads_used", threads},
+    return {{"cpu", cpu},
+            {"cores", std::thread::hardware_concurrency()},
+            {"threads_used", threads},
             {"hostname", host}};
 }
 
@@ -175,7 +188,8 @@ public:
                 uint8_t compact[64];
                 store_be32(t.r, compact);
                 store_be32(t.s, compact + 32);
-                if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &s.sig, compact, t.y_parity ? 1 : 0) != 1)
+                if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &s.sig, compact,
+                                                                        t.y_parity ? 1 : 0) != 1)
                     continue;
                 s.sighash = tx::signing_hash(t);
                 m_sigs.push_back(s);
@@ -188,13 +202,17 @@ public:
         const auto* ctx = tx::shared_secp256k1_context();
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
         const auto t0 = Clock::now();
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, m_sigs.size()), [&](const tbb::blocked_range<size_t>& r) {
-            for (size_t i = r.begin(); i != r.end(); ++i) {
-                secp256k1_pubkey pk;
-                if (secp256k1_ecdsa_recover(ctx, &pk, &m_sigs[i].sig, m_sigs[i].sighash.data()) != 1) std::abort();
-            }
-        });
-        return static_cast<double>(m_sigs.size()) / std::chrono::duration<double>(Clock::now() - t0).count();
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, m_sigs.size()),
+                          [&](const tbb::blocked_range<size_t>& r) {
+                              for (size_t i = r.begin(); i != r.end(); ++i) {
+                                  secp256k1_pubkey pk;
+                                  if (secp256k1_ecdsa_recover(ctx, &pk, &m_sigs[i].sig,
+                                                              m_sigs[i].sighash.data()) != 1)
+                                      std::abort();
+                              }
+                          });
+        return static_cast<double>(m_sigs.size()) /
+               std::chrono::duration<double>(Clock::now() - t0).count();
     }
 
 private:
@@ -220,9 +238,10 @@ struct RecoverRates {
 /// One import of all blocks into its own fresh datadir, at a fixed thread count.
 class Import {
 public:
-    Import(const chain::Genesis& genesis, const std::vector<block::Block>& decoded, size_t threads, bool warm,
-           bool streamed, const fs::path& tmp_root)
-        : m_dir{tmp_root / ("run-" + std::to_string(threads) + (warm ? "w" : "c") + (streamed ? "s" : "o"))},
+    Import(const chain::Genesis& genesis, const std::vector<block::Block>& decoded, size_t threads,
+           bool warm, bool streamed, const fs::path& tmp_root)
+        : m_dir{tmp_root /
+                ("run-" + std::to_string(threads) + (warm ? "w" : "c") + (streamed ? "s" : "o"))},
           m_cache{cache_capacity(decoded)} {
         fs::remove_all(m_dir);
         auto store = store::Store::init(m_dir, genesis);
@@ -269,10 +288,12 @@ public:
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, run.threads);
         size_t next = 0;
         const auto t0 = Clock::now();
-        auto result = m_pipeline->import_stream([&]() -> std::optional<Bytes> {
-            if (next == wires.size()) return std::nullopt;
-            return wires[next++];
-        }, [this](const pipeline::BlockResult& r) { record(r); });
+        auto result = m_pipeline->import_stream(
+            [&]() -> std::optional<Bytes> {
+                if (next == wires.size()) return std::nullopt;
+                return wires[next++];
+            },
+            [this](const pipeline::BlockResult& r) { record(r); });
         run.wall_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
         if (!result) fail(result.error());
     }
@@ -316,9 +337,11 @@ private:
 /// the import's own as well as the other's, since a flush left running beside a 1-thread import
 /// has a core to itself but takes one from an all-thread import. These rows are the stages' own
 /// costs; RocksDB's background work shows in the streamed rows only.
-std::pair<bench::Run, bench::Run> measure_paired(const chain::Genesis& genesis, const std::vector<Bytes>& wires,
-                                                 const std::vector<block::Block>& decoded, size_t threads,
-                                                 bool warm, const fs::path& tmp_root) {
+std::pair<bench::Run, bench::Run> measure_paired(const chain::Genesis& genesis,
+                                                 const std::vector<Bytes>& wires,
+                                                 const std::vector<block::Block>& decoded,
+                                                 size_t threads, bool warm,
+                                                 const fs::path& tmp_root) {
     Import one{genesis, decoded, 1, warm, false, tmp_root};
     Import all{genesis, decoded, threads, warm, false, tmp_root};
     for (size_t i = 0; i < wires.size(); ++i) {
@@ -348,7 +371,8 @@ int bench_tx_list(const Bytes& bytes, size_t tx_count, size_t all_threads) {
     for (size_t threads : {size_t{1}, all_threads}) {
         tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
         std::vector<double> dec, ver, warm;
-        block::SenderCache cache{std::max(tx_count, block::SenderCache::kDefaultCapacity)};  // the warm pass must hit
+        block::SenderCache cache{
+            std::max(tx_count, block::SenderCache::kDefaultCapacity)};  // the warm pass must hit
         for (int rep = 0; rep < 7; ++rep) {
             auto t0 = Clock::now();
             auto b = block::decode_tx_list(bytes, threads > 1);
@@ -357,7 +381,8 @@ int bench_tx_list(const Bytes& bytes, size_t tx_count, size_t all_threads) {
                 std::cerr << "error: " << block::describe(b.error()) << "\n";
                 return 2;
             }
-            const uint64_t chain_id = !b->txs.empty() && b->txs[0].chain_id ? *b->txs[0].chain_id : 1;
+            const uint64_t chain_id =
+                !b->txs.empty() && b->txs[0].chain_id ? *b->txs[0].chain_id : 1;
             cache.clear();
             t0 = Clock::now();
             auto v = block::recover_senders(*b, chain_id, &cache, threads > 1);
@@ -370,9 +395,11 @@ int bench_tx_list(const Bytes& bytes, size_t tx_count, size_t all_threads) {
             (void)block::recover_senders(*b, chain_id, &cache, threads > 1);
             warm.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         }
-        std::printf("%zu thread(s): decode median %.3f ms, verify cold median %.3f ms, verify warm median %.3f ms\n",
-                    threads, bench::summarise(dec).median_ms, bench::summarise(ver).median_ms,
-                    bench::summarise(warm).median_ms);
+        std::printf(
+            "%zu thread(s): decode median %.3f ms, verify cold median %.3f ms, verify warm median "
+            "%.3f ms\n",
+            threads, bench::summarise(dec).median_ms, bench::summarise(ver).median_ms,
+            bench::summarise(warm).median_ms);
     }
     return 0;
 }
@@ -381,7 +408,8 @@ int bench_tx_list(const Bytes& bytes, size_t tx_count, size_t all_threads) {
 
 int main(int argc, char** argv) {
     const Args args = parse_args(argc, argv);
-    const size_t all_threads = args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
+    const size_t all_threads =
+        args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
 
     // Both outputs are created (and so known to be writable) before anything is measured.
     std::optional<cli::AtomicFile> json_file = create_output("--json", args.json_out);
@@ -393,7 +421,8 @@ int main(int argc, char** argv) {
         // A chain file if its first item is a block (the chain-file reader, cli/files.hpp), else
         // a plain transaction list.
         auto reader = cli::ChainReader::open(args.input);
-        if (!reader) usage_error("--input: cannot read '" + args.input + "': " + reader.error().reason);
+        if (!reader)
+            usage_error("--input: cannot read '" + args.input + "': " + reader.error().reason);
         auto first = reader->next();
         if (!first) usage_error("--input: '" + args.input + "' is empty");
         const auto first_block = block::decode_block(*first);
@@ -407,12 +436,14 @@ int main(int argc, char** argv) {
             // A transaction list is timed for decode and verify only: there are no block runs
             // to save or draw.
             if (json_file || plot_file)
-                usage_error(std::string{json_file ? "--json" : "--plot"} + ": '" + args.input +
-                            "' is a transaction list, timed for decode and verify only; --json and --plot "
-                            "need blocks");
+                usage_error(
+                    std::string{json_file ? "--json" : "--plot"} + ": '" + args.input +
+                    "' is a transaction list, timed for decode and verify only; --json and --plot "
+                    "need blocks");
             return bench_tx_list(bytes, as_list->txs.size(), all_threads);
         }
-        if (args.genesis.empty()) usage_error("--input: '" + args.input + "' is a chain file, which needs --genesis");
+        if (args.genesis.empty())
+            usage_error("--input: '" + args.input + "' is a chain file, which needs --genesis");
         const Bytes genesis_text = read_input_file("--genesis", args.genesis);
         auto g = chain::parse_genesis(std::string{as_chars(genesis_text)});
         if (!g) usage_error("--genesis: " + g.error());
@@ -427,7 +458,8 @@ int main(int argc, char** argv) {
         o.mix = args.mix;
         o.hot_ratio = args.hot_ratio;
         o.seed = args.seed;
-        std::cerr << "generating " << o.blocks << " blocks x " << o.txs << " transactions (" << gen::to_string(o.mix) << ")...\n";
+        std::cerr << "generating " << o.blocks << " blocks x " << o.txs << " transactions ("
+                  << gen::to_string(o.mix) << ")...\n";
         auto w = gen::generate(o);
         if (!w) usage_error(w.error());
         genesis = w->genesis;
@@ -439,13 +471,17 @@ int main(int argc, char** argv) {
     std::vector<block::Block> decoded;
     for (const auto& w : wires) {
         auto b = block::decode_block(w);
-        if (!b) usage_error("block " + std::to_string(decoded.size() + 1) + ": " + block::describe(b.error()));
+        if (!b)
+            usage_error("block " + std::to_string(decoded.size() + 1) + ": " +
+                        block::describe(b.error()));
         if (auto v = block::recover_senders(*b, genesis.config.chain_id, nullptr); !v)
-            usage_error("block " + std::to_string(decoded.size() + 1) + ": " + block::describe(v.error()));
+            usage_error("block " + std::to_string(decoded.size() + 1) + ": " +
+                        block::describe(v.error()));
         decoded.push_back(std::move(b).value());
     }
 
-    const fs::path tmp_root = fs::temp_directory_path() / ("barrel-bench-" + std::to_string(getpid()));
+    const fs::path tmp_root =
+        fs::temp_directory_path() / ("barrel-bench-" + std::to_string(getpid()));
     fs::create_directories(tmp_root);
     std::vector<size_t> thread_counts{1, all_threads};
     if (args.quick || all_threads == 1) thread_counts = {all_threads};
@@ -458,12 +494,14 @@ int main(int argc, char** argv) {
     for (bool warm : {false, true}) {
         const char* cache = warm ? "warm" : "cold";
         if (args.quick || all_threads == 1) {
-            std::cerr << "run: " << all_threads << " thread(s), " << cache << " cache, one block at a time\n";
+            std::cerr << "run: " << all_threads << " thread(s), " << cache
+                      << " cache, one block at a time\n";
             Import import{genesis, decoded, all_threads, warm, false, tmp_root};
             for (const auto& w : wires) import.import_one(w);
             runs.push_back(std::move(import.run));
         } else {
-            std::cerr << "run: 1 and " << all_threads << " thread(s) in lockstep, " << cache << " cache, one block at a time\n";
+            std::cerr << "run: 1 and " << all_threads << " thread(s) in lockstep, " << cache
+                      << " cache, one block at a time\n";
             auto [one, all] = measure_paired(genesis, wires, decoded, all_threads, warm, tmp_root);
             runs.push_back(std::move(one));
             runs.push_back(std::move(all));
@@ -483,14 +521,17 @@ int main(int argc, char** argv) {
     const double ceiling = bench::summarise(recover_rates.all_threads).median_ms;
     const double one_thread = bench::summarise(recover_rates.one_thread).median_ms;
 
-    std::cout << "barrel-bench: " << wires.size() << " blocks x " << (decoded.empty() ? 0 : decoded[0].size())
-              << " transactions, " << all_threads << " threads max\n";
-    std::cout << "recovery ceiling (bare secp256k1_ecdsa_recover on " << all_threads << " threads): "
-              << static_cast<long>(ceiling) << " TPS\n";
+    std::cout << "barrel-bench: " << wires.size() << " blocks x "
+              << (decoded.empty() ? 0 : decoded[0].size()) << " transactions, " << all_threads
+              << " threads max\n";
+    std::cout << "recovery ceiling (bare secp256k1_ecdsa_recover on " << all_threads
+              << " threads): " << static_cast<long>(ceiling) << " TPS\n";
     if (one_thread > 0)
-        std::printf("the same loop on 1 thread: %ld TPS, so this machine scaled %.2fx over 1 thread during the "
-                    "run (no stage can beat that)\n",
-                    static_cast<long>(one_thread), ceiling / one_thread);
+        std::printf(
+            "the same loop on 1 thread: %ld TPS, so this machine scaled %.2fx over 1 thread during "
+            "the "
+            "run (no stage can beat that)\n",
+            static_cast<long>(one_thread), ceiling / one_thread);
     std::cout << "\n";
     std::cout << bench::table(runs, ceiling);
     std::printf("\npeak RSS: %.0f MiB\n", peak_rss_mib());
@@ -506,9 +547,9 @@ int main(int argc, char** argv) {
         json_file->commit();
     }
     if (plot_file) {
-        plot_file->write(bench::svg_chart(runs, "barrel: per-stage time of a block (" +
-                                                    std::to_string(decoded.empty() ? 0 : decoded[0].size()) +
-                                                    " transactions)"));
+        plot_file->write(bench::svg_chart(
+            runs, "barrel: per-stage time of a block (" +
+                      std::to_string(decoded.empty() ? 0 : decoded[0].size()) + " transactions)"));
         plot_file->commit();
     }
     return 0;

@@ -29,7 +29,9 @@ struct Run {
     double wall_ms{0};  ///< the whole import, start to last commit
     StageSamples stages;
 
-    double tps() const { return wall_ms > 0 ? static_cast<double>(blocks * txs_per_block) * 1000.0 / wall_ms : 0; }
+    double tps() const {
+        return wall_ms > 0 ? static_cast<double>(blocks * txs_per_block) * 1000.0 / wall_ms : 0;
+    }
     std::string label() const;
 };
 
@@ -44,7 +46,8 @@ std::optional<double> stage_speedup(const std::vector<Run>& runs, const Run& r,
 /// speedup over the 1-thread run of the same mode.
 std::string table(const std::vector<Run>& runs, double ceiling_tps);
 
-nlohmann::json to_json(const std::vector<Run>& runs, double ceiling_tps, const nlohmann::json& machine);
+nlohmann::json to_json(const std::vector<Run>& runs, double ceiling_tps,
+                       const nlohmann::json& machine);
 
 /// A stacked bar chart (SVG) of the median per-stage time of a block for each run.
 std::string svg_chart(const std::vector<Run>& runs, const std::string& title);

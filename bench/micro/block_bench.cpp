@@ -23,11 +23,10 @@
 // Each iteration is one block: the time is per block, items_per_second is transactions per
 // second.
 
-#include "fixtures.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/block/sender_cache.hpp>
 
+#include "fixtures.hpp"
 #include <benchmark/benchmark.h>
 #include <secp256k1.h>
 #include <secp256k1_recovery.h>
@@ -35,7 +34,6 @@
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <tbb/parallel_for.h>
-
 #include <tbb/task_arena.h>
 
 #include <atomic>
@@ -61,7 +59,8 @@ const Fixture& fixture() {
         Fixture out;
         std::vector<Bytes> txs;
         txs.reserve(kBlockTxs);
-        for (size_t i = 0; i < kBlockTxs; ++i) txs.push_back(bench::signed_transfer(i, 0, /*dynamic_fee=*/false));
+        for (size_t i = 0; i < kBlockTxs; ++i)
+            txs.push_back(bench::signed_transfer(i, 0, /*dynamic_fee=*/false));
         std::vector<BytesView> views(txs.begin(), txs.end());
         block::Header header;
         header.number = 1;
@@ -78,7 +77,8 @@ const Fixture& fixture() {
             store_be32(t->r, compact);
             store_be32(t->s, compact + 32);
             secp256k1_ecdsa_recoverable_signature sig;
-            if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact, t->y_parity ? 1 : 0) != 1)
+            if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact,
+                                                                    t->y_parity ? 1 : 0) != 1)
                 std::abort();
             out.signatures.push_back(sig);
             out.sighashes.push_back(tx::signing_hash(*t));
@@ -95,7 +95,8 @@ block::Block decoded_block() {
 }
 
 void set_items(benchmark::State& state) {
-    state.SetItemsProcessed(static_cast<int64_t>(kBlockTxs) * static_cast<int64_t>(state.iterations()));
+    state.SetItemsProcessed(static_cast<int64_t>(kBlockTxs) *
+                            static_cast<int64_t>(state.iterations()));
 }
 
 void BM_decode_block(benchmark::State& state) {
@@ -146,11 +147,17 @@ void BM_verify(benchmark::State& state) {
         }
         benchmark::DoNotOptimize(b.senders.data());
     }
-    if (mode == warm_cache && cache.stats().misses != kBlockTxs) state.SkipWithError("warm cache missed");
+    if (mode == warm_cache && cache.stats().misses != kBlockTxs)
+        state.SkipWithError("warm cache missed");
     set_items(state);
 }
-BENCHMARK(BM_verify)->Arg(serial)->Arg(parallel)->Arg(warm_cache)->Arg(cold_cache)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_verify)
+    ->Arg(serial)
+    ->Arg(parallel)
+    ->Arg(warm_cache)
+    ->Arg(cold_cache)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_verify_pool(benchmark::State& state) {
     const auto threads = static_cast<int>(state.range(0));
@@ -190,17 +197,24 @@ void BM_verify_pool(benchmark::State& state) {
         benchmark::ClobberMemory();
         state.ResumeTiming();
         bool ok = true;
-        arena.execute([&] { ok = block::recover_senders(b, kChainId, &cache, threads > 1).has_value(); });
+        arena.execute(
+            [&] { ok = block::recover_senders(b, kChainId, &cache, threads > 1).has_value(); });
         if (!ok) {
             state.SkipWithError("verify failed");
             break;
         }
         benchmark::DoNotOptimize(b.senders.data());
     }
-    if (cache.stats().misses != kBlockTxs) state.SkipWithError("the cache missed");  // only while filling
+    if (cache.stats().misses != kBlockTxs)
+        state.SkipWithError("the cache missed");  // only while filling
     set_items(state);
 }
-BENCHMARK(BM_verify_pool)->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_verify_pool)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 /// The sender cache's lookups without recovery or validation around them: the part of warm verify
 /// that the cache's layout decides.
@@ -261,12 +275,14 @@ void BM_recover_floor(benchmark::State& state) {
     std::vector<secp256k1_pubkey> keys(kBlockTxs);
     std::atomic<bool> failed{false};
     for (auto _ : state) {
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, kBlockTxs), [&](const tbb::blocked_range<size_t>& r) {
-            for (size_t i = r.begin(); i != r.end(); ++i) {
-                if (secp256k1_ecdsa_recover(ctx, &keys[i], &f.signatures[i], f.sighashes[i].data()) != 1)
-                    failed.store(true, std::memory_order_relaxed);
-            }
-        });
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, kBlockTxs),
+                          [&](const tbb::blocked_range<size_t>& r) {
+                              for (size_t i = r.begin(); i != r.end(); ++i) {
+                                  if (secp256k1_ecdsa_recover(ctx, &keys[i], &f.signatures[i],
+                                                              f.sighashes[i].data()) != 1)
+                                      failed.store(true, std::memory_order_relaxed);
+                              }
+                          });
         benchmark::DoNotOptimize(keys.data());
     }
     if (failed) state.SkipWithError("recovery failed");

@@ -99,7 +99,8 @@ std::unique_ptr<Fixture> build(Workload w) {
     auto add = [&](size_t from, tx::Transaction t) {
         t.nonce = nonce[from]++;
         const uint64_t i = f->block.txs.size();
-        f->block.tx_hashes.push_back(keccak256(BytesView{reinterpret_cast<const uint8_t*>(&i), sizeof i}));
+        f->block.tx_hashes.push_back(
+            keccak256(BytesView{reinterpret_cast<const uint8_t*>(&i), sizeof i}));
         f->block.senders.push_back(accounts[from]);
         f->block.txs.push_back(std::move(t));
     };
@@ -107,7 +108,8 @@ std::unique_ptr<Fixture> build(Workload w) {
         switch (w) {
             case Workload::low_contention: add(i, transfer(0, accounts[kTxs + i])); break;
             case Workload::hot_accounts:
-                add(i, transfer(0, rng() % 10 < 3 ? accounts[kAccounts - 1 - rng() % 4] : accounts[kTxs + i]));
+                add(i, transfer(0, rng() % 10 < 3 ? accounts[kAccounts - 1 - rng() % 4]
+                                                  : accounts[kTxs + i]));
                 break;
             case Workload::dag_transfer: {
                 const exec::DagCall call{exec::DagFunction::user_transfer, f->names[rng() % kUsers],
@@ -117,8 +119,10 @@ std::unique_ptr<Fixture> build(Workload w) {
                 break;
             }
             case Workload::one_account:
-                if (i % 2 == 0) add(0, transfer(0, accounts[1 + i]));
-                else add(1 + i, transfer(0, accounts[0]));
+                if (i % 2 == 0)
+                    add(0, transfer(0, accounts[1 + i]));
+                else
+                    add(1 + i, transfer(0, accounts[0]));
                 break;
         }
     }
@@ -129,7 +133,9 @@ std::unique_ptr<Fixture> build(Workload w) {
     f->block.header = h;
 
     // The executor's conflict keys: sender, then the recipient or the users a call names.
-    auto view = [](const Address& a) { return std::string_view{reinterpret_cast<const char*>(a.data()), 20}; };
+    auto view = [](const Address& a) {
+        return std::string_view{reinterpret_cast<const char*>(a.data()), 20};
+    };
     f->keys.resize(kTxs);
     for (size_t i = 0; i < kTxs; ++i) {
         const tx::Transaction& t = f->block.txs[i];
@@ -155,7 +161,8 @@ const Fixture& fixture(Workload w) {
 void dag_counters(benchmark::State& state, const exec::DagStats& s) {
     state.counters["levels"] = static_cast<double>(s.levels);
     state.counters["max_width"] = static_cast<double>(s.max_width);
-    state.counters["TPS"] = benchmark::Counter(static_cast<double>(kTxs), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["TPS"] = benchmark::Counter(static_cast<double>(kTxs),
+                                               benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void bm_build_dag(benchmark::State& state, Workload w) {
@@ -226,7 +233,9 @@ void bm_execute_speedup(benchmark::State& state, Workload w) {
     auto timed = [&](exec::Schedule schedule) {
         const auto t0 = std::chrono::steady_clock::now();
         auto r = exec::execute(f.block, f.parent, parent_root, exec::ChainConfig{}, {schedule});
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         failed = failed || !r;
         benchmark::DoNotOptimize(r);
         return ms;
@@ -234,7 +243,9 @@ void bm_execute_speedup(benchmark::State& state, Workload w) {
     bool serial_first = true;
     for (auto _ : state) {
         double serial = 0, all = 0;
-        auto run_serial = [&] { one_thread.execute([&] { serial = timed(exec::Schedule::serial); }); };
+        auto run_serial = [&] {
+            one_thread.execute([&] { serial = timed(exec::Schedule::serial); });
+        };
         auto run_all = [&] { all = timed(exec::Schedule::automatic); };
         if (serial_first) {
             run_serial();
@@ -260,29 +271,34 @@ void bm_execute_speedup(benchmark::State& state, Workload w) {
 
 [[maybe_unused]] const bool kRegistered = [] {
     for (const Workload w : kWorkloads) {
-        benchmark::RegisterBenchmark((std::string{"BM_build_dag/"} + name_of(w)).c_str(), bm_build_dag, w)
+        benchmark::RegisterBenchmark((std::string{"BM_build_dag/"} + name_of(w)).c_str(),
+                                     bm_build_dag, w)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
     for (const Workload w : kWorkloads) {
-        benchmark::RegisterBenchmark((std::string{"BM_key_order/"} + name_of(w)).c_str(), bm_key_order, w)
+        benchmark::RegisterBenchmark((std::string{"BM_key_order/"} + name_of(w)).c_str(),
+                                     bm_key_order, w)
             ->Unit(benchmark::kMicrosecond);
     }
     for (const Workload w : kWorkloads) {
-        for (const exec::Schedule s : {exec::Schedule::serial, exec::Schedule::levels, exec::Schedule::dynamic,
-                                       exec::Schedule::automatic}) {
-            const std::string name = std::string{"BM_execute/"} + name_of(w) + "/" + std::string{exec::to_string(s)};
+        for (const exec::Schedule s : {exec::Schedule::serial, exec::Schedule::levels,
+                                       exec::Schedule::dynamic, exec::Schedule::automatic}) {
+            const std::string name =
+                std::string{"BM_execute/"} + name_of(w) + "/" + std::string{exec::to_string(s)};
             benchmark::RegisterBenchmark(name.c_str(), bm_execute, w, s, false)
                 ->Unit(benchmark::kMillisecond)
                 ->MeasureProcessCPUTime()
                 ->UseRealTime();
         }
-        benchmark::RegisterBenchmark((std::string{"BM_execute/"} + name_of(w) + "/serial_1thread").c_str(),
-                                     bm_execute, w, exec::Schedule::serial, true)
+        benchmark::RegisterBenchmark(
+            (std::string{"BM_execute/"} + name_of(w) + "/serial_1thread").c_str(), bm_execute, w,
+            exec::Schedule::serial, true)
             ->Unit(benchmark::kMillisecond)
             ->MeasureProcessCPUTime()
             ->UseRealTime();
-        benchmark::RegisterBenchmark((std::string{"BM_execute_speedup/"} + name_of(w)).c_str(), bm_execute_speedup, w)
+        benchmark::RegisterBenchmark((std::string{"BM_execute_speedup/"} + name_of(w)).c_str(),
+                                     bm_execute_speedup, w)
             ->Unit(benchmark::kMillisecond)
             ->UseManualTime();
     }

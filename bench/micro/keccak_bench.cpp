@@ -1,10 +1,9 @@
 // keccak256 of a typical signed transfer (a 110-byte legacy EIP-155 transaction): the cost of
 // one transaction hash.
 
-#include "fixtures.hpp"
-
 #include <barrel/core/keccak.hpp>
 
+#include "fixtures.hpp"
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -45,4 +44,3 @@ void keccak256_many_merkle_pairs(benchmark::State& state) {
 BENCHMARK(keccak256_many_merkle_pairs)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
-

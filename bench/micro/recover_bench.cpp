@@ -3,10 +3,9 @@
 // secp256k1_ecdsa_recover call on barrel's shared context, to show what barrel adds on top.
 // The design notes about 51 µs per secp256k1_ecdsa_recover call per core on this machine.
 
-#include "fixtures.hpp"
-
 #include <barrel/tx/transaction.hpp>
 
+#include "fixtures.hpp"
 #include <benchmark/benchmark.h>
 #include <secp256k1.h>
 #include <secp256k1_recovery.h>
@@ -63,7 +62,8 @@ void secp256k1_ecdsa_recover_bare(benchmark::State& state) {
     store_be32(t.r, compact);
     store_be32(t.s, compact + 32);
     secp256k1_ecdsa_recoverable_signature sig;
-    if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact, t.y_parity ? 1 : 0) != 1) {
+    if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact,
+                                                            t.y_parity ? 1 : 0) != 1) {
         state.SkipWithError("signature does not parse");
         return;
     }

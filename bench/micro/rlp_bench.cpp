@@ -3,11 +3,10 @@
 // list, and walking the list with a strict tx::decode of every transaction. For comparison, the
 // design notes go-ethereum decodes 2,500 legacy transfers in about 4 ms on this machine.
 
-#include "fixtures.hpp"
-
 #include <barrel/rlp/decode.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include "fixtures.hpp"
 #include <benchmark/benchmark.h>
 
 namespace {
@@ -55,9 +54,9 @@ void rlp_walk_and_tx_decode(benchmark::State& state) {
                 ok = false;
                 break;
             }
-            const BytesView encoding = header->list
-                                           ? start.first(start.size() - rest.size() + header->payload_length)
-                                           : rest.first(header->payload_length);
+            const BytesView encoding =
+                header->list ? start.first(start.size() - rest.size() + header->payload_length)
+                             : rest.first(header->payload_length);
             rest = rest.subspan(header->payload_length);
             auto t = tx::decode(encoding);
             ok = t.has_value();

@@ -25,23 +25,21 @@
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/exec/execute.hpp>
-#include "gen/workload.hpp"
 #include <barrel/store/store.hpp>
 
+#include "gen/workload.hpp"
 #include "store/block_batch.hpp"
-
 #include <benchmark/benchmark.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 namespace {
 
@@ -95,23 +93,24 @@ void bm_encode_batch(benchmark::State& state, bool parallel) {
     size_t documents = 0;
     size_t bytes = 0;
     for (auto _ : state) {
-        store::BlockBatch batch =
-            store::encode_block_batch(b, f.outcomes.front(), families, number, tail, parallel, std::move(buffer));
+        store::BlockBatch batch = store::encode_block_batch(b, f.outcomes.front(), families, number,
+                                                            tail, parallel, std::move(buffer));
         documents = batch.records - std::size(tail);
         bytes = batch.bytes;
         benchmark::DoNotOptimize(batch.rep.data());
         buffer = std::move(batch.rep);
     }
     state.counters["documents"] = static_cast<double>(documents);
-    state.counters["ns_per_doc"] = benchmark::Counter(static_cast<double>(documents) * 1e-9,
-                                                      benchmark::Counter::kIsIterationInvariantRate |
-                                                          benchmark::Counter::kInvert);
+    state.counters["ns_per_doc"] = benchmark::Counter(
+        static_cast<double>(documents) * 1e-9,
+        benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
     state.SetBytesProcessed(static_cast<int64_t>(bytes * state.iterations()));
 }
 
 void bm_commit(benchmark::State& state, bool parallel, bool sync) {
     const Fixture& f = fixture();
-    const fs::path root = fs::temp_directory_path() / ("barrel-bench-commit-" + std::to_string(::getpid()));
+    const fs::path root =
+        fs::temp_directory_path() / ("barrel-bench-commit-" + std::to_string(::getpid()));
     store::Options options;
     options.sync = sync;
     double encode_ms = 0;
@@ -149,7 +148,8 @@ void bm_commit(benchmark::State& state, bool parallel, bool sync) {
 
 void BM_state_reads(benchmark::State& state) {
     const Fixture& f = fixture();
-    const fs::path root = fs::temp_directory_path() / ("barrel-bench-reads-" + std::to_string(::getpid()));
+    const fs::path root =
+        fs::temp_directory_path() / ("barrel-bench-reads-" + std::to_string(::getpid()));
     fs::remove_all(root);
     auto opened = store::Store::init(root, f.workload.genesis, store::Options{});
     if (!opened) {
@@ -170,22 +170,29 @@ void BM_state_reads(benchmark::State& state) {
     for (auto _ : state) {
         if (flushed) {
             state.PauseTiming();
-            for (size_t i = 0; i < flush.size(); i += 64) flush[i] = static_cast<uint8_t>(flush[i] + 1);
+            for (size_t i = 0; i < flush.size(); i += 64)
+                flush[i] = static_cast<uint8_t>(flush[i] + 1);
             benchmark::ClobberMemory();
             state.ResumeTiming();
         }
         arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<size_t>(0, addresses.size()), [&](const tbb::blocked_range<size_t>& r) {
-                for (size_t i = r.begin(); i != r.end(); ++i) benchmark::DoNotOptimize(s->account(addresses[i]));
-            });
+            tbb::parallel_for(tbb::blocked_range<size_t>(0, addresses.size()),
+                              [&](const tbb::blocked_range<size_t>& r) {
+                                  for (size_t i = r.begin(); i != r.end(); ++i)
+                                      benchmark::DoNotOptimize(s->account(addresses[i]));
+                              });
         });
     }
-    state.counters["ns_per_read"] = benchmark::Counter(static_cast<double>(addresses.size()) * 1e-9,
-                                                       benchmark::Counter::kIsIterationInvariantRate |
-                                                           benchmark::Counter::kInvert);
+    state.counters["ns_per_read"] = benchmark::Counter(
+        static_cast<double>(addresses.size()) * 1e-9,
+        benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
     fs::remove_all(root);
 }
-BENCHMARK(BM_state_reads)->ArgNames({"threads", "flushed"})->ArgsProduct({{1, 2}, {0, 1}})->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_state_reads)
+    ->ArgNames({"threads", "flushed"})
+    ->ArgsProduct({{1, 2}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 [[maybe_unused]] const bool kRegistered = [] {
     for (const bool parallel : {false, true}) {
@@ -194,8 +201,9 @@ BENCHMARK(BM_state_reads)->ArgNames({"threads", "flushed"})->ArgsProduct({{1, 2}
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
         for (const bool sync : {false, true}) {
-            benchmark::RegisterBenchmark(("BM_commit/" + mode + (sync ? "/sync" : "/nosync")).c_str(), bm_commit,
-                                         parallel, sync)
+            benchmark::RegisterBenchmark(
+                ("BM_commit/" + mode + (sync ? "/sync" : "/nosync")).c_str(), bm_commit, parallel,
+                sync)
                 ->Unit(benchmark::kMillisecond)
                 ->UseRealTime();
         }

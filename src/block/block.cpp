@@ -134,20 +134,21 @@ Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
     std::vector<tx::TxError> errors(n);
     LowestIndex bad{n};
     // Four per run: tx::hash_of of each, four per keccak permutation.
-    b.txs = Slots<tx::Transaction>(n, 4, parallel, [&](size_t begin, size_t end, tx::Transaction* txs) {
-        if (bad.beyond(begin)) return;
-        for (size_t i = begin; i < end; ++i) {
-            auto decoded = tx::decode(b.tx_encodings[i]);
-            if (!decoded) {
-                errors[i] = decoded.error();
-                bad.record(i);
-                return;
+    b.txs =
+        Slots<tx::Transaction>(n, 4, parallel, [&](size_t begin, size_t end, tx::Transaction* txs) {
+            if (bad.beyond(begin)) return;
+            for (size_t i = begin; i < end; ++i) {
+                auto decoded = tx::decode(b.tx_encodings[i]);
+                if (!decoded) {
+                    errors[i] = decoded.error();
+                    bad.record(i);
+                    return;
+                }
+                txs[i] = std::move(decoded).value();
             }
-            txs[i] = std::move(decoded).value();
-        }
-        keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
-                       std::span{b.tx_hashes}.subspan(begin, end - begin));
-    });
+            keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
+                           std::span{b.tx_hashes}.subspan(begin, end - begin));
+        });
     if (!bad.any()) return {};
     const size_t i = bad.lowest();
     const tx::TxError& te = errors[i];
@@ -209,7 +210,8 @@ Expected<BytesView, BlockError> split_block(BytesView& from) noexcept {
     const BytesView start = from;
     auto h = rlp::decode_header(from);
     if (!h) return rlp_error(BlockErrorCode::malformed_block, h.error());
-    if (!h->list) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::unexpected_string);
+    if (!h->list)
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::unexpected_string);
     from = from.subspan(h->payload_length);
     return start.first(start.size() - from.size());
 }
@@ -220,7 +222,8 @@ Expected<Block, BlockError> decode_block(Bytes wire, bool parallel) {
     BytesView in{b.wire};
     auto body = rlp::decode_list(in);
     if (!body) return rlp_error(BlockErrorCode::malformed_block, body.error());
-    if (!in.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    if (!in.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
 
     BytesView rest = *body;
     const BytesView header_start = rest;
@@ -236,9 +239,11 @@ Expected<Block, BlockError> decode_block(Bytes wire, bool parallel) {
     // Decoding is canonical, so the header's bytes are exactly RLP(header): hash them in place.
     b.hash = keccak256(header_start.first(header_start.size() - rest.size()));
 
-    if (rest.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::input_too_short);
+    if (rest.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::input_too_short);
     BARREL_TRY(split_txs(rest, b.tx_encodings));
-    if (!rest.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    if (!rest.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
     BARREL_TRY(decode_slots(b, parallel));
     return b;
 }
@@ -248,7 +253,8 @@ Expected<Block, BlockError> decode_tx_list(Bytes wire, bool parallel) {
     b.wire = std::move(wire);
     BytesView in{b.wire};
     BARREL_TRY(split_txs(in, b.tx_encodings));
-    if (!in.empty()) return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    if (!in.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
     BARREL_TRY(decode_slots(b, parallel));
     return b;
 }
@@ -259,7 +265,8 @@ namespace {
 constexpr size_t kPrefetchAhead = 8;
 }  // namespace
 
-Expected<void, BlockError> recover_senders(Block& b, uint64_t chain_id, SenderCache* cache, bool parallel) {
+Expected<void, BlockError> recover_senders(Block& b, uint64_t chain_id, SenderCache* cache,
+                                           bool parallel) {
     if (b.header && b.header->chain_id != chain_id) return error(BlockErrorCode::wrong_chain_id);
     const size_t n = b.txs.size();
     b.senders.resize(n);

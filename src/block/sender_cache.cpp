@@ -1,5 +1,6 @@
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/core/keyed_hash.hpp>
+
 #include "core/zeroed_pages.hpp"
 
 #include <algorithm>
@@ -43,16 +44,21 @@ constexpr size_t kSlotWords = 8;
 constexpr size_t kTailWord = 6;
 constexpr uint64_t kUsed = uint64_t{1} << 32;
 static_assert(std::atomic_ref<uint64_t>::is_always_lock_free, "lookups must be plain loads");
-static_assert(std::endian::native == std::endian::little, "the slot layout assumes little-endian words");
+static_assert(std::endian::native == std::endian::little,
+              "the slot layout assumes little-endian words");
 
-std::atomic_ref<uint64_t> word(uint64_t* slot, size_t w) noexcept { return std::atomic_ref<uint64_t>{slot[w]}; }
+std::atomic_ref<uint64_t> word(uint64_t* slot, size_t w) noexcept {
+    return std::atomic_ref<uint64_t>{slot[w]};
+}
 
 /// A slot's contents as plain values.
 struct SlotCopy {
     uint64_t words[kTailWord + 1];
 
     bool used() const noexcept { return (words[kTailWord] & kUsed) != 0; }
-    bool holds(const Hash& key) const noexcept { return std::memcmp(words, key.data(), sizeof(Hash)) == 0; }
+    bool holds(const Hash& key) const noexcept {
+        return std::memcmp(words, key.data(), sizeof(Hash)) == 0;
+    }
     Address sender() const noexcept {
         Address a;
         std::memcpy(a.data(), &words[4], sizeof(Address));
@@ -85,7 +91,8 @@ struct alignas(64) LookupCounter {
 
 size_t this_thread_stripe() noexcept {
     static std::atomic<size_t> next{0};
-    thread_local const size_t stripe = next.fetch_add(1, std::memory_order_relaxed) % kCounterStripes;
+    thread_local const size_t stripe =
+        next.fetch_add(1, std::memory_order_relaxed) % kCounterStripes;
     return stripe;
 }
 }  // namespace
@@ -111,9 +118,9 @@ struct SenderCache::LookupCounters {
 /// progress synchronises with that release store, so its second load sees the odd version (or a
 /// later one) and the copy is discarded. ThreadSanitizer follows this; it does not follow fences.
 struct alignas(64) SenderCache::Shard {
-    std::mutex mutex;                 ///< serialises writers
+    std::mutex mutex;  ///< serialises writers
     std::atomic<uint64_t> version{0};
-    uint64_t* table{nullptr};         ///< (mask + 1) * kSlotWords words
+    uint64_t* table{nullptr};  ///< (mask + 1) * kSlotWords words
     size_t mask{0};
     size_t count{0};
     std::vector<Hash> fifo;  ///< ring of keys in insertion order
@@ -136,7 +143,8 @@ struct alignas(64) SenderCache::Shard {
 
     void write(size_t i, const SlotCopy& c) noexcept {
         uint64_t* s = slot(i);
-        for (size_t w = 0; w <= kTailWord; ++w) word(s, w).store(c.words[w], std::memory_order_release);
+        for (size_t w = 0; w <= kTailWord; ++w)
+            word(s, w).store(c.words[w], std::memory_order_release);
     }
 
     /// The slot holding `key`, or the empty slot where it would go. Under the mutex only.
@@ -174,8 +182,12 @@ struct alignas(64) SenderCache::Shard {
     }
 
     /// Brackets a change of the table (under the mutex; only writers store `version`).
-    void begin_write() noexcept { version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-    void end_write() noexcept { version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+    void begin_write() noexcept {
+        version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    void end_write() noexcept {
+        version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
 
     void erase(const Hash& key) noexcept {
         size_t hole = probe(key);
@@ -188,7 +200,8 @@ struct alignas(64) SenderCache::Shard {
             Hash k;
             std::memcpy(k.data(), c.words, sizeof k);
             const size_t home = home_slot(k, mask);
-            const bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+            const bool movable =
+                hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
             if (movable) {
                 write(hole, c);
                 hole = j;
@@ -203,7 +216,8 @@ SenderCache::SenderCache(size_t capacity)
     : m_shards{std::make_unique<Shard[]>(kShards)},
       m_shard_capacity{std::max<size_t>(1, capacity / kShards + (capacity % kShards != 0))},
       m_slot_mask{slots_per_shard(m_shard_capacity) - 1},
-      m_table{std::make_unique<ZeroedPages>(kShards * (m_slot_mask + 1) * kSlotWords * sizeof(uint64_t))},
+      m_table{std::make_unique<ZeroedPages>(kShards * (m_slot_mask + 1) * kSlotWords *
+                                            sizeof(uint64_t))},
       m_lookups{std::make_unique<LookupCounters>()} {
     // The mapping's zero words are unused slots.
     auto* words = static_cast<uint64_t*>(m_table->data());
@@ -242,7 +256,8 @@ void SenderCache::insert(const Hash& tx_hash, const Address& sender) {
     Shard& s = shard_of(tx_hash);
     std::lock_guard lock{s.mutex};
     const size_t target = s.probe(tx_hash);
-    if (s.read(target, std::memory_order_relaxed).used()) return;  // same hash means same bytes, hence the same sender
+    if (s.read(target, std::memory_order_relaxed).used())
+        return;  // same hash means same bytes, hence the same sender
     if (s.fifo.size() < m_shard_capacity) {
         s.fifo.push_back(tx_hash);  // before the table changes: if it throws, nothing did
         s.begin_write();

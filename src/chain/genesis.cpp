@@ -39,7 +39,8 @@ T require(std::optional<T> v, const std::string& where, std::string_view what) {
 constexpr std::string_view kU64 = "not an unsigned 64-bit integer";
 constexpr std::string_view kU256 = "not an unsigned 256-bit integer";
 
-void check_members(const json& obj, const std::string& where, std::initializer_list<std::string_view> allowed) {
+void check_members(const json& obj, const std::string& where,
+                   std::initializer_list<std::string_view> allowed) {
     for (const auto& [key, value] : obj.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
             throw Failure{(where.empty() ? "" : where + ": ") + "unknown member \"" + key + "\""};
@@ -48,18 +49,24 @@ void check_members(const json& obj, const std::string& where, std::initializer_l
 
 Genesis parse(const json& doc) {
     if (!doc.is_object()) throw Failure{"genesis: not a JSON object"};
-    check_members(doc, "", {"chain_id", "base_fee", "gas_limit", "timestamp", "coinbase", "accounts", "users"});
+    check_members(
+        doc, "",
+        {"chain_id", "base_fee", "gas_limit", "timestamp", "coinbase", "accounts", "users"});
     Genesis g;
     if (!doc.contains("chain_id")) throw Failure{"chain_id: missing"};
     g.config.chain_id = require(read_u64(doc["chain_id"]), "chain_id", kU64);
     // As `gen --chain-id` says: EIP-155 has no chain 0, and a signature for it is refused.
     if (g.config.chain_id == 0) throw Failure{"chain_id: must be at least 1, got 0"};
-    if (doc.contains("base_fee")) g.config.base_fee = require(read_u256(doc["base_fee"]), "base_fee", kU256);
-    if (doc.contains("gas_limit")) g.gas_limit = require(read_u64(doc["gas_limit"]), "gas_limit", kU64);
-    if (doc.contains("timestamp")) g.timestamp = require(read_u64(doc["timestamp"]), "timestamp", kU64);
+    if (doc.contains("base_fee"))
+        g.config.base_fee = require(read_u256(doc["base_fee"]), "base_fee", kU256);
+    if (doc.contains("gas_limit"))
+        g.gas_limit = require(read_u64(doc["gas_limit"]), "gas_limit", kU64);
+    if (doc.contains("timestamp"))
+        g.timestamp = require(read_u64(doc["timestamp"]), "timestamp", kU64);
     if (doc.contains("coinbase")) {
         const auto& c = doc["coinbase"];
-        auto a = c.is_string() ? address_from_hex(c.get_ref<const std::string&>()) : unexpected(HexError::bad_digit);
+        auto a = c.is_string() ? address_from_hex(c.get_ref<const std::string&>())
+                               : unexpected(HexError::bad_digit);
         if (!a) throw Failure{"coinbase: not a 20-byte 0x address"};
         g.coinbase = *a;
     }
@@ -73,8 +80,10 @@ Genesis parse(const json& doc) {
             if (!value.is_object()) throw Failure{where + ": not an object"};
             check_members(value, where, {"nonce", "balance"});
             state::Account a;
-            if (value.contains("nonce")) a.nonce = require(read_u64(value["nonce"]), where + ": nonce", kU64);
-            if (value.contains("balance")) a.balance = require(read_u256(value["balance"]), where + ": balance", kU256);
+            if (value.contains("nonce"))
+                a.nonce = require(read_u64(value["nonce"]), where + ": nonce", kU64);
+            if (value.contains("balance"))
+                a.balance = require(read_u256(value["balance"]), where + ": balance", kU256);
             g.alloc.accounts.emplace_back(*address, a);
         }
     }
@@ -123,7 +132,8 @@ std::string to_json_text(const Genesis& g) {
     doc["coinbase"] = to_hex(g.coinbase);
     json accounts = json::object();
     for (const auto& [address, a] : g.alloc.accounts)
-        accounts[to_hex(address)] = {{"nonce", to_hex_quantity(a.nonce)}, {"balance", to_hex_quantity(a.balance)}};
+        accounts[to_hex(address)] = {{"nonce", to_hex_quantity(a.nonce)},
+                                     {"balance", to_hex_quantity(a.balance)}};
     doc["accounts"] = std::move(accounts);
     json users = json::object();
     for (const auto& [name, balance] : g.alloc.users) users[name] = to_hex_quantity(balance);

@@ -16,16 +16,15 @@
 //   shaped like a transaction list (an RLP string; or a list whose first item is an RLP string or
 //   a list of nine items, or whose first bad transaction is not the first one), then the list's.
 
-#include "command.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/cli/cli.hpp>
 #include <barrel/cli/files.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
-#include <barrel/store/documents.hpp>
 #include <barrel/rlp/decode.hpp>
+#include <barrel/store/documents.hpp>
 
+#include "command.hpp"
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -111,21 +110,23 @@ struct ChainIdSource {
 };
 
 /// describe(error), and for a transaction signed for another chain, which chains disagree.
-std::string verify_error(const block::Block& b, const block::BlockError& e, const ChainIdSource& expected) {
+std::string verify_error(const block::Block& b, const block::BlockError& e,
+                         const ChainIdSource& expected) {
     std::string message = block::describe(e);
     if (e.code == block::BlockErrorCode::wrong_chain_id && b.header) {
         message += " (block chain id " + std::to_string(b.header->chain_id) + ", --chain-id is " +
                    std::to_string(expected.chain_id) + ")";
-    } else if (e.code == block::BlockErrorCode::invalid_tx && e.tx.code == tx::TxErrorCode::wrong_chain_id &&
-               e.tx_index && b.txs[*e.tx_index].chain_id) {
+    } else if (e.code == block::BlockErrorCode::invalid_tx &&
+               e.tx.code == tx::TxErrorCode::wrong_chain_id && e.tx_index &&
+               b.txs[*e.tx_index].chain_id) {
         message += " (signed for chain " + std::to_string(*b.txs[*e.tx_index].chain_id);
         if (b.header)
             message += ", block chain id " + std::to_string(b.header->chain_id) + ")";
         else if (expected.from_option)
             message += ", --chain-id is " + std::to_string(expected.chain_id) + ")";
         else
-            message += ", transaction " + std::to_string(expected.from_tx.value_or(0)) + " for chain " +
-                       std::to_string(expected.chain_id) + "; see --chain-id)";
+            message += ", transaction " + std::to_string(expected.from_tx.value_or(0)) +
+                       " for chain " + std::to_string(expected.chain_id) + "; see --chain-id)";
     }
     return message;
 }
@@ -145,7 +146,8 @@ void put_header(json& doc, const block::Block& b) {
 
 json block_json(const block::Block& b) {
     json txs = json::array();
-    for (size_t i = 0; i < b.size(); ++i) txs.push_back(to_json(b.txs[i], b.tx_hashes[i], b.senders[i]));
+    for (size_t i = 0; i < b.size(); ++i)
+        txs.push_back(to_json(b.txs[i], b.tx_hashes[i], b.senders[i]));
     json doc;
     if (b.header) {
         put_header(doc, b);
@@ -162,11 +164,14 @@ json block_json(const block::Block& b) {
 
 int block_inspect(Context& ctx, const ParsedArgs& args) {
     std::optional<uint64_t> option_chain_id;
-    if (const auto v = args.value("--chain-id")) option_chain_id = parse_u64_option("--chain-id", *v);
+    if (const auto v = args.value("--chain-id"))
+        option_chain_id = parse_u64_option("--chain-id", *v);
 
     std::vector<Bytes> items = read_items(ctx, args.positionals[0]);
     const bool several = items.size() > 1;
-    const auto at_block = [&](size_t k) { return several ? "block " + std::to_string(k) + ": " : std::string{}; };
+    const auto at_block = [&](size_t k) {
+        return several ? "block " + std::to_string(k) + ": " : std::string{};
+    };
 
     // Blocks, if the first item is one.
     auto first = block::decode_block(items[0]);
@@ -176,8 +181,8 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
             auto decoded = k == 0 ? std::move(first) : block::decode_block(std::move(items[k]));
             if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
             block::Block& b = *decoded;
-            const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id), option_chain_id.has_value(),
-                                         std::nullopt};
+            const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id),
+                                         option_chain_id.has_value(), std::nullopt};
             if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
                 fail(at_block(k) + verify_error(b, ok.error(), expected));
             out.push_back(block_json(b));
@@ -199,8 +204,10 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
         const block::BlockError& e = as_list ? list.error() : first_block_error;
         if (e.tx_index) fail((as_list ? std::string{} : at_block(0)) + block::describe(e));
         fail("not a block, chain file or transaction list; as " +
-             std::string{as_list ? "a transaction list" : several ? "block 0" : "a block"} + ": " +
-             block::describe(e));
+             std::string{as_list   ? "a transaction list"
+                         : several ? "block 0"
+                                   : "a block"} +
+             ": " + block::describe(e));
     }
     block::Block& b = *list;
     ChainIdSource expected;
@@ -229,8 +236,9 @@ Command block_inspect_command() {
         .name = "block inspect",
         .summary = "Decode and verify a block, chain file or transaction list; print it as JSON",
         .args = {{"FILE", "The binary input; '-' reads stdin"}},
-        .options = {{"--chain-id", "N",
-                     "Verify against chain N (default: a block's own; a list's first chain id, else 1)"}},
+        .options =
+            {{"--chain-id", "N",
+              "Verify against chain N (default: a block's own; a list's first chain id, else 1)"}},
         .details =
             "FILE holds one of (docs/formats.md):\n"
             "  - a wire block, printed as one object;\n"
@@ -238,7 +246,8 @@ Command block_inspect_command() {
             "  - a bare transaction list: a plain RLP list of transactions as go-ethereum encodes\n"
             "    []*types.Transaction, or an offset-indexed list in an RLP byte string (a block's\n"
             "    txs item). An offset-indexed list without that RLP header is not accepted.\n"
-            "The input is blocks if its first RLP item decodes as a block, else a transaction list.\n"
+            "The input is blocks if its first RLP item decodes as a block, else a transaction "
+            "list.\n"
             "Every transaction is decoded, checked statelessly (signature, EIP-2 low s, chain id,\n"
             "intrinsic gas, fee caps) and has its sender recovered. Blocks are checked against\n"
             "their own chain id (with --chain-id, a block of another chain is an error), a list\n"
@@ -247,7 +256,8 @@ Command block_inspect_command() {
             "hash (the block hash) are null for a transaction list, and each transaction is the\n"
             "JSON of 'tx decode' (hash and sender included).\n"
             "Errors name the reason and where it lies, e.g. 'transaction 17: malformed_tx: nonce:\n"
-            "leading_zero', in a chain file prefixed by the block's index from 0 ('block 3: ...').\n"
+            "leading_zero', in a chain file prefixed by the block's index from 0 ('block 3: "
+            "...').\n"
             "If the input is neither blocks nor a list, the error says so: 'not a block, chain\n"
             "file or transaction list; as a block: REASON', or '; as a transaction list: REASON'\n"
             "if the input looks like a list (an RLP string, or a list whose first item is an RLP\n"

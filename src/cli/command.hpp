@@ -52,7 +52,7 @@ struct OptionSpec {
 struct ArgSpec {
     std::string_view name;  ///< "HEX|-", as the usage line shows it
     std::string_view help;
-    bool optional{false};   ///< optional arguments come after the required ones
+    bool optional{false};  ///< optional arguments come after the required ones
 };
 
 /// A command's arguments as the dispatcher parsed them against its spec: every option is one

@@ -2,11 +2,13 @@
 // a chain file. Both files appear whole or not at all: each is written to a temporary file beside
 // its target and renamed over it only once everything has been generated and written.
 
-#include "command.hpp"
-
 #include <barrel/cli/cli.hpp>
 #include <barrel/cli/files.hpp>
+
+#include "command.hpp"
 #include "gen/workload.hpp"
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -16,9 +18,6 @@
 #include <span>
 #include <stdexcept>
 #include <string>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace barrel::cli {
 
@@ -54,10 +53,11 @@ size_t parse_count_option(const ParsedArgs& args, std::string_view name, size_t 
 
 double parse_ratio_option(std::string_view name, std::string_view value) {
     double ratio = 0;
-    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ratio,
-                                           std::chars_format::fixed);
+    const auto [end, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), ratio, std::chars_format::fixed);
     if (value.empty() || ec != std::errc{} || end != value.data() + value.size())
-        fail(std::string{name} + ": expected a number between 0 and 1, got '" + std::string{value} + "'");
+        fail(std::string{name} + ": expected a number between 0 and 1, got '" + std::string{value} +
+             "'");
     return ratio;
 }
 
@@ -67,8 +67,10 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
     o.txs = parse_count_option(args, "--txs", o.txs);
     o.accounts = parse_count_option(args, "--accounts", o.accounts);
     // The default hot set shrinks with a tiny account set instead of making it an error.
-    o.hot_accounts = parse_count_option(args, "--hot-accounts", std::min(o.hot_accounts, o.accounts));
-    if (const auto v = args.value("--hot-ratio")) o.hot_ratio = parse_ratio_option("--hot-ratio", *v);
+    o.hot_accounts =
+        parse_count_option(args, "--hot-accounts", std::min(o.hot_accounts, o.accounts));
+    if (const auto v = args.value("--hot-ratio"))
+        o.hot_ratio = parse_ratio_option("--hot-ratio", *v);
     if (const auto v = args.value("--mix")) {
         const auto mix = gen::parse_mix(*v);
         if (!mix) fail("--mix: expected transfer, dag or mixed, got '" + std::string{*v} + "'");
@@ -123,7 +125,8 @@ Command gen_command() {
                 {"--blocks", "N", "Number of blocks (at least 1)", true},
                 {"--txs", "N", "Transactions per block (1 to 1000000; default 2500)"},
                 {"--accounts", "N",
-                 "Funded accounts, and DagTransfer users for dag/mixed (2 to 1000000; default 10000)"},
+                 "Funded accounts, and DagTransfer users for dag/mixed (2 to 1000000; default "
+                 "10000)"},
                 {"--mix", "KIND", "transfer, dag or mixed (default transfer)"},
                 {"--hot-ratio", "R",
                  "Probability (0 to 1) that a transaction touches the hot set (default 0)"},

@@ -1,7 +1,7 @@
-#include "command.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/core/uint256.hpp>
+
+#include "command.hpp"
 
 #include <istream>
 #include <iterator>
@@ -39,8 +39,9 @@ std::vector<uint8_t> read_hex_argument(Context& ctx, std::string_view arg) {
 
 uint64_t parse_u64_option(std::string_view name, std::string_view value) {
     const auto v = parse_u64(value);
-    if (!v) fail(std::string{name} + ": expected an unsigned 64-bit integer, got '" +
-                 std::string{value} + "'");
+    if (!v)
+        fail(std::string{name} + ": expected an unsigned 64-bit integer, got '" +
+             std::string{value} + "'");
     return *v;
 }
 

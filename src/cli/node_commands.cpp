@@ -9,8 +9,6 @@
 // - `import` reads the chain file block by block (only the RLP prefix of each block tells where
 //   it ends), so memory stays at the pipeline's blocks in flight whatever the file's size.
 
-#include "command.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/chain/genesis.hpp>
@@ -20,7 +18,10 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "command.hpp"
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -37,9 +38,6 @@
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 namespace barrel::cli {
 
 namespace {
@@ -51,7 +49,8 @@ std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
 
 std::string datadir_of(const ParsedArgs& args) { return std::string{*args.value("--datadir")}; }
 
-std::unique_ptr<store::Store> open_store(const std::string& datadir, const store::Options& options) {
+std::unique_ptr<store::Store> open_store(const std::string& datadir,
+                                         const store::Options& options) {
     auto s = store::Store::open(datadir, options);
     if (!s) fail(s.error().message);
     return std::move(s).value();
@@ -68,7 +67,8 @@ T or_fail(Expected<T, store::StoreError> v) {
 std::string read_small_file(const std::string& path, std::string_view what) {
     auto bytes = read_file(path);
     if (!bytes) {
-        if (bytes.error().directory) fail(std::string{what} + " " + squote(path) + " is a directory");
+        if (bytes.error().directory)
+            fail(std::string{what} + " " + squote(path) + " is a directory");
         fail("cannot read " + std::string{what} + " " + squote(path) + ": " + bytes.error().reason);
     }
     return std::string{as_chars(*bytes)};
@@ -85,10 +85,10 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     auto s = store::Store::init(datadir, *genesis);
     if (!s) fail(s.error().message);
     const store::Head& head = (*s)->head();
-    ctx.out << "initialized " << datadir << " for chain " << genesis->config.chain_id << ": genesis block "
-            << to_hex(head.hash) << ", state root " << to_hex(head.state_root) << ", "
-            << genesis->alloc.accounts.size() << " accounts, " << genesis->alloc.users.size()
-            << " users\n";
+    ctx.out << "initialized " << datadir << " for chain " << genesis->config.chain_id
+            << ": genesis block " << to_hex(head.hash) << ", state root " << to_hex(head.state_root)
+            << ", " << genesis->alloc.accounts.size() << " accounts, "
+            << genesis->alloc.users.size() << " users\n";
     return kExitOk;
 }
 
@@ -115,7 +115,8 @@ public:
     ProgressLine(const ProgressLine&) = delete;
     ProgressLine& operator=(const ProgressLine&) = delete;
 
-    void update(uint64_t number, size_t imported, size_t skipped, size_t transactions, double elapsed_s) {
+    void update(uint64_t number, size_t imported, size_t skipped, size_t transactions,
+                double elapsed_s) {
         if (!m_enabled) return;
         const auto now = Clock::now();
         if (m_shown && now - m_last < std::chrono::milliseconds(100)) return;
@@ -178,8 +179,10 @@ void print_summary(std::ostream& out, const ImportTally& t, double wall_s, const
     out << "head: block " << head.number << " " << to_hex(head.hash) << "\n";
     out << std::setprecision(2);
     out << "stage      total ms   median ms/block\n";
-    const std::pair<const char*, const std::vector<double>*> rows[] = {
-        {"decode", &t.decode}, {"verify", &t.verify}, {"execute", &t.execute}, {"commit", &t.commit}};
+    const std::pair<const char*, const std::vector<double>*> rows[] = {{"decode", &t.decode},
+                                                                       {"verify", &t.verify},
+                                                                       {"execute", &t.execute},
+                                                                       {"commit", &t.commit}};
     for (const auto& [name, v] : rows)
         out << std::left << std::setw(8) << name << std::right << std::setw(11) << sum(*v)
             << std::setw(18) << median(*v) << "\n";
@@ -209,12 +212,13 @@ int import_handler(Context& ctx, const ParsedArgs& args) {
     ProgressLine progress{ctx.err, on_terminal};
     const auto t0 = Clock::now();
     auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-    const auto result = pipe.import_stream([&] { return reader.next(); },
-                                           [&](const pipeline::BlockResult& r) {
-                                               tally.add(r);
-                                               progress.update(r.number, tally.imported, tally.skipped,
-                                                               tally.transactions, elapsed_s());
-                                           });
+    const auto result =
+        pipe.import_stream([&] { return reader.next(); },
+                           [&](const pipeline::BlockResult& r) {
+                               tally.add(r);
+                               progress.update(r.number, tally.imported, tally.skipped,
+                                               tally.transactions, elapsed_s());
+                           });
     const double wall_s = elapsed_s();
     print_summary(ctx.out, tally, wall_s, store->head(), cache);
     if (!result) fail(pipeline::describe(result.error()));
@@ -235,14 +239,15 @@ int export_handler(Context& ctx, const ParsedArgs& args) {
     uint64_t bytes = 0;
     for (uint64_t n = 1; n <= head; ++n) {
         const auto raw = or_fail(store->raw_block(n));
-        if (!raw) fail("datadir is damaged: block " + std::to_string(n) + " is missing (head is " +
-                       std::to_string(head) + ")");
+        if (!raw)
+            fail("datadir is damaged: block " + std::to_string(n) + " is missing (head is " +
+                 std::to_string(head) + ")");
         file.write(*raw);
         bytes += raw->size();
     }
     file.commit();
-    ctx.out << "exported " << head << (head == 1 ? " block" : " blocks") << " (" << bytes << " bytes) to "
-            << out_path << "\n";
+    ctx.out << "exported " << head << (head == 1 ? " block" : " blocks") << " (" << bytes
+            << " bytes) to " << out_path << "\n";
     return kExitOk;
 }
 
@@ -258,14 +263,17 @@ void print_document(Context& ctx, const nlohmann::json& doc) { ctx.out << doc.du
 
 Hash parse_hash_argument(std::string_view what, std::string_view text) {
     const auto h = hash_from_hex(text);
-    if (!h) fail("invalid " + std::string{what} + " hash " + squote(text) + ": " + std::string{to_string(h.error())});
+    if (!h)
+        fail("invalid " + std::string{what} + " hash " + squote(text) + ": " +
+             std::string{to_string(h.error())});
     return *h;
 }
 
 int get_account_handler(Context& ctx, const ParsedArgs& args) {
     const std::string_view text = args.positionals[0];
     const auto address = address_from_hex(text);
-    if (!address) fail("invalid address " + squote(text) + ": " + std::string{to_string(address.error())});
+    if (!address)
+        fail("invalid address " + squote(text) + ": " + std::string{to_string(address.error())});
     const auto store = open_for_query(args);
     const auto doc = or_fail(store->account_document(*address));
     if (!doc) fail("account " + to_hex(*address) + " not found");
@@ -342,7 +350,8 @@ Command init_command() {
         .name = "init",
         .summary = "Create a datadir holding a genesis state and block 0",
         .args = {},
-        .options = {kDatadirOption, {"--genesis", "FILE", "The genesis (JSON, docs/formats.md)", true}},
+        .options = {kDatadirOption,
+                    {"--genesis", "FILE", "The genesis (JSON, docs/formats.md)", true}},
         .details =
             "DIR must not exist or be an empty directory. The genesis is checked completely\n"
             "before anything is created. Example: barrel-node init --datadir d --genesis g.json",
@@ -359,10 +368,12 @@ Command import_command() {
             {
                 kDatadirOption,
                 {"--sync", "", "fsync the write-ahead log at every block (survives power loss)"},
-                {"--serial", "", "One block at a time, no overlap between blocks (stages stay parallel)"},
+                {"--serial", "",
+                 "One block at a time, no overlap between blocks (stages stay parallel)"},
             },
         .details =
-            "Each block is decoded, verified, executed and committed (one atomic write per block);\n"
+            "Each block is decoded, verified, executed and committed (one atomic write per "
+            "block);\n"
             "by default later blocks are decoded and verified while earlier ones execute and\n"
             "commit. Blocks the datadir already has are skipped. The import stops at the first\n"
             "invalid block with 'error: block N: STAGE: REASON' (exit status 2); the blocks\n"

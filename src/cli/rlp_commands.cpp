@@ -2,13 +2,12 @@
 // RLP. The JSON side: a byte string is a "0x"-hex JSON string, a list is an array; encode also
 // takes unsigned JSON integers (as minimal big-endian byte strings, the way RLP writes integers).
 
-#include "command.hpp"
-
 #include <barrel/cli/cli.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "command.hpp"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -54,7 +53,8 @@ struct FloatTexts {
 /// (18446744073709551616 would read back as 1.8446744073709552e+19).
 class DomWithFloatTexts : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
 public:
-    DomWithFloatTexts(nlohmann::json& result, FloatTexts& floats) : json_sax_dom_parser(result, true), m_floats{floats} {}
+    DomWithFloatTexts(nlohmann::json& result, FloatTexts& floats)
+        : json_sax_dom_parser(result, true), m_floats{floats} {}
     bool number_float(double value, const std::string& text) {
         m_floats.texts.push_back(text);
         return json_sax_dom_parser::number_float(value, text);
@@ -66,7 +66,8 @@ private:
 
 /// Encodes `j` (an item at `path`, "$" for the root, "$[1][0]" for nested ones, inside `depth`
 /// arrays) onto `out`.
-void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t depth, FloatTexts& floats) {
+void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t depth,
+                 FloatTexts& floats) {
     const auto bad = [&](const std::string& what) {
         fail("invalid RLP item at " + path + ": " + what);
     };
@@ -75,7 +76,8 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
             // The same bound as rlp::decode_item (at most kMaxDepth lists inside one another), so
             // whatever encodes also decodes. The path would be hundreds of "[0]": left out.
             if (depth >= rlp::kMaxDepth)
-                fail("invalid RLP item: lists nested deeper than " + std::to_string(rlp::kMaxDepth));
+                fail("invalid RLP item: lists nested deeper than " +
+                     std::to_string(rlp::kMaxDepth));
             Bytes payload;
             for (size_t i = 0; i < j.size(); ++i) {
                 const size_t mark = path.size();
@@ -95,9 +97,7 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
             rlp::encode(out, BytesView{*bytes});
             return;
         }
-        case nlohmann::json::value_t::number_unsigned:
-            rlp::encode(out, j.get<uint64_t>());
-            return;
+        case nlohmann::json::value_t::number_unsigned: rlp::encode(out, j.get<uint64_t>()); return;
         case nlohmann::json::value_t::number_integer:  // negative, or "-0"
             if (j.get<int64_t>() == 0) {
                 rlp::encode(out, uint64_t{0});
@@ -107,7 +107,8 @@ void encode_json(Bytes& out, const nlohmann::json& j, std::string& path, size_t 
             return;
         case nlohmann::json::value_t::number_float: {  // also integers beyond 64 bits
             // Named as written, never as the double it became.
-            const std::string text = floats.next < floats.texts.size() ? floats.texts[floats.next] : shown(j);
+            const std::string text =
+                floats.next < floats.texts.size() ? floats.texts[floats.next] : shown(j);
             ++floats.next;
             const bool integer = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
                 return c >= '0' && c <= '9';
@@ -161,9 +162,10 @@ Command rlp_decode_command() {
         .summary = "Decode RLP and print it as JSON: byte strings as 0x-hex, lists as arrays",
         .args = {{"HEX|-", "The RLP as hex (0x optional); '-' reads it from standard input"}},
         .options = {},
-        .details = "Like foundry's 'cast from-rlp'. The input must be exactly one canonical item;\n"
-                   "anything else is rejected with the reason (e.g. 'invalid RLP: trailing_bytes').\n"
-                   "Example: barrel-node rlp decode 0xc88363617483646f67  ->  [\"0x636174\",\"0x646f67\"]",
+        .details =
+            "Like foundry's 'cast from-rlp'. The input must be exactly one canonical item;\n"
+            "anything else is rejected with the reason (e.g. 'invalid RLP: trailing_bytes').\n"
+            "Example: barrel-node rlp decode 0xc88363617483646f67  ->  [\"0x636174\",\"0x646f67\"]",
         .handler = rlp_decode,
     };
 }
@@ -174,11 +176,12 @@ Command rlp_encode_command() {
         .summary = "Encode JSON as RLP: 0x-hex strings, unsigned integers and arrays",
         .args = {{"JSON|-", "The item as JSON; '-' reads it from standard input"}},
         .options = {},
-        .details = "Like foundry's 'cast to-rlp'. A JSON string must be 0x-hex and encodes as that\n"
-                   "byte string; an unsigned integer (up to 2^64-1) encodes as its minimal big-endian\n"
-                   "bytes (write larger ones as 0x-hex); an array encodes as a list. Anything else is\n"
-                   "an error naming where it is ($ is the root, $[1][0] a nested item).\n"
-                   "Example: barrel-node rlp encode '[\"0x636174\", 1024]'  ->  0xc783636174820400",
+        .details =
+            "Like foundry's 'cast to-rlp'. A JSON string must be 0x-hex and encodes as that\n"
+            "byte string; an unsigned integer (up to 2^64-1) encodes as its minimal big-endian\n"
+            "bytes (write larger ones as 0x-hex); an array encodes as a list. Anything else is\n"
+            "an error naming where it is ($ is the root, $[1][0] a nested item).\n"
+            "Example: barrel-node rlp encode '[\"0x636174\", 1024]'  ->  0xc783636174820400",
         .handler = rlp_encode,
     };
 }

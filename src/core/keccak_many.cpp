@@ -36,15 +36,18 @@ constexpr uint64_t kRoundConstants[24] = {
     0x8000000080008081ull, 0x8000000000008080ull, 0x0000000080000001ull, 0x8000000080008008ull,
 };
 // rho offsets and pi destinations, in the order the combined rho-pi walk visits the lanes.
-constexpr int kRho[24] = {1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 2, 14, 27, 41, 56, 8, 25, 43, 62, 18, 39, 61, 20, 44};
-constexpr int kPi[24] = {10, 7, 11, 17, 18, 3, 5, 16, 8, 21, 24, 4, 15, 23, 19, 13, 12, 2, 20, 14, 22, 9, 6, 1};
+constexpr int kRho[24] = {1,  3,  6,  10, 15, 21, 28, 36, 45, 55, 2,  14,
+                          27, 41, 56, 8,  25, 43, 62, 18, 39, 61, 20, 44};
+constexpr int kPi[24] = {10, 7,  11, 17, 18, 3, 5,  16, 8,  21, 24, 4,
+                         15, 23, 19, 13, 12, 2, 20, 14, 22, 9,  6,  1};
 
 /// Word `w` of block `b` of `message` after keccak padding (0x01 after the message, 0x80 in the
 /// last byte of the last block), little-endian as the sponge reads it.
 uint64_t padded_word(BytesView message, size_t b, size_t w) noexcept {
     const size_t start = b * kRate + w * 8;
     uint8_t bytes[8] = {};
-    if (start < message.size()) std::memcpy(bytes, message.data() + start, std::min<size_t>(8, message.size() - start));
+    if (start < message.size())
+        std::memcpy(bytes, message.data() + start, std::min<size_t>(8, message.size() - start));
     const size_t pad = message.size();  // the 0x01 byte
     if (pad >= start && pad < start + 8) bytes[pad - start] ^= 0x01;
     if (b + 1 == block_count(message.size()) && w + 1 == kRateWords) bytes[7] ^= 0x80;
@@ -69,8 +72,9 @@ BARREL_AVX2 void keccak_f1600_x4(__m256i st[25]) {
         __m256i c[5];
 #pragma GCC unroll 5
         for (int i = 0; i < 5; ++i)
-            c[i] = _mm256_xor_si256(_mm256_xor_si256(a[i], a[i + 5]),
-                                    _mm256_xor_si256(_mm256_xor_si256(a[i + 10], a[i + 15]), a[i + 20]));
+            c[i] = _mm256_xor_si256(
+                _mm256_xor_si256(a[i], a[i + 5]),
+                _mm256_xor_si256(_mm256_xor_si256(a[i + 10], a[i + 15]), a[i + 20]));
 #pragma GCC unroll 5
         for (int i = 0; i < 5; ++i) {
             const __m256i d = _mm256_xor_si256(c[(i + 4) % 5], rotl(c[(i + 1) % 5], 1));
@@ -91,7 +95,8 @@ BARREL_AVX2 void keccak_f1600_x4(__m256i st[25]) {
             for (int i = 0; i < 5; ++i) row[i] = a[j + i];
 #pragma GCC unroll 5
             for (int i = 0; i < 5; ++i)
-                a[j + i] = _mm256_xor_si256(row[i], _mm256_andnot_si256(row[(i + 1) % 5], row[(i + 2) % 5]));
+                a[j + i] = _mm256_xor_si256(
+                    row[i], _mm256_andnot_si256(row[(i + 1) % 5], row[(i + 2) % 5]));
         }
         a[0] = _mm256_xor_si256(a[0], _mm256_set1_epi64x(static_cast<long long>(rc)));
     }
@@ -106,9 +111,11 @@ BARREL_AVX2 void keccak256_x4(const BytesView* in, Hash* out) {
     const size_t blocks = block_count(in[0].size());
     for (size_t b = 0; b < blocks; ++b) {
         for (size_t w = 0; w < kRateWords; ++w) {
-            const __m256i words = _mm256_set_epi64x(
-                static_cast<long long>(padded_word(in[3], b, w)), static_cast<long long>(padded_word(in[2], b, w)),
-                static_cast<long long>(padded_word(in[1], b, w)), static_cast<long long>(padded_word(in[0], b, w)));
+            const __m256i words =
+                _mm256_set_epi64x(static_cast<long long>(padded_word(in[3], b, w)),
+                                  static_cast<long long>(padded_word(in[2], b, w)),
+                                  static_cast<long long>(padded_word(in[1], b, w)),
+                                  static_cast<long long>(padded_word(in[0], b, w)));
             st[w] = _mm256_xor_si256(st[w], words);
         }
         keccak_f1600_x4(st);
@@ -132,15 +139,17 @@ void keccak256_x4(const BytesView*, Hash*) {}
 
 }  // namespace
 
-void keccak256_many(std::span<const BytesView> inputs, std::span<Hash> outputs, bool vectorized) noexcept {
+void keccak256_many(std::span<const BytesView> inputs, std::span<Hash> outputs,
+                    bool vectorized) noexcept {
     const size_t n = std::min(inputs.size(), outputs.size());
     size_t i = 0;
     if (vectorized && has_avx2()) {
         for (; i + kWays <= n; i += kWays) {
             const size_t blocks = block_count(inputs[i].size());
-            const bool same = std::all_of(inputs.begin() + static_cast<std::ptrdiff_t>(i) + 1,
-                                          inputs.begin() + static_cast<std::ptrdiff_t>(i + kWays),
-                                          [&](BytesView m) { return block_count(m.size()) == blocks; });
+            const bool same =
+                std::all_of(inputs.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                            inputs.begin() + static_cast<std::ptrdiff_t>(i + kWays),
+                            [&](BytesView m) { return block_count(m.size()) == blocks; });
             if (same) {
                 keccak256_x4(&inputs[i], &outputs[i]);
             } else {

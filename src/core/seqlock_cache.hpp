@@ -36,9 +36,11 @@ namespace barrel {
 
 template <size_t KeyBytes, size_t ValueBytes>
 class SeqlockCache {
-    static_assert(KeyBytes > 0 && KeyBytes + ValueBytes <= 60, "an entry is one 64-byte line with a 4-byte sequence word");
+    static_assert(KeyBytes > 0 && KeyBytes + ValueBytes <= 60,
+                  "an entry is one 64-byte line with a 4-byte sequence word");
     // Payload bytes 56..59 share the last word with the sequence word, in its low half.
-    static_assert(std::endian::native == std::endian::little, "the line layout assumes little-endian words");
+    static_assert(std::endian::native == std::endian::little,
+                  "the line layout assumes little-endian words");
     // Otherwise reads would take libatomic's locks, and a 29-bit sequence count (a reader would
     // have to stall across 2^29 writes to one entry to be fooled) would be the least concern.
     static_assert(std::atomic_ref<uint64_t>::is_always_lock_free, "reads must be plain loads");
@@ -77,7 +79,8 @@ public:
             if (!read(set + way * kWordsPerEntry, line)) continue;
             if (std::memcmp(line, key.data(), KeyBytes) != 0) continue;
             Found f;
-            std::memcpy(f.value.data(), reinterpret_cast<const uint8_t*>(line) + KeyBytes, ValueBytes);
+            std::memcpy(f.value.data(), reinterpret_cast<const uint8_t*>(line) + KeyBytes,
+                        ValueBytes);
             f.flag = (meta_of(line[kMetaWord]) & kFlag) != 0;
             return f;
         }
@@ -108,7 +111,8 @@ public:
                 continue;
             }
             uint64_t line[kWordsPerEntry];
-            for (size_t w = 0; w < kWordsPerEntry; ++w) line[w] = word(e, w).load(std::memory_order_relaxed);
+            for (size_t w = 0; w < kWordsPerEntry; ++w)
+                line[w] = word(e, w).load(std::memory_order_relaxed);
             if (std::memcmp(line, key.data(), KeyBytes) == 0) {
                 target = way;
                 break;
@@ -117,7 +121,8 @@ public:
         if (target == kWays) target = empty;
         if (target == kWays) {
             // No empty way and no entry of this key: replace one at random.
-            thread_local uint64_t state = 0x9e3779b97f4a7c15ull ^ reinterpret_cast<uintptr_t>(&state);
+            thread_local uint64_t state =
+                0x9e3779b97f4a7c15ull ^ reinterpret_cast<uintptr_t>(&state);
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
@@ -137,7 +142,8 @@ public:
                 if ((meta_of(old) & kUsed) == 0) continue;
                 // A new sequence number with the used bit clear: a reader that copied the old
                 // entry sees the sequence change and discards its copy.
-                meta_word.store(uint64_t{next_sequence(meta_of(old))} << 32, std::memory_order_release);
+                meta_word.store(uint64_t{next_sequence(meta_of(old))} << 32,
+                                std::memory_order_release);
             }
         }
     }
@@ -159,10 +165,16 @@ private:
     static std::atomic_ref<uint64_t> word(const uint64_t* entry, size_t w) noexcept {
         return std::atomic_ref<uint64_t>{*const_cast<uint64_t*>(entry + w)};
     }
-    static uint32_t meta_of(uint64_t last_word) noexcept { return static_cast<uint32_t>(last_word >> 32); }
-    static uint32_t next_sequence(uint32_t meta) noexcept { return (meta & ~(kSequenceStep - 1)) + kSequenceStep; }
+    static uint32_t meta_of(uint64_t last_word) noexcept {
+        return static_cast<uint32_t>(last_word >> 32);
+    }
+    static uint32_t next_sequence(uint32_t meta) noexcept {
+        return (meta & ~(kSequenceStep - 1)) + kSequenceStep;
+    }
 
-    uint64_t* set_of(uint64_t hash) const noexcept { return m_words + (hash & m_set_mask) * kWays * kWordsPerEntry; }
+    uint64_t* set_of(uint64_t hash) const noexcept {
+        return m_words + (hash & m_set_mask) * kWays * kWordsPerEntry;
+    }
 
     /// Copies a used entry that no write touched meanwhile into `line`; false otherwise.
     static bool read(const uint64_t* entry, uint64_t (&line)[kWordsPerEntry]) noexcept {
@@ -171,9 +183,10 @@ private:
         if ((meta & kUsed) == 0 || (meta & kWriting) != 0) return false;
         // Acquire loads (plain loads on x86) instead of the textbook relaxed loads and fence: the
         // re-check below cannot move before them, and a copy that read any word of a newer write
-        // synchronises with it, so the re-check sees at least that write's kWriting. ThreadSanitizer
-        // follows this; it does not follow fences.
-        for (size_t w = 0; w < kMetaWord; ++w) line[w] = word(entry, w).load(std::memory_order_acquire);
+        // synchronises with it, so the re-check sees at least that write's kWriting.
+        // ThreadSanitizer follows this; it does not follow fences.
+        for (size_t w = 0; w < kMetaWord; ++w)
+            line[w] = word(entry, w).load(std::memory_order_acquire);
         line[kMetaWord] = before;
         return word(entry, kMetaWord).load(std::memory_order_relaxed) == before;
     }
@@ -187,9 +200,11 @@ private:
         std::memcpy(line, key.data(), KeyBytes);
         std::memcpy(reinterpret_cast<uint8_t*>(line) + KeyBytes, value.data(), ValueBytes);
         // Release stores: a reader whose (acquire) copy reads one of them also sees kWriting.
-        for (size_t w = 0; w < kMetaWord; ++w) word(entry, w).store(line[w], std::memory_order_release);
+        for (size_t w = 0; w < kMetaWord; ++w)
+            word(entry, w).store(line[w], std::memory_order_release);
         const uint32_t meta = next_sequence(meta_of(old)) | kUsed | (flag ? kFlag : 0);
-        meta_word.store((uint64_t{meta} << 32) | static_cast<uint32_t>(line[kMetaWord]), std::memory_order_release);
+        meta_word.store((uint64_t{meta} << 32) | static_cast<uint32_t>(line[kMetaWord]),
+                        std::memory_order_release);
     }
 
     /// sets * kWays * kEntryBytes for the largest power-of-two number of sets that fits in `bytes`.

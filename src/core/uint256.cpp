@@ -48,7 +48,8 @@ void store_be32(const u256& v, uint8_t* out) noexcept {
     const size_t used = backend.size();
     for (size_t limb = 0; limb < kLimbs; ++limb) {
         const Limb w = limb < used ? backend.limbs()[limb] : 0;
-        for (size_t b = 0; b < 8; ++b) out[31 - (limb * 8 + b)] = static_cast<uint8_t>(w >> (8 * b));
+        for (size_t b = 0; b < 8; ++b)
+            out[31 - (limb * 8 + b)] = static_cast<uint8_t>(w >> (8 * b));
     }
 }
 

@@ -29,15 +29,18 @@ public:
     /// will not map that much.
     explicit ZeroedPages(size_t bytes) : m_bytes{bytes == 0 ? 1 : bytes} {
 #ifdef __linux__
-        m_raw = ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        m_raw =
+            ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m_raw == MAP_FAILED) throw std::bad_alloc{};
-        (void)::madvise(m_raw, m_bytes, MADV_HUGEPAGE);  // a hint; without it the memory still works
+        (void)::madvise(m_raw, m_bytes,
+                        MADV_HUGEPAGE);  // a hint; without it the memory still works
         m_data = m_raw;
 #else
         // calloc of a large block maps fresh zero pages too.
         m_raw = std::calloc(m_bytes + kAlign, 1);
         if (m_raw == nullptr) throw std::bad_alloc{};
-        m_data = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(m_raw) + kAlign - 1) & ~uintptr_t{kAlign - 1});
+        m_data = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(m_raw) + kAlign - 1) &
+                                         ~uintptr_t{kAlign - 1});
 #endif
     }
     ~ZeroedPages() {

@@ -26,9 +26,10 @@ public:
     }
 
     /// The slot of `key` among `slots`; a new key gets slot `next` (and `inserted`).
-    std::pair<uint32_t, bool> find_or_insert(const ConflictKey& key, const std::vector<ConflictKey>& slots,
-                                             uint32_t next) {
-        const uint64_t h = keyed_hash(key.bytes) ^ (key.kind == KeyKind::user ? 0x9e3779b97f4a7c15ull : 0);
+    std::pair<uint32_t, bool> find_or_insert(const ConflictKey& key,
+                                             const std::vector<ConflictKey>& slots, uint32_t next) {
+        const uint64_t h =
+            keyed_hash(key.bytes) ^ (key.kind == KeyKind::user ? 0x9e3779b97f4a7c15ull : 0);
         const auto tag = static_cast<uint32_t>(h >> 32);
         for (size_t i = h & m_mask;; i = (i + 1) & m_mask) {
             Cell& c = m_cells[i];
@@ -70,13 +71,14 @@ Dag build_dag(std::span<const TxKeys> txs) {
         dag.pred_begin.push_back(static_cast<uint32_t>(dag.preds.size()));
         const size_t row = dag.preds.size();
         auto add_pred = [&](uint32_t p) {
-            if (std::find(dag.preds.begin() + static_cast<std::ptrdiff_t>(row), dag.preds.end(), p) == dag.preds.end())
+            if (std::find(dag.preds.begin() + static_cast<std::ptrdiff_t>(row), dag.preds.end(),
+                          p) == dag.preds.end())
                 dag.preds.push_back(p);
         };
         const TxKeys& t = txs[i];
         for (uint8_t k = 0; k < t.count; ++k) {
-            const auto [slot, inserted] =
-                slot_of.find_or_insert(t.keys[k], dag.slots, static_cast<uint32_t>(dag.slots.size()));
+            const auto [slot, inserted] = slot_of.find_or_insert(
+                t.keys[k], dag.slots, static_cast<uint32_t>(dag.slots.size()));
             if (inserted) {
                 dag.slots.push_back(t.keys[k]);
                 last_toucher.push_back(kNone);
@@ -92,14 +94,16 @@ Dag build_dag(std::span<const TxKeys> txs) {
             // Every key edge above lies in the range below: drop them and add the range without
             // the duplicate search, which would make a barrier quadratic in what precedes it.
             dag.preds.resize(row);
-            for (uint32_t j = last_barrier == kNone ? 0 : last_barrier + 1; j < i; ++j) dag.preds.push_back(j);
+            for (uint32_t j = last_barrier == kNone ? 0 : last_barrier + 1; j < i; ++j)
+                dag.preds.push_back(j);
             if (last_barrier != kNone) dag.preds.push_back(last_barrier);
             last_barrier = i;
         } else if (last_barrier != kNone) {
             add_pred(last_barrier);
         }
         uint32_t level = 0;
-        for (size_t p = row; p < dag.preds.size(); ++p) level = std::max(level, dag.level[dag.preds[p]] + 1);
+        for (size_t p = row; p < dag.preds.size(); ++p)
+            level = std::max(level, dag.level[dag.preds[p]] + 1);
         dag.level[i] = level;
     }
     dag.pred_begin.push_back(static_cast<uint32_t>(dag.preds.size()));
@@ -139,14 +143,16 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
     static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
     const auto word_at = [](std::string_view bytes, size_t from) {
         uint8_t word[8] = {};  // zero-padded past the key's end
-        if (bytes.size() > from) std::memcpy(word, bytes.data() + from, std::min<size_t>(8, bytes.size() - from));
+        if (bytes.size() > from)
+            std::memcpy(word, bytes.data() + from, std::min<size_t>(8, bytes.size() - from));
         return load_be_u64(word);
     };
     const size_t n = dag.slots.size();
     std::vector<Entry> entries(n);
     for (size_t s = 0; s < n; ++s) {
         const ConflictKey& key = dag.slots[s];
-        entries[s] = Entry{word_at(key.bytes, 0), word_at(key.bytes, 8), static_cast<uint32_t>(s), key.kind};
+        entries[s] =
+            Entry{word_at(key.bytes, 0), word_at(key.bytes, 8), static_cast<uint32_t>(s), key.kind};
     }
     const auto less = [&dag](const Entry& a, const Entry& b) {
         if (a.kind != b.kind) return a.kind < b.kind;
@@ -205,7 +211,8 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
         for (const Entry& e : entries) sorted[fill[bucket_of(e)]++] = e;
     }
     for (size_t b = 0; b < 2 * per_kind; ++b)
-        if (begin[b + 1] - begin[b] > 1) std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
+        if (begin[b + 1] - begin[b] > 1)
+            std::sort(sorted.begin() + begin[b], sorted.begin() + begin[b + 1], less);
 
     std::vector<uint32_t> order(n);
     for (size_t k = 0; k < n; ++k) order[k] = sorted[k].slot;

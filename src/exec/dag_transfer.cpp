@@ -8,8 +8,11 @@ namespace barrel::exec {
 namespace {
 
 constexpr std::array<std::string_view, 5> kSignatures = {
-    "userAdd(string,uint256)", "userSave(string,uint256)", "userDraw(string,uint256)",
-    "userBalance(string)", "userTransfer(string,string,uint256)",
+    "userAdd(string,uint256)",
+    "userSave(string,uint256)",
+    "userDraw(string,uint256)",
+    "userBalance(string)",
+    "userTransfer(string,string,uint256)",
 };
 
 const std::array<uint32_t, 5>& selectors() noexcept {
@@ -119,7 +122,8 @@ Bytes encode_call(const DagCall& call) {
 u256 code_word(DagCode code) noexcept {
     const auto v = static_cast<int32_t>(code);
     if (v >= 0) return u256{static_cast<uint32_t>(v)};
-    return ~u256{static_cast<uint32_t>(-v)} + 1;  // two's complement, as Solidity's int256 → uint256
+    return ~u256{static_cast<uint32_t>(-v)} +
+           1;  // two's complement, as Solidity's int256 → uint256
 }
 
 Bytes encode_return(DagCode code) {

@@ -294,7 +294,8 @@ Expected<Loaded, ExecError> load(const state::StateReader& parent, const Dag& da
     auto order_keys = [&] { out.key_order = slots_in_key_order(dag); };
     both(parallel, read_all, order_keys);
     if (corrupt || unreadable)
-        return unexpected(ExecError{corrupt ? ExecErrorCode::state_corrupt : ExecErrorCode::state_unreadable, 0});
+        return unexpected(
+            ExecError{corrupt ? ExecErrorCode::state_corrupt : ExecErrorCode::state_unreadable, 0});
     return out;
 }
 
@@ -551,8 +552,8 @@ std::optional<u256> sum_fees(const block::Block& block, std::span<const Receipt>
 /// `fees` credited to the coinbase; balance_overflow if the coinbase's balance would overflow, or
 /// the read failure of the coinbase's parent account.
 Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Loaded& loaded,
-                                              const Address& coinbase, const u256& fees,
-                                              const state::StateReader& parent) {
+                                                        const Address& coinbase, const u256& fees,
+                                                        const state::StateReader& parent) {
     auto changed = [](const Slot& slot) {
         return slot.exists != slot.existed || !(slot.account == slot.original);
     };

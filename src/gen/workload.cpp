@@ -6,13 +6,14 @@
 //   deterministic functions (libsecp256k1 signs with RFC 6979 nonces);
 // - sealing runs the real executor, whose results do not depend on the thread count.
 
+#include "gen/workload.hpp"
+
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 #include <barrel/core/parallel.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
-#include "gen/workload.hpp"
 #include <barrel/tx/transaction.hpp>
 
 #include <algorithm>
@@ -217,12 +218,13 @@ Draft& Generator::start(std::vector<Draft>& drafts, size_t signer) {
     for (size_t e = 0; e < entries; ++e) {
         tx::AccessListEntry entry;
         entry.address = m_random.coin() ? m_accounts[m_random.below(accounts())].address
-                                         : exec::kDagTransferAddress;
+                                        : exec::kDagTransferAddress;
         if (m_random.coin()) {
             Hash key;
             for (size_t w = 0; w < 4; ++w) {
                 const uint64_t r = m_random.next();
-                for (size_t b = 0; b < 8; ++b) key[w * 8 + b] = static_cast<uint8_t>(r >> (56 - 8 * b));
+                for (size_t b = 0; b < 8; ++b)
+                    key[w * 8 + b] = static_cast<uint8_t>(r >> (56 - 8 * b));
             }
             entry.storage_keys.push_back(key);
         }
@@ -332,7 +334,7 @@ void Generator::malformed_call(std::vector<Draft>& drafts) {
     const std::string user = user_name(m_random.below(m_users));
     switch (m_random.below(4)) {
         case 0: d.data = {0xde, 0xad, 0xbe, 0xef}; break;  // no such function
-        case 1:  // cut short
+        case 1:                                            // cut short
             d.data = exec::encode_call({exec::DagFunction::user_save, user, {}, u256{5}});
             d.data.resize(d.data.size() - 32);
             break;
@@ -412,12 +414,14 @@ chain::Genesis make_genesis(const Options& o, const std::vector<KeyPair>& accoun
     g.timestamp = kGenesisTimestamp;
     g.coinbase = coinbase_address();
     g.alloc.accounts.reserve(accounts.size());
-    for (const auto& a : accounts) g.alloc.accounts.emplace_back(a.address, state::Account{0, account_balance()});
+    for (const auto& a : accounts)
+        g.alloc.accounts.emplace_back(a.address, state::Account{0, account_balance()});
     auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
     std::sort(g.alloc.accounts.begin(), g.alloc.accounts.end(), by_key);
     if (o.mix != Mix::transfer) {
         g.alloc.users.reserve(o.accounts);
-        for (size_t i = 0; i < o.accounts; ++i) g.alloc.users.emplace_back(user_name(i), user_balance());
+        for (size_t i = 0; i < o.accounts; ++i)
+            g.alloc.users.emplace_back(user_name(i), user_balance());
         std::sort(g.alloc.users.begin(), g.alloc.users.end(), by_key);
     }
     return g;
@@ -434,9 +438,9 @@ Expected<void, std::string> validate(const Options& o) {
         return fail("--txs: must be between 1 and " + std::to_string(kMaxTxsPerBlock) + ", got " +
                     std::to_string(o.txs));
     if (o.blocks > kMaxTotalTxs / o.txs)
-        return fail("--blocks: " + std::to_string(o.blocks) + " blocks of " + std::to_string(o.txs) +
-                    " transactions exceed the limit of " + std::to_string(kMaxTotalTxs) +
-                    " transactions");
+        return fail("--blocks: " + std::to_string(o.blocks) + " blocks of " +
+                    std::to_string(o.txs) + " transactions exceed the limit of " +
+                    std::to_string(kMaxTotalTxs) + " transactions");
     if (o.accounts < 2 || o.accounts > kMaxAccounts)
         return fail("--accounts: must be between 2 and " + std::to_string(kMaxAccounts) + ", got " +
                     std::to_string(o.accounts));
@@ -453,15 +457,18 @@ Expected<Workload, std::string> generate(const Options& o) {
     if (auto valid = validate(o); !valid) return unexpected(valid.error());
 
     std::vector<KeyPair> accounts(o.accounts);
-    for_each_index(accounts.size(), true, [&](size_t i) { accounts[i] = derive_account(o.seed, i); });
+    for_each_index(accounts.size(), true,
+                   [&](size_t i) { accounts[i] = derive_account(o.seed, i); });
 
     Workload w;
     w.genesis = make_genesis(o, accounts);
     const auto& alloc = w.genesis.alloc.accounts;
     for (size_t i = 1; i < alloc.size(); ++i)
         if (alloc[i].first == alloc[i - 1].first)
-            return unexpected("internal: two generated accounts share address " + to_hex(alloc[i].first));
-    if (std::binary_search(alloc.begin(), alloc.end(), std::pair{w.genesis.coinbase, state::Account{}},
+            return unexpected("internal: two generated accounts share address " +
+                              to_hex(alloc[i].first));
+    if (std::binary_search(alloc.begin(), alloc.end(),
+                           std::pair{w.genesis.coinbase, state::Account{}},
                            [](const auto& a, const auto& b) { return a.first < b.first; }))
         return unexpected(std::string{"internal: a generated account is the coinbase"});
 
@@ -488,7 +495,8 @@ Expected<Workload, std::string> generate(const Options& o) {
         for_each_index(n, true, [&](size_t i) {
             Draft& d = drafts[i];
             d.tx.data = d.data;
-            if (!tx::sign(d.tx, accounts[d.signer].key)) sign_failed.store(true, std::memory_order_relaxed);
+            if (!tx::sign(d.tx, accounts[d.signer].key))
+                sign_failed.store(true, std::memory_order_relaxed);
             encodings[i] = tx::encode(d.tx);
         });
         if (sign_failed.load()) return unexpected(std::string{"internal: signing failed"});
@@ -507,12 +515,13 @@ Expected<Workload, std::string> generate(const Options& o) {
         // Seal: execute the block as an importer would (senders known, so not recovered).
         auto decoded = block::decode_block(block::encode_block(header, views));
         if (!decoded)
-            return unexpected("internal: block " + std::to_string(number) + ": " + block::describe(decoded.error()));
+            return unexpected("internal: block " + std::to_string(number) + ": " +
+                              block::describe(decoded.error()));
         decoded->senders = senders;
         auto outcome = exec::execute(*decoded, state, parent_root, w.genesis.config);
         if (!outcome)
-            return unexpected("internal: block " + std::to_string(number) + " does not execute: " +
-                              exec::describe(outcome.error()));
+            return unexpected("internal: block " + std::to_string(number) +
+                              " does not execute: " + exec::describe(outcome.error()));
         header.gas_used = outcome->gas_used;
         header.txs_root = outcome->txs_root;
         header.receipts_root = outcome->receipts_root;

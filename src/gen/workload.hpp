@@ -33,8 +33,8 @@ std::optional<Mix> parse_mix(std::string_view text) noexcept;
 struct Options {
     uint64_t seed{1};
     size_t blocks{1};
-    size_t txs{2500};          ///< transactions per block
-    size_t accounts{10'000};   ///< funded accounts (and, for dag/mixed, DagTransfer users)
+    size_t txs{2500};         ///< transactions per block
+    size_t accounts{10'000};  ///< funded accounts (and, for dag/mixed, DagTransfer users)
     /// Size of the hot sets: the first hot_accounts accounts (transfers) and users (DagTransfer
     /// calls). Account and user keys never conflict with each other, so with hot_ratio 1 and one
     /// hot account a transfer or dag block is one dependency chain, a mixed block about two.

@@ -24,7 +24,8 @@ void write_tx_json(JsonWriter& w, const tx::Transaction& t, const Hash& hash,
         }
         w.end_array();
     }
-    if (at) w.key("block_hash").bytes(at->block_hash).key("block_number").quantity(at->block_number);
+    if (at)
+        w.key("block_hash").bytes(at->block_hash).key("block_number").quantity(at->block_number);
     w.key("chain_id");
     t.chain_id ? w.quantity(*t.chain_id) : w.null();
     w.key("gas_limit").quantity(t.gas_limit);

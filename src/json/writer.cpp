@@ -96,7 +96,8 @@ JsonWriter& JsonWriter::bytes(BytesView value) {
 
 JsonWriter& JsonWriter::quantity(uint64_t value) {
     separate();
-    const unsigned digits = value == 0 ? 1 : (64 - static_cast<unsigned>(std::countl_zero(value)) + 3) / 4;
+    const unsigned digits =
+        value == 0 ? 1 : (64 - static_cast<unsigned>(std::countl_zero(value)) + 3) / 4;
     char* p = grow(m_out, digits + 4);
     p[0] = '"';
     p[1] = '0';

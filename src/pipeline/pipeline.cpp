@@ -134,7 +134,8 @@ public:
 
     state::ReadResult<state::Account> account(const Address& address) const override {
         for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
-            if (const auto* v = find((*it)->writes.accounts, address)) return std::optional<state::Account>{*v};
+            if (const auto* v = find((*it)->writes.accounts, address))
+                return std::optional<state::Account>{*v};
         return m_store.account(address);
     }
     state::ReadResult<u256> user(std::string_view name) const override {

@@ -91,7 +91,8 @@ Expected<BytesView, DecodingError> decode_list(BytesView& from) noexcept {
 
 namespace {
 /// The payload of a canonical integer: a string without leading zeros of at most max_bytes.
-Expected<BytesView, DecodingError> decode_integer_bytes(BytesView& from, size_t max_bytes) noexcept {
+Expected<BytesView, DecodingError> decode_integer_bytes(BytesView& from,
+                                                        size_t max_bytes) noexcept {
     const auto s = decode_string(from);
     if (!s) return s;
     if (!s->empty() && (*s)[0] == 0) return unexpected(DecodingError::leading_zero);

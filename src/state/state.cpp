@@ -95,7 +95,9 @@ std::optional<u256> MemoryState::find_user(std::string_view name) const {
     return it->second;
 }
 
-void MemoryState::set_account(const Address& address, const Account& account) { m_accounts[address] = account; }
+void MemoryState::set_account(const Address& address, const Account& account) {
+    m_accounts[address] = account;
+}
 
 void MemoryState::set_user(std::string_view name, const u256& balance) {
     m_users.insert_or_assign(std::string{name}, balance);

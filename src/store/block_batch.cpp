@@ -1,8 +1,8 @@
 #include "block_batch.hpp"
-#include "document_writers.hpp"
 
 #include <barrel/core/parallel.hpp>
 
+#include "document_writers.hpp"
 #include <rocksdb/write_batch.h>
 
 #include <cassert>
@@ -41,7 +41,8 @@ void append_length_prefixed(std::string& out, std::string_view bytes) {
 
 }  // namespace
 
-void append_put_record(std::string& records, uint32_t family_id, std::string_view key, std::string_view value) {
+void append_put_record(std::string& records, uint32_t family_id, std::string_view key,
+                       std::string_view value) {
     if (family_id == 0) {
         records.push_back(kTypeValue);
     } else {
@@ -53,8 +54,9 @@ void append_put_record(std::string& records, uint32_t family_id, std::string_vie
 }
 
 size_t put_record_size(uint32_t family_id, std::string_view key, std::string_view value) noexcept {
-    return 1 + (family_id == 0 ? 0 : varint32_size(family_id)) + varint32_size(static_cast<uint32_t>(key.size())) +
-           key.size() + varint32_size(static_cast<uint32_t>(value.size())) + value.size();
+    return 1 + (family_id == 0 ? 0 : varint32_size(family_id)) +
+           varint32_size(static_cast<uint32_t>(key.size())) + key.size() +
+           varint32_size(static_cast<uint32_t>(value.size())) + value.size();
 }
 
 void set_record_count(std::string& rep, uint32_t count) noexcept {
@@ -70,14 +72,16 @@ bool put_records_match_rocksdb() {
             uint32_t family;
             std::string_view key, value;
         };
-        const Put puts[] = {{0, "k", "value"},      {127, b127, b128},      {128, b128, b16384},
-                            {200, std::string_view{"\0\x01", 2}, ""}, {16'384, b16384, b127}, {70'000, "key", "x"}};
+        const Put puts[] = {{0, "k", "value"},      {127, b127, b128},
+                            {128, b128, b16384},    {200, std::string_view{"\0\x01", 2}, ""},
+                            {16'384, b16384, b127}, {70'000, "key", "x"}};
         rocksdb::WriteBatch reference;
         std::string ours(kBatchHeaderSize, '\0');
         for (const Put& p : puts) {
             FamilyId family{p.family};
-            if (!reference.Put(&family, rocksdb::Slice{p.key.data(), p.key.size()},
-                               rocksdb::Slice{p.value.data(), p.value.size()})
+            if (!reference
+                     .Put(&family, rocksdb::Slice{p.key.data(), p.key.size()},
+                          rocksdb::Slice{p.value.data(), p.value.size()})
                      .ok())
                 return false;
             append_put_record(ours, p.family, p.key, p.value);
@@ -86,26 +90,29 @@ bool put_records_match_rocksdb() {
         // And the library parses them back as the same puts.
         struct Reader final : rocksdb::WriteBatch::Handler {
             std::vector<std::tuple<uint32_t, std::string, std::string>> puts;
-            rocksdb::Status PutCF(uint32_t family, const rocksdb::Slice& key, const rocksdb::Slice& value) override {
+            rocksdb::Status PutCF(uint32_t family, const rocksdb::Slice& key,
+                                  const rocksdb::Slice& value) override {
                 puts.emplace_back(family, key.ToString(), value.ToString());
                 return rocksdb::Status::OK();
             }
         } reader;
         rocksdb::WriteBatch rebuilt{std::string{ours}};
-        if (reference.Data() != ours || !rebuilt.Iterate(&reader).ok() || reader.puts.size() != std::size(puts))
+        if (reference.Data() != ours || !rebuilt.Iterate(&reader).ok() ||
+            reader.puts.size() != std::size(puts))
             return false;
         for (size_t i = 0; i < std::size(puts); ++i) {
             const auto& [family, key, value] = reader.puts[i];
-            if (family != puts[i].family || key != puts[i].key || value != puts[i].value) return false;
+            if (family != puts[i].family || key != puts[i].key || value != puts[i].value)
+                return false;
         }
         return true;
     }();
     return match;
 }
 
-BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
-                              std::string_view header_key, std::span<const PutRecord> tail, bool parallel,
-                              std::string buffer) {
+BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o,
+                              const DocumentFamilies& families, std::string_view header_key,
+                              std::span<const PutRecord> tail, bool parallel, std::string buffer) {
     const block::Header& h = *b.header;
     const size_t n = b.size();
     const size_t n_accounts = o.writes.accounts.size();

@@ -33,7 +33,8 @@ inline constexpr size_t kBatchHeaderSize = 12;
 
 /// Appends a Put of `value` under `key` in column family `family_id` to `records`. Key and value
 /// must each be shorter than 4 GiB (WriteBatch::Put refuses longer ones).
-void append_put_record(std::string& records, uint32_t family_id, std::string_view key, std::string_view value);
+void append_put_record(std::string& records, uint32_t family_id, std::string_view key,
+                       std::string_view value);
 
 /// The bytes append_put_record appends for these arguments.
 size_t put_record_size(uint32_t family_id, std::string_view key, std::string_view value) noexcept;
@@ -52,7 +53,9 @@ public:
     explicit FamilyId(uint32_t id) : m_id{id} {}
     const std::string& GetName() const override { return m_name; }
     uint32_t GetID() const override { return m_id; }
-    rocksdb::Status GetDescriptor(rocksdb::ColumnFamilyDescriptor*) override { return rocksdb::Status::NotSupported(); }
+    rocksdb::Status GetDescriptor(rocksdb::ColumnFamilyDescriptor*) override {
+        return rocksdb::Status::NotSupported();
+    }
     const rocksdb::Comparator* GetComparator() const override { return nullptr; }
 
 private:
@@ -77,9 +80,9 @@ struct PutRecord {
 };
 
 struct BlockBatch {
-    std::string rep;     ///< for rocksdb::WriteBatch(std::string&&)
-    size_t records{0};   ///< Put records in rep
-    size_t bytes{0};     ///< key and value bytes of all records
+    std::string rep;    ///< for rocksdb::WriteBatch(std::string&&)
+    size_t records{0};  ///< Put records in rep
+    size_t bytes{0};    ///< key and value bytes of all records
 };
 
 /// Every document the commit of `block` writes, as Put records encoded in parallel (or serially)
@@ -90,7 +93,8 @@ struct BlockBatch {
 /// saves mapping and zeroing megabytes per block.
 BlockBatch encode_block_batch(const block::Block& block, const exec::Outcome& outcome,
                               const DocumentFamilies& families, std::string_view header_key,
-                              std::span<const PutRecord> tail, bool parallel = true, std::string buffer = {});
+                              std::span<const PutRecord> tail, bool parallel = true,
+                              std::string buffer = {});
 
 /// A WriteBatch over a representation built by encode_block_batch, which gives the
 /// representation's buffer back once written, for the next block's batch.

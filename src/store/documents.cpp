@@ -5,7 +5,6 @@
 
 #include "document_writers.hpp"
 
-
 namespace barrel::store {
 
 using nlohmann::json;
@@ -23,45 +22,66 @@ std::string reserved(size_t fields, size_t extra = 0) {
 }  // namespace
 
 // Every writer below gives its keys in ascending order: that is the order dump() writes an
-// nlohmann object in (test/unit/store_documents_test.cpp compares the two on random documents). Each
-// appends to `out`: the commit writes a block's documents one after another into one buffer.
+// nlohmann object in (test/unit/store_documents_test.cpp compares the two on random documents).
+// Each appends to `out`: the commit writes a block's documents one after another into one buffer.
 
-void write_header_document(std::string& out, const block::Header& h, const Hash& hash, size_t tx_count) {
+void write_header_document(std::string& out, const block::Header& h, const Hash& hash,
+                           size_t tx_count) {
     JsonWriter w{out};
     w.begin_object()
-        .key("chain_id").quantity(h.chain_id)
-        .key("coinbase").bytes(h.coinbase)
-        .key("gas_limit").quantity(h.gas_limit)
-        .key("gas_used").quantity(h.gas_used)
-        .key("hash").bytes(hash)
-        .key("number").quantity(h.number)
-        .key("parent_hash").bytes(h.parent_hash)
-        .key("receipts_root").bytes(h.receipts_root)
-        .key("state_root").bytes(h.state_root)
-        .key("timestamp").quantity(h.timestamp)
-        .key("transaction_count").quantity(uint64_t{tx_count})
-        .key("txs_root").bytes(h.txs_root)
+        .key("chain_id")
+        .quantity(h.chain_id)
+        .key("coinbase")
+        .bytes(h.coinbase)
+        .key("gas_limit")
+        .quantity(h.gas_limit)
+        .key("gas_used")
+        .quantity(h.gas_used)
+        .key("hash")
+        .bytes(hash)
+        .key("number")
+        .quantity(h.number)
+        .key("parent_hash")
+        .bytes(h.parent_hash)
+        .key("receipts_root")
+        .bytes(h.receipts_root)
+        .key("state_root")
+        .bytes(h.state_root)
+        .key("timestamp")
+        .quantity(h.timestamp)
+        .key("transaction_count")
+        .quantity(uint64_t{tx_count})
+        .key("txs_root")
+        .bytes(h.txs_root)
         .end_object();
 }
 
-void write_tx_document(std::string& out, const tx::Transaction& t, const Hash& tx_hash, const Address& sender,
-                       uint64_t block_number, const Hash& block_hash, size_t index) {
+void write_tx_document(std::string& out, const tx::Transaction& t, const Hash& tx_hash,
+                       const Address& sender, uint64_t block_number, const Hash& block_hash,
+                       size_t index) {
     JsonWriter w{out};
     const TxLocation at{block_number, block_hash, index};
     write_tx_json(w, t, tx_hash, sender, &at);
 }
 
-void write_receipt_document(std::string& out, const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number,
-                            size_t index) {
+void write_receipt_document(std::string& out, const exec::Receipt& r, const Hash& tx_hash,
+                            uint64_t block_number, size_t index) {
     JsonWriter w{out};
     w.begin_object()
-        .key("block_number").quantity(block_number)
-        .key("cumulative_gas_used").quantity(r.cumulative_gas_used)
-        .key("gas_used").quantity(r.gas_used)
-        .key("index").quantity(uint64_t{index})
-        .key("output").bytes(r.output)
-        .key("status").quantity(uint64_t{r.status ? 1u : 0u})
-        .key("transaction_hash").bytes(tx_hash)
+        .key("block_number")
+        .quantity(block_number)
+        .key("cumulative_gas_used")
+        .quantity(r.cumulative_gas_used)
+        .key("gas_used")
+        .quantity(r.gas_used)
+        .key("index")
+        .quantity(uint64_t{index})
+        .key("output")
+        .bytes(r.output)
+        .key("status")
+        .quantity(uint64_t{r.status ? 1u : 0u})
+        .key("transaction_hash")
+        .bytes(tx_hash)
         .end_object();
 }
 
@@ -72,7 +92,12 @@ void write_account_document(std::string& out, const state::Account& a) {
 
 void write_user_document(std::string& out, std::string_view name, const u256& balance) {
     JsonWriter w{out};
-    w.begin_object().key("balance").quantity(balance).key("name").bytes(as_bytes(name)).end_object();
+    w.begin_object()
+        .key("balance")
+        .quantity(balance)
+        .key("name")
+        .bytes(as_bytes(name))
+        .end_object();
 }
 
 std::string header_document(const block::Header& h, const Hash& hash, size_t tx_count) {
@@ -81,16 +106,18 @@ std::string header_document(const block::Header& h, const Hash& hash, size_t tx_
     return out;
 }
 
-std::string tx_document(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
-                        const Hash& block_hash, size_t index) {
+std::string tx_document(const tx::Transaction& t, const Hash& tx_hash, const Address& sender,
+                        uint64_t block_number, const Hash& block_hash, size_t index) {
     size_t access_list_bytes = 0;
-    for (const auto& entry : t.access_list) access_list_bytes += 64 + entry.storage_keys.size() * 70;
+    for (const auto& entry : t.access_list)
+        access_list_bytes += 64 + entry.storage_keys.size() * 70;
     std::string out = reserved(19, 2 * t.data.size() + access_list_bytes);
     write_tx_document(out, t, tx_hash, sender, block_number, block_hash, index);
     return out;
 }
 
-std::string receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
+std::string receipt_document(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number,
+                             size_t index) {
     std::string out = reserved(7, 2 * r.output.size());
     write_receipt_document(out, r, tx_hash, block_number, index);
     return out;

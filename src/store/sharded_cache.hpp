@@ -25,7 +25,8 @@ class ShardedCache {
 public:
     static constexpr size_t kShards = 32;
 
-    /// Holds at most `capacity` entries, rounded up to a multiple of kShards (at least one per shard).
+    /// Holds at most `capacity` entries, rounded up to a multiple of kShards (at least one per
+    /// shard).
     explicit ShardedCache(size_t capacity)
         : m_shard_capacity{std::max<size_t>(1, capacity / kShards + (capacity % kShards != 0))},
           m_shards{std::make_unique<Shard[]>(kShards)} {
@@ -44,8 +45,8 @@ public:
         put_if(k, std::move(v), [] { return true; });
     }
 
-    /// put, but only if `allow()` (called with the shard locked) says so; returns whether it stored.
-    /// Lets a caller make "store this unless something changed since I read it" atomic with
+    /// put, but only if `allow()` (called with the shard locked) says so; returns whether it
+    /// stored. Lets a caller make "store this unless something changed since I read it" atomic with
     /// respect to other writers of the same key.
     template <class Allow>
     bool put_if(const Key& k, Value v, Allow&& allow) {

@@ -45,7 +45,8 @@ Expected<Address, TxError> recover_sender(const Transaction& tx, const Hash& sig
     store_be32(tx.s, compact + 32);
     const auto* ctx = shared_secp256k1_context();
     secp256k1_ecdsa_recoverable_signature sig;
-    if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact, tx.y_parity ? 1 : 0) != 1)
+    if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &sig, compact,
+                                                            tx.y_parity ? 1 : 0) != 1)
         return unexpected(TxError{TxErrorCode::invalid_signature, Field::none, {}});
     secp256k1_pubkey pubkey;
     if (secp256k1_ecdsa_recover(ctx, &pubkey, &sig, sighash.data()) != 1)
@@ -64,7 +65,8 @@ bool sign(Transaction& tx, const Hash& private_key) noexcept {
     const Hash sighash = signing_hash(tx);
     secp256k1_ecdsa_recoverable_signature sig;
     const auto* ctx = shared_secp256k1_context();
-    if (secp256k1_ecdsa_sign_recoverable(ctx, &sig, sighash.data(), private_key.data(), nullptr, nullptr) != 1)
+    if (secp256k1_ecdsa_sign_recoverable(ctx, &sig, sighash.data(), private_key.data(), nullptr,
+                                         nullptr) != 1)
         return false;
     uint8_t compact[64];
     int recid = 0;

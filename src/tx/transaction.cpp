@@ -54,7 +54,8 @@ std::string describe(const TxError& error) {
         out += to_string(error.field);
         out += ": ";
     }
-    out += error.code == TxErrorCode::malformed_rlp ? rlp::to_string(error.rlp) : to_string(error.code);
+    out += error.code == TxErrorCode::malformed_rlp ? rlp::to_string(error.rlp)
+                                                    : to_string(error.code);
     return out;
 }
 
@@ -83,14 +84,19 @@ public:
     }
     Expected<uint64_t, TxError> u64(Field f) noexcept { return read<uint64_t>(f, rlp::decode_u64); }
     Expected<u256, TxError> uint256(Field f) noexcept { return read<u256>(f, rlp::decode_u256); }
-    Expected<BytesView, TxError> string(Field f) noexcept { return read<BytesView>(f, rlp::decode_string); }
-    Expected<BytesView, TxError> list(Field f) noexcept { return read<BytesView>(f, rlp::decode_list); }
+    Expected<BytesView, TxError> string(Field f) noexcept {
+        return read<BytesView>(f, rlp::decode_string);
+    }
+    Expected<BytesView, TxError> list(Field f) noexcept {
+        return read<BytesView>(f, rlp::decode_list);
+    }
 
     Expected<std::optional<Address>, TxError> to() noexcept {
         auto s = string(Field::to);
         if (!s) return unexpected(s.error());
         if (s->empty()) return std::optional<Address>{};
-        if (s->size() != Address::size()) return rlp_error(Field::to, rlp::DecodingError::unexpected_length);
+        if (s->size() != Address::size())
+            return rlp_error(Field::to, rlp::DecodingError::unexpected_length);
         return std::optional<Address>{Address::from_view(*s)};
     }
 
@@ -148,7 +154,8 @@ Expected<Transaction, TxError> decode_legacy(BytesView payload) {
         tx.y_parity = v == 28;
     } else if (v >= 35) {
         const u256 chain_id = (v - 35) / 2;
-        if (chain_id > std::numeric_limits<uint64_t>::max()) return tx_error(TxErrorCode::invalid_v, Field::v);
+        if (chain_id > std::numeric_limits<uint64_t>::max())
+            return tx_error(TxErrorCode::invalid_v, Field::v);
         tx.chain_id = static_cast<uint64_t>(chain_id);
         tx.y_parity = ((v - 35) & 1) != 0;
     } else {
@@ -307,15 +314,18 @@ Expected<void, TxError> validate(const Transaction& tx, uint64_t chain_id) noexc
     if (tx.r == 0 || tx.r >= kSecpN) return tx_error(TxErrorCode::invalid_signature, Field::r);
     if (tx.s == 0 || tx.s >= kSecpN) return tx_error(TxErrorCode::invalid_signature, Field::s);
     if (tx.s > kSecpHalfN) return tx_error(TxErrorCode::high_s, Field::s);
-    if (tx.chain_id && *tx.chain_id != chain_id) return tx_error(TxErrorCode::wrong_chain_id, Field::chain_id);
-    if (tx.nonce == std::numeric_limits<uint64_t>::max()) return tx_error(TxErrorCode::nonce_too_big, Field::nonce);
+    if (tx.chain_id && *tx.chain_id != chain_id)
+        return tx_error(TxErrorCode::wrong_chain_id, Field::chain_id);
+    if (tx.nonce == std::numeric_limits<uint64_t>::max())
+        return tx_error(TxErrorCode::nonce_too_big, Field::nonce);
     if (tx.is_creation() && tx.data.size() > kMaxInitCodeSize)
         return tx_error(TxErrorCode::init_code_too_large, Field::data);
     if (tx.max_priority_fee_per_gas > tx.max_fee_per_gas)
         return tx_error(TxErrorCode::priority_fee_above_cap, Field::max_priority_fee_per_gas);
     if (!checked_mul(u256{tx.gas_limit}, tx.max_fee_per_gas))
         return tx_error(TxErrorCode::fee_cap_overflow, Field::gas_limit);
-    if (intrinsic_gas(tx) > tx.gas_limit) return tx_error(TxErrorCode::intrinsic_gas_too_low, Field::gas_limit);
+    if (intrinsic_gas(tx) > tx.gas_limit)
+        return tx_error(TxErrorCode::intrinsic_gas_too_low, Field::gas_limit);
     return {};
 }
 

@@ -3,11 +3,12 @@
 // Decoding is strict, so a block that decodes is the canonical encoding of what it decoded to:
 // with an offset-indexed transaction list, encode_block(header, tx_encodings) gives back exactly
 // the input; with a plain RLP list, [header, encode_plain_tx_list(tx_encodings)] does, and the
-// block re-encoded with the offset index decodes to the same header and transactions. Every decoded transaction re-encodes to its
-// slot, every hash is keccak256 of what it names, and every view points into the block's own
-// bytes. Errors name themselves and carry an index exactly when they concern one transaction.
-// Then the input is walked as a chain file with split_block, decoding each block. Serial only:
-// the parallel path runs the same per-slot code (and is covered by the unit tests and TSan).
+// block re-encoded with the offset index decodes to the same header and transactions. Every decoded
+// transaction re-encodes to its slot, every hash is keccak256 of what it names, and every view
+// points into the block's own bytes. Errors name themselves and carry an index exactly when they
+// concern one transaction. Then the input is walked as a chain file with split_block, decoding each
+// block. Serial only: the parallel path runs the same per-slot code (and is covered by the unit
+// tests and TSan).
 //
 // Seed corpus: test/fuzz/corpus/block/ (scripts/make_fuzz_corpus.py block: small blocks of mixed
 // official transactions, an empty block, plain-list blocks, a chain of three blocks).
@@ -18,12 +19,12 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "fuzz_check.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include "fuzz_check.hpp"
 
 using namespace barrel;
 using fuzz::same;
@@ -36,8 +37,9 @@ namespace {
 
 /// Whether the error kind is one that names a transaction index.
 bool has_index(BlockErrorCode c) noexcept {
-    return c == BlockErrorCode::offsets_not_increasing || c == BlockErrorCode::offset_out_of_range ||
-           c == BlockErrorCode::slot_trailing_bytes || c == BlockErrorCode::malformed_tx;
+    return c == BlockErrorCode::offsets_not_increasing ||
+           c == BlockErrorCode::offset_out_of_range || c == BlockErrorCode::slot_trailing_bytes ||
+           c == BlockErrorCode::malformed_tx;
 }
 
 void check_error(const block::BlockError& e, BytesView input) {

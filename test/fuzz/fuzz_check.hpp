@@ -14,12 +14,15 @@
 namespace barrel::fuzz {
 
 [[noreturn]] inline void fail(const char* target, const char* what, int line, BytesView input) {
-    std::fprintf(stderr, "%s: check failed at line %d: %s\ninput (%zu bytes): %s\n", target, line, what,
-                 input.size(), to_hex(input.first(std::min<size_t>(input.size(), 1024))).c_str());
+    std::fprintf(stderr, "%s: check failed at line %d: %s\ninput (%zu bytes): %s\n", target, line,
+                 what, input.size(),
+                 to_hex(input.first(std::min<size_t>(input.size(), 1024))).c_str());
     std::abort();
 }
 
-inline bool same(BytesView a, BytesView b) noexcept { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
+inline bool same(BytesView a, BytesView b) noexcept {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
 
 /// `part` lies inside `whole` (decoded payloads are views into the input, never copies).
 inline bool within(BytesView part, BytesView whole) noexcept {
@@ -29,7 +32,7 @@ inline bool within(BytesView part, BytesView whole) noexcept {
 
 }  // namespace barrel::fuzz
 
-#define FUZZ_CHECK(cond)                                                          \
-    do {                                                                          \
-        if (!(cond)) ::barrel::fuzz::fail(kFuzzTarget, #cond, __LINE__, input);   \
+#define FUZZ_CHECK(cond)                                                        \
+    do {                                                                        \
+        if (!(cond)) ::barrel::fuzz::fail(kFuzzTarget, #cond, __LINE__, input); \
     } while (false)

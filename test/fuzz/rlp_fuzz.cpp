@@ -10,12 +10,12 @@
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "fuzz_check.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
-
-#include "fuzz_check.hpp"
 
 using namespace barrel;
 using fuzz::same;

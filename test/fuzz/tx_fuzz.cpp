@@ -13,11 +13,11 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include "fuzz_check.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-
-#include "fuzz_check.hpp"
 
 using namespace barrel;
 using fuzz::same;
@@ -39,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // Structural invariants of a decoded transaction.
     FUZZ_CHECK(within(t.data, input));  // calldata is a view into the input
     FUZZ_CHECK(t.type == tx::TxType::legacy || t.chain_id.has_value());
-    if (t.type != tx::TxType::dynamic_fee) FUZZ_CHECK(t.max_priority_fee_per_gas == t.max_fee_per_gas);
+    if (t.type != tx::TxType::dynamic_fee)
+        FUZZ_CHECK(t.max_priority_fee_per_gas == t.max_fee_per_gas);
     if (t.type == tx::TxType::legacy) FUZZ_CHECK(t.access_list.empty());
 
     // Canonical: re-encoding reproduces the input byte for byte, and decodes to the same value.

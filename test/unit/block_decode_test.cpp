@@ -6,14 +6,13 @@
 // The rows are built from a valid block by replacing one part, so each row differs from a block
 // that decodes in exactly the way its name says (block_decode.table_bases_decode checks that).
 
-#include "block_fixtures.hpp"
-#include "rlp_build.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "block_fixtures.hpp"
+#include "rlp_build.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,7 +59,8 @@ struct AllocationProbe {
 void* operator new(std::size_t n) {
     if (g_probe_active.load(std::memory_order_relaxed)) {
         size_t cur = g_probe_largest.load(std::memory_order_relaxed);
-        while (n > cur && !g_probe_largest.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
+        while (n > cur &&
+               !g_probe_largest.compare_exchange_weak(cur, n, std::memory_order_relaxed)) {
         }
     }
     if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
@@ -74,8 +74,8 @@ namespace {
 // ---- building blocks byte by byte (and rlp_build.hpp) ---------------------------------------
 
 Bytes be32(uint32_t v) {
-    return {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
-            static_cast<uint8_t>(v)};
+    return {static_cast<uint8_t>(v >> 24), static_cast<uint8_t>(v >> 16),
+            static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v)};
 }
 
 /// The payload of an offset-indexed list with the given count and offsets, then the area.
@@ -100,7 +100,8 @@ std::vector<Bytes> raw_items(BytesView list_encoding) {
         auto h = rlp::decode_header(rest);
         if (!h) std::abort();
         rest = rest.subspan(h->payload_length);
-        items.emplace_back(start.begin(), start.begin() + static_cast<ptrdiff_t>(start.size() - rest.size()));
+        items.emplace_back(start.begin(),
+                           start.begin() + static_cast<ptrdiff_t>(start.size() - rest.size()));
     }
     return items;
 }
@@ -145,12 +146,16 @@ Bytes indexed_item(const std::vector<Bytes>& txs) {
     return str(payload);
 }
 
-Bytes block_with_txs_item(const Bytes& txs_item) { return list({block::encode(base_header()), txs_item}); }
+Bytes block_with_txs_item(const Bytes& txs_item) {
+    return list({block::encode(base_header()), txs_item});
+}
 Bytes block_with_header(const Bytes& header) {
     return list({header, indexed_item(base_txs().encodings)});
 }
 /// A block whose transaction slots hold exactly these bytes (offsets follow the slot sizes).
-Bytes block_with_slots(const std::vector<Bytes>& slots) { return block_with_txs_item(indexed_item(slots)); }
+Bytes block_with_slots(const std::vector<Bytes>& slots) {
+    return block_with_txs_item(indexed_item(slots));
+}
 
 const Bytes& valid_block() {
     static const Bytes b = block::encode_block(base_header(), base_txs().views());
@@ -161,7 +166,8 @@ const Bytes& valid_block() {
 Bytes base_area() { return cat(base_txs().encodings); }
 std::vector<uint32_t> base_offsets() {
     std::vector<uint32_t> o{0};
-    for (const auto& t : base_txs().encodings) o.push_back(o.back() + static_cast<uint32_t>(t.size()));
+    for (const auto& t : base_txs().encodings)
+        o.push_back(o.back() + static_cast<uint32_t>(t.size()));
     return o;
 }
 
@@ -190,16 +196,26 @@ BlockError tx_err(size_t index, tx::TxError t) {
 }
 tx::TxError tx_rlp(tx::Field f, RlpError r) { return {tx::TxErrorCode::malformed_rlp, f, r}; }
 
-void expect_error(const Expected<block::Block, BlockError>& got, const BlockError& want, const char* mode) {
+void expect_error(const Expected<block::Block, BlockError>& got, const BlockError& want,
+                  const char* mode) {
     ASSERT_FALSE(got) << mode << ": decoded, expected " << describe(want);
     EXPECT_EQ(describe(got.error()), describe(want)) << mode;
-    EXPECT_TRUE(got.error() == want) << mode << ": fields differ beyond describe(): got " << describe(got.error());
+    EXPECT_TRUE(got.error() == want)
+        << mode << ": fields differ beyond describe(): got " << describe(got.error());
 }
 
 // Header field positions.
 enum HeaderPos : size_t {
-    h_parent_hash, h_number, h_timestamp, h_coinbase, h_gas_limit, h_gas_used, h_txs_root,
-    h_receipts_root, h_state_root, h_chain_id,
+    h_parent_hash,
+    h_number,
+    h_timestamp,
+    h_coinbase,
+    h_gas_limit,
+    h_gas_used,
+    h_txs_root,
+    h_receipts_root,
+    h_state_root,
+    h_chain_id,
 };
 
 struct Row {
@@ -221,19 +237,23 @@ std::vector<Row> rows() {
 
     // --- the outer [header, txs] list ---------------------------------------------------------
     add("empty_input", {}, rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
-    add("outer_is_string", str(cat({header, txs})), rlp_err(BlockErrorCode::malformed_block, RlpError::unexpected_string));
-    add("outer_is_single_byte", "05"_hex, rlp_err(BlockErrorCode::malformed_block, RlpError::unexpected_string));
+    add("outer_is_string", str(cat({header, txs})),
+        rlp_err(BlockErrorCode::malformed_block, RlpError::unexpected_string));
+    add("outer_is_single_byte", "05"_hex,
+        rlp_err(BlockErrorCode::malformed_block, RlpError::unexpected_string));
     {
         Bytes cut = valid_block();
         cut.pop_back();
-        add("outer_truncated", cut, rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
+        add("outer_truncated", cut,
+            rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
     }
     add("trailing_byte_after_block", cat({valid_block(), "00"_hex}),
         rlp_err(BlockErrorCode::malformed_block, RlpError::trailing_bytes));
     add("two_blocks", cat({valid_block(), valid_block()}),
         rlp_err(BlockErrorCode::malformed_block, RlpError::trailing_bytes));
     add("empty_outer_list", "c0"_hex, header_err(HeaderField::list, RlpError::input_too_short));
-    add("missing_txs_item", list({header}), rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
+    add("missing_txs_item", list({header}),
+        rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
     add("extra_item_after_txs", list({header, txs, "80"_hex}),
         rlp_err(BlockErrorCode::malformed_block, RlpError::trailing_bytes));
     // The txs string announces more bytes than the outer list holds.
@@ -241,25 +261,31 @@ std::vector<Row> rows() {
         rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short));
 
     // --- the header ---------------------------------------------------------------------------
-    add("header_is_string", block_with_header(str(Bytes(32, 0x11))), header_err(HeaderField::list, RlpError::unexpected_string));
+    add("header_is_string", block_with_header(str(Bytes(32, 0x11))),
+        header_err(HeaderField::list, RlpError::unexpected_string));
     {
         auto items = header_items();
         items.pop_back();
-        add("header_9_fields", block_with_header(list(items)), header_err(HeaderField::chain_id, RlpError::input_too_short));
+        add("header_9_fields", block_with_header(list(items)),
+            header_err(HeaderField::chain_id, RlpError::input_too_short));
         items.resize(3);
-        add("header_3_fields", block_with_header(list(items)), header_err(HeaderField::coinbase, RlpError::input_too_short));
+        add("header_3_fields", block_with_header(list(items)),
+            header_err(HeaderField::coinbase, RlpError::input_too_short));
     }
-    add("header_empty_list", block_with_header("c0"_hex), header_err(HeaderField::parent_hash, RlpError::input_too_short));
+    add("header_empty_list", block_with_header("c0"_hex),
+        header_err(HeaderField::parent_hash, RlpError::input_too_short));
     {
         auto items = header_items();
         items.push_back("01"_hex);
-        add("header_11_fields", block_with_header(list(items)), header_err(HeaderField::list, RlpError::trailing_bytes));
+        add("header_11_fields", block_with_header(list(items)),
+            header_err(HeaderField::list, RlpError::trailing_bytes));
     }
     add("parent_hash_31_bytes", block_with_header(header_with(h_parent_hash, str(Bytes(31, 0x11)))),
         header_err(HeaderField::parent_hash, RlpError::unexpected_length));
     add("parent_hash_33_bytes", block_with_header(header_with(h_parent_hash, str(Bytes(33, 0x11)))),
         header_err(HeaderField::parent_hash, RlpError::unexpected_length));
-    add("parent_hash_list", block_with_header(header_with(h_parent_hash, list({str(Bytes(32, 0x11))}))),
+    add("parent_hash_list",
+        block_with_header(header_with(h_parent_hash, list({str(Bytes(32, 0x11))}))),
         header_err(HeaderField::parent_hash, RlpError::unexpected_list));
     add("number_leading_zero", block_with_header(header_with(h_number, "820007"_hex)),
         header_err(HeaderField::number, RlpError::leading_zero));
@@ -275,17 +301,20 @@ std::vector<Row> rows() {
         header_err(HeaderField::coinbase, RlpError::unexpected_length));
     add("coinbase_empty", block_with_header(header_with(h_coinbase, "80"_hex)),
         header_err(HeaderField::coinbase, RlpError::unexpected_length));
-    add("gas_limit_overflow_9_bytes", block_with_header(header_with(h_gas_limit, "89010000000000000000"_hex)),
+    add("gas_limit_overflow_9_bytes",
+        block_with_header(header_with(h_gas_limit, "89010000000000000000"_hex)),
         header_err(HeaderField::gas_limit, RlpError::overflow));
     add("gas_used_leading_zero", block_with_header(header_with(h_gas_used, "82005208"_hex)),
         header_err(HeaderField::gas_used, RlpError::leading_zero));
     add("txs_root_31_bytes", block_with_header(header_with(h_txs_root, str(Bytes(31, 0x40)))),
         header_err(HeaderField::txs_root, RlpError::unexpected_length));
-    add("receipts_root_33_bytes", block_with_header(header_with(h_receipts_root, str(Bytes(33, 0x70)))),
+    add("receipts_root_33_bytes",
+        block_with_header(header_with(h_receipts_root, str(Bytes(33, 0x70)))),
         header_err(HeaderField::receipts_root, RlpError::unexpected_length));
     add("state_root_empty", block_with_header(header_with(h_state_root, "80"_hex)),
         header_err(HeaderField::state_root, RlpError::unexpected_length));
-    add("chain_id_overflow_9_bytes", block_with_header(header_with(h_chain_id, "89010000000000000000"_hex)),
+    add("chain_id_overflow_9_bytes",
+        block_with_header(header_with(h_chain_id, "89010000000000000000"_hex)),
         header_err(HeaderField::chain_id, RlpError::overflow));
     add("chain_id_leading_zero", block_with_header(header_with(h_chain_id, "820001"_hex)),
         header_err(HeaderField::chain_id, RlpError::leading_zero));
@@ -293,17 +322,23 @@ std::vector<Row> rows() {
         // The header list announces one byte more than its fields hold (the outer list is right).
         Bytes h = header;
         h[1] = static_cast<uint8_t>(h[1] + 1);
-        add("header_list_past_end", list({h}), header_err(HeaderField::list, RlpError::input_too_short));
+        add("header_list_past_end", list({h}),
+            header_err(HeaderField::list, RlpError::input_too_short));
     }
 
     // --- the offset index ---------------------------------------------------------------------
     add("txs_empty_string", block_with_txs_item("80"_hex), err(BlockErrorCode::truncated_index));
     add("txs_single_byte", block_with_txs_item("00"_hex), err(BlockErrorCode::truncated_index));
-    add("txs_3_bytes", block_with_txs_item(str("000000"_hex)), err(BlockErrorCode::truncated_index));
-    add("count_1_no_offsets", block_with_txs_item(str(be32(1))), err(BlockErrorCode::count_too_large));
-    add("count_0_no_offsets", block_with_txs_item(str(be32(0))), err(BlockErrorCode::count_too_large));
-    add("count_1_one_offset", block_with_txs_item(str(index_payload(1, {0}, {}))), err(BlockErrorCode::count_too_large));
-    add("count_2_two_offsets", block_with_txs_item(str(index_payload(2, {0, 0}, {}))), err(BlockErrorCode::count_too_large));
+    add("txs_3_bytes", block_with_txs_item(str("000000"_hex)),
+        err(BlockErrorCode::truncated_index));
+    add("count_1_no_offsets", block_with_txs_item(str(be32(1))),
+        err(BlockErrorCode::count_too_large));
+    add("count_0_no_offsets", block_with_txs_item(str(be32(0))),
+        err(BlockErrorCode::count_too_large));
+    add("count_1_one_offset", block_with_txs_item(str(index_payload(1, {0}, {}))),
+        err(BlockErrorCode::count_too_large));
+    add("count_2_two_offsets", block_with_txs_item(str(index_payload(2, {0, 0}, {}))),
+        err(BlockErrorCode::count_too_large));
     add("count_ffffffff", block_with_txs_item(str(index_payload(0xffffffff, off, area))),
         err(BlockErrorCode::count_too_large));
     add("count_0_first_offset_1", block_with_txs_item(str(index_payload(0, {1}, "00"_hex))),
@@ -346,7 +381,8 @@ std::vector<Row> rows() {
         add("offset_out_of_range_at_3", block_with_txs_item(str(index_payload(4, o, area))),
             err(BlockErrorCode::offset_out_of_range, 3));
     }
-    add("last_offset_short_of_area", block_with_txs_item(str(index_payload(4, off, cat({area, "00"_hex})))),
+    add("last_offset_short_of_area",
+        block_with_txs_item(str(index_payload(4, off, cat({area, "00"_hex})))),
         err(BlockErrorCode::last_offset_mismatch));
     add("count_0_with_area", block_with_txs_item(str(index_payload(0, {0}, "c0"_hex))),
         err(BlockErrorCode::last_offset_mismatch));
@@ -375,20 +411,23 @@ std::vector<Row> rows() {
             tx_err(0, tx_rlp(tx::Field::envelope, RlpError::input_too_short)));
     }
     add("malformed_tx_nonce_leading_zero_at_1",
-        block_with_slots({base_tx(0), tx_with(base_tx(1), 0, "820001"_hex), base_tx(2), base_tx(3)}),
+        block_with_slots(
+            {base_tx(0), tx_with(base_tx(1), 0, "820001"_hex), base_tx(2), base_tx(3)}),
         tx_err(1, tx_rlp(tx::Field::nonce, RlpError::leading_zero)));
     add("malformed_tx_typed_to_19_bytes_at_3",
-        block_with_slots({base_tx(0), base_tx(1), base_tx(2), tx_with(base_tx(3), 5, str(Bytes(19, 0x42)))}),
+        block_with_slots(
+            {base_tx(0), base_tx(1), base_tx(2), tx_with(base_tx(3), 5, str(Bytes(19, 0x42)))}),
         tx_err(3, tx_rlp(tx::Field::to, RlpError::unexpected_length)));
-    add("malformed_tx_unsupported_type_at_2", block_with_slots({base_tx(0), base_tx(1), cat({"03"_hex, "c0"_hex})}),
+    add("malformed_tx_unsupported_type_at_2",
+        block_with_slots({base_tx(0), base_tx(1), cat({"03"_hex, "c0"_hex})}),
         tx_err(2, {tx::TxErrorCode::unsupported_type, tx::Field::envelope, {}}));
     add("malformed_tx_empty_list_at_0", block_with_slots({"c0"_hex, base_tx(1)}),
         tx_err(0, {tx::TxErrorCode::too_few_fields, tx::Field::nonce, {}}));
     add("malformed_tx_string_slot_at_1", block_with_slots({base_tx(0), str("0102"_hex)}),
         tx_err(1, tx_rlp(tx::Field::envelope, RlpError::unexpected_string)));
     add("several_bad_txs_lowest_reported",
-        block_with_slots({base_tx(0), base_tx(1), tx_with(base_tx(2), 1, "00"_hex), base_tx(3), "c0"_hex,
-                          cat({base_tx(0), "00"_hex})}),
+        block_with_slots({base_tx(0), base_tx(1), tx_with(base_tx(2), 1, "00"_hex), base_tx(3),
+                          "c0"_hex, cat({base_tx(0), "00"_hex})}),
         tx_err(2, tx_rlp(tx::Field::nonce, RlpError::leading_zero)));
 
     // --- the plain-list alternative -----------------------------------------------------------
@@ -399,7 +438,8 @@ std::vector<Row> rows() {
     add("plain_list_empty_string_item", block_with_txs_item(list({base_tx(0), "80"_hex})),
         tx_err(1, tx_rlp(tx::Field::envelope, RlpError::input_too_short)));
     // go-ethereum writes a legacy transaction as a list item and rejects one wrapped in a string.
-    add("plain_list_legacy_in_string_at_1", block_with_txs_item(list({base_tx(0), str(base_tx(1)), base_tx(1)})),
+    add("plain_list_legacy_in_string_at_1",
+        block_with_txs_item(list({base_tx(0), str(base_tx(1)), base_tx(1)})),
         tx_err(1, tx_rlp(tx::Field::envelope, RlpError::unexpected_string)));
     add("plain_list_bare_typed_at_0", block_with_txs_item(list({base_tx(3)})),
         tx_err(0, tx_rlp(tx::Field::envelope, RlpError::input_too_short)));
@@ -426,9 +466,11 @@ INSTANTIATE_TEST_SUITE_P(table, block_decode_error, testing::ValuesIn(rows()), r
 TEST(block_decode, table_bases_decode) {
     ASSERT_TRUE(block::decode_block(valid_block()));
     ASSERT_TRUE(block::decode_block(block_with_header(block::encode(base_header()))));
-    ASSERT_TRUE(block::decode_block(block_with_txs_item(str(index_payload(4, base_offsets(), base_area())))));
+    ASSERT_TRUE(block::decode_block(
+        block_with_txs_item(str(index_payload(4, base_offsets(), base_area())))));
     ASSERT_TRUE(block::decode_block(block_with_slots(base_txs().encodings)));
-    ASSERT_TRUE(block::decode_block(block_with_txs_item(block::encode_plain_tx_list(base_txs().views()))));
+    ASSERT_TRUE(
+        block::decode_block(block_with_txs_item(block::encode_plain_tx_list(base_txs().views()))));
     for (size_t i = 0; i < 4; ++i) {
         // tx_with rebuilds the same bytes when the item is unchanged.
         const auto items = raw_items(BytesView{base_tx(i)}.subspan(i >= 2 ? 1 : 0));
@@ -454,7 +496,8 @@ TEST(block_decode, table_covers_every_decode_error) {
 }
 
 TEST(block_decode, describe_strings) {
-    EXPECT_EQ(describe(err(BlockErrorCode::offsets_not_increasing, 3)), "transaction 3: offsets_not_increasing");
+    EXPECT_EQ(describe(err(BlockErrorCode::offsets_not_increasing, 3)),
+              "transaction 3: offsets_not_increasing");
     EXPECT_EQ(describe(err(BlockErrorCode::count_too_large)), "count_too_large");
     EXPECT_EQ(describe(tx_err(17, tx_rlp(tx::Field::nonce, RlpError::leading_zero))),
               "transaction 17: malformed_tx: nonce: leading_zero");
@@ -491,12 +534,14 @@ TEST(block_decode, huge_count_allocates_nothing_in_proportion) {
 TEST(block_decode, lowest_bad_index_parallel_repeated) {
     const auto& base = base_txs().encodings;
     std::vector<Bytes> heavy;  // the base transactions with 1 KiB of calldata (decode only)
-    for (size_t i = 0; i < base.size(); ++i) heavy.push_back(tx_with(base[i], i < 2 ? 5 : (i == 2 ? 6 : 7), str(Bytes(1024, 0x5a))));
+    for (size_t i = 0; i < base.size(); ++i)
+        heavy.push_back(tx_with(base[i], i < 2 ? 5 : (i == 2 ? 6 : 7), str(Bytes(1024, 0x5a))));
     const std::vector<std::pair<Bytes, tx::TxError>> bad = {
         {tx_with(base[1], 0, "820001"_hex), tx_rlp(tx::Field::nonce, RlpError::leading_zero)},
         {"c0"_hex, {tx::TxErrorCode::too_few_fields, tx::Field::nonce, {}}},
         {cat({"05"_hex, "c0"_hex}), {tx::TxErrorCode::unsupported_type, tx::Field::envelope, {}}},
-        {tx_with(base[3], 5, str(Bytes(21, 0x42))), tx_rlp(tx::Field::to, RlpError::unexpected_length)},
+        {tx_with(base[3], 5, str(Bytes(21, 0x42))),
+         tx_rlp(tx::Field::to, RlpError::unexpected_length)},
         {tx_with(base[2], 2, "c0"_hex), tx_rlp(tx::Field::gas_price, RlpError::unexpected_list)},
     };
     std::mt19937_64 rng{20240611};
@@ -513,7 +558,8 @@ TEST(block_decode, lowest_bad_index_parallel_repeated) {
         const size_t k = 2 + rng() % 5;
         while (positions.size() < k) {
             const size_t p = rng() % n;
-            if (std::find(positions.begin(), positions.end(), p) == positions.end()) positions.push_back(p);
+            if (std::find(positions.begin(), positions.end(), p) == positions.end())
+                positions.push_back(p);
         }
         size_t lowest = n;
         tx::TxError lowest_error;
@@ -544,7 +590,8 @@ void expect_block_holds(const block::Block& b, const test::TxSet& txs) {
     for (size_t i = 0; i < txs.size(); ++i) {
         SCOPED_TRACE("transaction " + std::to_string(i));
         const BytesView enc = b.tx_encodings[i];
-        EXPECT_TRUE(std::equal(enc.begin(), enc.end(), txs.encodings[i].begin(), txs.encodings[i].end()));
+        EXPECT_TRUE(
+            std::equal(enc.begin(), enc.end(), txs.encodings[i].begin(), txs.encodings[i].end()));
         // A view into the block's own bytes, not a copy.
         EXPECT_TRUE(enc.data() >= wire_begin && enc.data() + enc.size() <= wire_end);
         EXPECT_EQ(b.tx_hashes[i], keccak256(txs.encodings[i]));
@@ -579,7 +626,8 @@ TEST(block_decode, encode_block_layout) {
     const auto& txs = base_txs();
     const Bytes wire = block::encode_block(base_header(), txs.views());
     // [header, string(count ‖ offsets ‖ area)]
-    EXPECT_EQ(wire, list({block::encode(base_header()), str(index_payload(4, base_offsets(), base_area()))}));
+    EXPECT_EQ(wire, list({block::encode(base_header()),
+                          str(index_payload(4, base_offsets(), base_area()))}));
     Bytes appended = "ff"_hex;
     block::encode_block(appended, base_header(), txs.views());
     EXPECT_EQ(appended, cat({"ff"_hex, wire}));
@@ -604,7 +652,8 @@ TEST(block_decode, empty_tx_list) {
     // The txs item is the 8-byte string count = 0, offsets = [0].
     const Bytes tail = "880000000000000000"_hex;
     ASSERT_GE(wire.size(), tail.size());
-    EXPECT_TRUE(std::equal(tail.begin(), tail.end(), wire.end() - static_cast<ptrdiff_t>(tail.size())));
+    EXPECT_TRUE(
+        std::equal(tail.begin(), tail.end(), wire.end() - static_cast<ptrdiff_t>(tail.size())));
     for (bool parallel : {false, true}) {
         auto b = block::decode_block(wire, parallel);
         ASSERT_TRUE(b) << describe(b.error());
@@ -667,10 +716,11 @@ TEST(block_decode, tx_list_indexed_in_string) {
 }
 
 TEST(block_decode, tx_list_errors) {
-    expect_error(block::decode_tx_list(cat({block::encode_plain_tx_list(base_txs().views()), "00"_hex})),
-                 rlp_err(BlockErrorCode::malformed_block, RlpError::trailing_bytes), "trailing");
-    expect_error(block::decode_tx_list({}), rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short),
-                 "empty");
+    expect_error(
+        block::decode_tx_list(cat({block::encode_plain_tx_list(base_txs().views()), "00"_hex})),
+        rlp_err(BlockErrorCode::malformed_block, RlpError::trailing_bytes), "trailing");
+    expect_error(block::decode_tx_list({}),
+                 rlp_err(BlockErrorCode::malformed_block, RlpError::input_too_short), "empty");
     expect_error(block::decode_tx_list(list({base_tx(0), "c0"_hex})),
                  tx_err(1, {tx::TxErrorCode::too_few_fields, tx::Field::nonce, {}}), "bad tx");
     auto o = base_offsets();
@@ -692,8 +742,8 @@ TEST(block_decode, parallel_equals_serial) {
     ASSERT_EQ(s->size(), p->size());
     for (size_t i = 0; i < s->size(); ++i) {
         EXPECT_TRUE(s->txs[i] == p->txs[i]) << i;
-        EXPECT_TRUE(std::equal(s->tx_encodings[i].begin(), s->tx_encodings[i].end(), p->tx_encodings[i].begin(),
-                               p->tx_encodings[i].end()))
+        EXPECT_TRUE(std::equal(s->tx_encodings[i].begin(), s->tx_encodings[i].end(),
+                               p->tx_encodings[i].begin(), p->tx_encodings[i].end()))
             << i;
     }
     expect_block_holds(*p, txs);
@@ -713,7 +763,8 @@ TEST(block_decode, split_block_walks_chain) {
     for (size_t i = 0; i < blocks.size(); ++i) {
         auto b = block::split_block(rest);
         ASSERT_TRUE(b) << describe(b.error());
-        ASSERT_TRUE(std::equal(b->begin(), b->end(), blocks[i].begin(), blocks[i].end())) << "block " << i;
+        ASSERT_TRUE(std::equal(b->begin(), b->end(), blocks[i].begin(), blocks[i].end()))
+            << "block " << i;
         auto decoded = block::decode_block(Bytes(b->begin(), b->end()));
         ASSERT_TRUE(decoded) << describe(decoded.error());
         EXPECT_EQ(decoded->header->number, i + 1);
@@ -743,12 +794,18 @@ TEST(block_decode, split_block_walks_chain) {
 // this fails until the document is updated with it.
 TEST(block_decode, formats_md_worked_example) {
     const Bytes wire =
-        "f901a0f8a8a0111111111111111111111111111111111111111111111111111111111111111101846553f100942222222222222222222222222222222222222222"
-        "8401c9c38082a410a03f5ae21607b6c613632cd1fc996d7162b62d1f3544049e83945aeeb84b9cd069a000000000000000000000000000000000000000000000"
-        "00000000000000000000a0000000000000000000000000000000000000000000000000000000000000000001b8f400000002000000000000006e000000e4f86c"
-        "808504a817c8008252089435363738393a3b3c3d3e3f404142434445464748880de0b6b3a76400008025a03e119beb87c9f4cc5f2b4b7141b985950649ce54d6"
-        "0bef56bf8a5e4facb4af48a05a74322b5f3a91848518ae27374f6970f2498b6ea0a66cbcf832fca7169da91b02f8730180843b9aca008504a817c80082520894"
-        "363738393a3b3c3d3e3f40414243444546474849880de0b6b3a764000080c080a0cd705020b28c4f388f359fe1ad63afc35ff2fd866025fd67df2b490b030fed"
+        "f901a0f8a8a0111111111111111111111111111111111111111111111111111111111111111101846553f10094"
+        "2222222222222222222222222222222222222222"
+        "8401c9c38082a410a03f5ae21607b6c613632cd1fc996d7162b62d1f3544049e83945aeeb84b9cd069a0000000"
+        "00000000000000000000000000000000000000"
+        "00000000000000000000a0000000000000000000000000000000000000000000000000000000000000000001b8"
+        "f400000002000000000000006e000000e4f86c"
+        "808504a817c8008252089435363738393a3b3c3d3e3f404142434445464748880de0b6b3a76400008025a03e11"
+        "9beb87c9f4cc5f2b4b7141b985950649ce54d6"
+        "0bef56bf8a5e4facb4af48a05a74322b5f3a91848518ae27374f6970f2498b6ea0a66cbcf832fca7169da91b02"
+        "f8730180843b9aca008504a817c80082520894"
+        "363738393a3b3c3d3e3f40414243444546474849880de0b6b3a764000080c080a0cd705020b28c4f388f359fe1"
+        "ad63afc35ff2fd866025fd67df2b490b030fed"
         "13a07bb46af2f4aa035ccaae779a3c456a5bf3e29a2c2c27d483871b9eb4743b8fbb"_hex;
     ASSERT_EQ(wire.size(), 419u);
     auto b = block::decode_block(wire);
@@ -760,18 +817,22 @@ TEST(block_decode, formats_md_worked_example) {
     EXPECT_EQ(h.coinbase, *address_from_hex("0x" + std::string(40, '2')));
     EXPECT_EQ(h.gas_limit, 30'000'000u);
     EXPECT_EQ(h.gas_used, 42'000u);
-    EXPECT_EQ(h.txs_root, *hash_from_hex("0x3f5ae21607b6c613632cd1fc996d7162b62d1f3544049e83945aeeb84b9cd069"));
+    EXPECT_EQ(h.txs_root,
+              *hash_from_hex("0x3f5ae21607b6c613632cd1fc996d7162b62d1f3544049e83945aeeb84b9cd069"));
     EXPECT_TRUE(h.receipts_root.is_zero());
     EXPECT_TRUE(h.state_root.is_zero());
     EXPECT_EQ(h.chain_id, 1u);
-    EXPECT_EQ(b->hash, *hash_from_hex("0x3ac831f3908208c1a6217152870828f5b556e505eadf14533bfcfae2649eec5b"));
+    EXPECT_EQ(b->hash,
+              *hash_from_hex("0x3ac831f3908208c1a6217152870828f5b556e505eadf14533bfcfae2649eec5b"));
     ASSERT_EQ(b->size(), 2u);
     EXPECT_EQ(b->tx_encodings[0].size(), 110u);
     EXPECT_EQ(b->tx_encodings[1].size(), 118u);
     EXPECT_EQ(b->txs[0].type, tx::TxType::legacy);
     EXPECT_EQ(b->txs[1].type, tx::TxType::dynamic_fee);
-    EXPECT_EQ(b->tx_hashes[0], *hash_from_hex("0x689333bdb087f8c37ecc594cf5e75c229ba340f0c9fc2af999b7117e0812a84a"));
-    EXPECT_EQ(b->tx_hashes[1], *hash_from_hex("0xd0630a9cd5d65e68447e833551d10efbadc93be0ba47e306940586aeb822df9a"));
+    EXPECT_EQ(b->tx_hashes[0],
+              *hash_from_hex("0x689333bdb087f8c37ecc594cf5e75c229ba340f0c9fc2af999b7117e0812a84a"));
+    EXPECT_EQ(b->tx_hashes[1],
+              *hash_from_hex("0xd0630a9cd5d65e68447e833551d10efbadc93be0ba47e306940586aeb822df9a"));
     EXPECT_EQ(keccak256(b->tx_hashes[0], b->tx_hashes[1]), h.txs_root);
     ASSERT_TRUE(block::recover_senders(*b, 1, nullptr));
     EXPECT_EQ(b->senders[0], *address_from_hex("0x89b573e68030d1aab75ca8b83db79c3f3aca2950"));

@@ -46,7 +46,8 @@ Hash h(const Hash& a, const Hash& b) { return keccak256(a, b); }
 }  // namespace
 
 TEST(block_merkle, empty_is_keccak_of_nothing) {
-    const Hash expected = *hash_from_hex("0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+    const Hash expected =
+        *hash_from_hex("0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
     EXPECT_EQ(block::merkle_root({}), expected);
     EXPECT_EQ(block::merkle_root({}, true), expected);
     EXPECT_EQ(reference_root({}), expected);
@@ -83,8 +84,9 @@ TEST(block_merkle, order_matters) {
 
 TEST(block_merkle, against_reference) {
     const auto all = leaves(2500);
-    for (size_t n : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 129, 255, 257, 1000,
-                     1023, 1025, 2047, 2048, 2049, 2500}) {
+    for (size_t n :
+         {0,  1,  2,  3,   4,   5,   6,   7,   8,    9,    15,   16,   17,   31,   33,
+          63, 64, 65, 127, 128, 129, 255, 257, 1000, 1023, 1025, 2047, 2048, 2049, 2500}) {
         const std::span<const Hash> l{all.data(), n};
         const Hash expected = reference_root({l.begin(), l.end()});
         EXPECT_EQ(block::merkle_root(l, false), expected) << "serial, n = " << n;

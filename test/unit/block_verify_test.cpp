@@ -3,14 +3,12 @@
 // answers without recovery but never with a stale sender, and the cache keeps its bounds and FIFO
 // order exactly, also under concurrent use (run under TSan in the tsan phase).
 
-#include "block_fixtures.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/core/keccak.hpp>
 
+#include "block_fixtures.hpp"
 #include <gtest/gtest.h>
-
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
@@ -124,7 +122,8 @@ TEST(block_verify, every_kind_recovers) {
     ASSERT_TRUE(block::recover_senders(b, 1, nullptr));
     for (size_t i = 0; i < 8; ++i) {
         EXPECT_EQ(b.senders[i], txs.senders[i]) << i;
-        EXPECT_EQ(b.txs[i].type, i % 4 < 2 ? tx::TxType::legacy : static_cast<tx::TxType>(i % 4 - 1));
+        EXPECT_EQ(b.txs[i].type,
+                  i % 4 < 2 ? tx::TxType::legacy : static_cast<tx::TxType>(i % 4 - 1));
     }
     EXPECT_FALSE(b.txs[0].chain_id);  // pre-EIP-155
     EXPECT_EQ(b.txs[1].chain_id, 1u);
@@ -159,7 +158,11 @@ TEST(block_verify, lowest_bad_index_whatever_the_timing) {
         using F = tx::Field;
         switch (which % 6) {
             case 0:
-                return {modified(enc, [](tx::Transaction& t) { t.s = kSecpN - t.s; t.y_parity = !t.y_parity; }),
+                return {modified(enc,
+                                 [](tx::Transaction& t) {
+                                     t.s = kSecpN - t.s;
+                                     t.y_parity = !t.y_parity;
+                                 }),
                         {TxErrorCode::high_s, F::s, {}}};
             case 1:
                 return {modified(enc, [](tx::Transaction& t) { t.r = 0; }),
@@ -175,7 +178,10 @@ TEST(block_verify, lowest_bad_index_whatever_the_timing) {
                         {TxErrorCode::recovery_failed, F::none, {}}};
             default:
                 if (i % test::kTxKinds == static_cast<size_t>(test::TxKind::dynamic_fee)) {
-                    return {modified(enc, [](tx::Transaction& t) { t.max_priority_fee_per_gas = t.max_fee_per_gas + 1; }),
+                    return {modified(enc,
+                                     [](tx::Transaction& t) {
+                                         t.max_priority_fee_per_gas = t.max_fee_per_gas + 1;
+                                     }),
                             {TxErrorCode::priority_fee_above_cap, F::max_priority_fee_per_gas, {}}};
                 }
                 return {modified(enc, [](tx::Transaction& t) { t.nonce = ~uint64_t{0}; }),
@@ -204,7 +210,8 @@ TEST(block_verify, lowest_bad_index_whatever_the_timing) {
             // Some runs keep the bad ones in the second half, far from where a serial scan
             // starts; the others spread them anywhere.
             const size_t p = run % 3 == 1 ? n / 2 + rng() % (n / 2) : rng() % n;
-            if (std::find(positions.begin(), positions.end(), p) == positions.end()) positions.push_back(p);
+            if (std::find(positions.begin(), positions.end(), p) == positions.end())
+                positions.push_back(p);
         }
         size_t lowest = n;
         BlockError expected;
@@ -230,15 +237,18 @@ TEST(block_verify, tx_signed_for_another_chain) {
     auto txs = test::mixed_txs(6);
     const Hash key = test::private_key(99, 99);
     // Index 3 (a type-1 kind) replaced by a legacy EIP-155 transaction properly signed for chain 5.
-    txs.encodings[3] = test::sign_and_encode(test::unsigned_tx(test::TxKind::legacy_155, 5, 0, 3), key);
+    txs.encodings[3] =
+        test::sign_and_encode(test::unsigned_tx(test::TxKind::legacy_155, 5, 0, 3), key);
     for (bool parallel : {true, false}) {
         block::Block b = decode_txs(txs);
         expect_error(block::recover_senders(b, 1, nullptr, parallel),
-                     invalid_tx(3, TxErrorCode::wrong_chain_id, tx::Field::chain_id), parallel ? "parallel" : "serial");
+                     invalid_tx(3, TxErrorCode::wrong_chain_id, tx::Field::chain_id),
+                     parallel ? "parallel" : "serial");
         // The same block verifies on chain 5 except for the others: index 1 (155, chain 1) fails.
         block::Block c = decode(block::encode_block(test::sample_header(5), txs.views()));
         expect_error(block::recover_senders(c, 5, nullptr, parallel),
-                     invalid_tx(1, TxErrorCode::wrong_chain_id, tx::Field::chain_id), parallel ? "parallel" : "serial");
+                     invalid_tx(1, TxErrorCode::wrong_chain_id, tx::Field::chain_id),
+                     parallel ? "parallel" : "serial");
     }
 }
 
@@ -246,7 +256,8 @@ TEST(block_verify, pre_eip155_valid_on_any_chain) {
     test::TxSet txs;
     for (size_t i = 0; i < 5; ++i) {
         const Hash key = test::private_key(i, 42);
-        txs.encodings.push_back(test::sign_and_encode(test::unsigned_tx(test::TxKind::legacy_pre155, 0, 0, i), key));
+        txs.encodings.push_back(
+            test::sign_and_encode(test::unsigned_tx(test::TxKind::legacy_pre155, 0, 0, i), key));
         txs.senders.push_back(test::address_of_key(key));
     }
     for (uint64_t chain : {1, 5, 1'000'000}) {
@@ -380,7 +391,8 @@ TEST(block_verify, modified_transaction_never_gets_stale_sender) {
             const auto before = cache.stats();
             auto r = block::recover_senders(b, 1, &cache, true);
             if (!fresh) {
-                // No sender at all (a flipped parity may have no curve point): rejected, not cached.
+                // No sender at all (a flipped parity may have no curve point): rejected, not
+                // cached.
                 ASSERT_FALSE(r);
                 EXPECT_EQ(*r.error().tx_index, i);
                 continue;
@@ -463,7 +475,7 @@ TEST(sender_cache, impossible_capacity_throws_bad_alloc) {
     EXPECT_THROW(SenderCache{std::numeric_limits<size_t>::max()}, std::bad_alloc);
     EXPECT_THROW(SenderCache{size_t{1} << 50}, std::bad_alloc);  // past the size guard
     EXPECT_THROW(SenderCache{size_t{1} << 44}, std::bad_alloc);  // 2^51 bytes: mmap refuses
-    SenderCache fine{1u << 20};                                   // mapped lazily: costs nothing yet
+    SenderCache fine{1u << 20};                                  // mapped lazily: costs nothing yet
     EXPECT_EQ(fine.capacity(), size_t{1} << 20);
 }
 
@@ -511,7 +523,8 @@ TEST(sender_cache, fifo_eviction_order) {
 
     SenderCache cache{3 * shards};  // three entries per shard
     uint64_t hits = 0, misses = 0;
-    const auto expect_present = [&](std::initializer_list<size_t> present, std::initializer_list<size_t> absent) {
+    const auto expect_present = [&](std::initializer_list<size_t> present,
+                                    std::initializer_list<size_t> absent) {
         for (size_t i : present) {
             EXPECT_EQ(cache.find(k[i]), sender_for(k[i])) << "key " << i << " should be cached";
             ++hits;
@@ -549,8 +562,8 @@ TEST(sender_cache, fifo_eviction_order) {
 }
 
 // A long FIFO run through one shard: probe runs wrap around the end of the shard's table and
-// every eviction deletes from the middle of them (backward shift), yet exactly the newest `per_shard` keys stay
-// findable, each with its own sender, and every older one is gone.
+// every eviction deletes from the middle of them (backward shift), yet exactly the newest
+// `per_shard` keys stay findable, each with its own sender, and every older one is gone.
 TEST(sender_cache, long_fifo_run_in_one_shard) {
     const size_t shards = shard_count();
     constexpr size_t per_shard = 50;
@@ -561,8 +574,10 @@ TEST(sender_cache, long_fifo_run_in_one_shard) {
         if (n % 37 != 0 && n + 1 != k.size()) continue;
         for (size_t i = 0; i <= n; ++i) {
             const bool newest = i + per_shard > n;
-            if (newest) EXPECT_EQ(cache.find(k[i]), sender_for(k[i])) << "after " << n << ", key " << i;
-            else EXPECT_EQ(cache.find(k[i]), std::nullopt) << "after " << n << ", key " << i;
+            if (newest)
+                EXPECT_EQ(cache.find(k[i]), sender_for(k[i])) << "after " << n << ", key " << i;
+            else
+                EXPECT_EQ(cache.find(k[i]), std::nullopt) << "after " << n << ", key " << i;
         }
         EXPECT_EQ(cache.stats().size, std::min(n + 1, per_shard));
     }
@@ -625,7 +640,8 @@ TEST(sender_cache, prefetch_changes_nothing) {
         for (size_t i = 0; i < n; ++i) cache.insert(key(i, 5), sender_for(key(i, 5)));
         check_unchanged(n);
     }
-    for (size_t i = 10 * shards - 5; i < 10 * shards; ++i) EXPECT_EQ(cache.find(key(i, 5)), sender_for(key(i, 5)));
+    for (size_t i = 10 * shards - 5; i < 10 * shards; ++i)
+        EXPECT_EQ(cache.find(key(i, 5)), sender_for(key(i, 5)));
     cache.clear();
     check_unchanged(10 * shards);
     EXPECT_EQ(cache.find(key(0, 5)), std::nullopt);
@@ -650,7 +666,8 @@ TEST(sender_cache, prefetch_beside_insert_and_clear) {
                         continue;
                     }
                     cache.prefetch(keys[(i + 8) % keys.size()]);
-                    if (auto a = cache.find(keys[i]); a && *a != sender_for(keys[i])) wrong.fetch_add(1);
+                    if (auto a = cache.find(keys[i]); a && *a != sender_for(keys[i]))
+                        wrong.fetch_add(1);
                 }
                 if (t == 0) cache.clear();
             }
@@ -681,7 +698,8 @@ TEST(sender_cache, lock_free_lookups_beside_evictions_in_their_shard) {
                 const size_t before = done.load(std::memory_order_acquire);
                 if (before == inserts) break;
                 if (before < per_shard) continue;
-                const size_t j = before - 1 - pick() % (per_shard / 2);  // inserted before the lookup
+                const size_t j =
+                    before - 1 - pick() % (per_shard / 2);  // inserted before the lookup
                 const auto found = cache.find(k[j % k.size()]);
                 const size_t after = done.load(std::memory_order_acquire);
                 if (found && *found != sender_for(k[j % k.size()])) wrong.fetch_add(1);
@@ -707,7 +725,8 @@ TEST(sender_cache, lock_free_lookups_beside_evictions_in_their_shard) {
     }
     for (auto& t : threads) t.join();
     EXPECT_EQ(wrong.load(), 0u);
-    EXPECT_EQ(missed.load(), 0u) << "of " << guaranteed.load() << " lookups of keys cached throughout";
+    EXPECT_EQ(missed.load(), 0u) << "of " << guaranteed.load()
+                                 << " lookups of keys cached throughout";
     EXPECT_GE(guaranteed.load(), inserts / 64);
     EXPECT_EQ(cache.stats().evictions, inserts - per_shard);
 }
@@ -724,19 +743,21 @@ TEST(sender_cache, concurrent_insert_and_find) {
     for (size_t i = 0; i < distinct; ++i) keys.push_back(key(i, 9));
     std::atomic<size_t> wrong{0}, finds{0};
     arena.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, ops, 64), [&](const tbb::blocked_range<size_t>& r) {
-            for (size_t i = r.begin(); i != r.end(); ++i) {
-                const Hash& k = keys[(i * 7919) % distinct];
-                cache.prefetch(keys[((i + 8) * 7919) % distinct]);  // races inserts and evictions
-                if (i % 3 == 0) {
-                    cache.insert(k, sender_for(k));
-                } else {
-                    finds.fetch_add(1, std::memory_order_relaxed);
-                    if (auto a = cache.find(k); a && *a != sender_for(k)) wrong.fetch_add(1);
+        tbb::parallel_for(
+            tbb::blocked_range<size_t>(0, ops, 64), [&](const tbb::blocked_range<size_t>& r) {
+                for (size_t i = r.begin(); i != r.end(); ++i) {
+                    const Hash& k = keys[(i * 7919) % distinct];
+                    cache.prefetch(
+                        keys[((i + 8) * 7919) % distinct]);  // races inserts and evictions
+                    if (i % 3 == 0) {
+                        cache.insert(k, sender_for(k));
+                    } else {
+                        finds.fetch_add(1, std::memory_order_relaxed);
+                        if (auto a = cache.find(k); a && *a != sender_for(k)) wrong.fetch_add(1);
+                    }
+                    if (i % 1000 == 0) (void)cache.stats();
                 }
-                if (i % 1000 == 0) (void)cache.stats();
-            }
-        });
+            });
     });
     EXPECT_EQ(wrong.load(), 0u);
     const auto s = cache.stats();
@@ -756,9 +777,10 @@ TEST(sender_cache, concurrent_blocks_share_a_cache) {
     for (int round = 0; round < 3; ++round) {
         block::Block ba = decode_txs(a), bb = decode_txs(b), ba2 = decode_txs(a);
         bool ok_a = false, ok_b = false, ok_a2 = false;
-        tbb::parallel_invoke([&] { ok_a = static_cast<bool>(block::recover_senders(ba, 1, &cache)); },
-                             [&] { ok_b = static_cast<bool>(block::recover_senders(bb, 1, &cache)); },
-                             [&] { ok_a2 = static_cast<bool>(block::recover_senders(ba2, 1, &cache)); });
+        tbb::parallel_invoke(
+            [&] { ok_a = static_cast<bool>(block::recover_senders(ba, 1, &cache)); },
+            [&] { ok_b = static_cast<bool>(block::recover_senders(bb, 1, &cache)); },
+            [&] { ok_a2 = static_cast<bool>(block::recover_senders(ba2, 1, &cache)); });
         ASSERT_TRUE(ok_a && ok_b && ok_a2);
         EXPECT_EQ(ba.senders, a.senders);
         EXPECT_EQ(bb.senders, b.senders);

@@ -11,7 +11,10 @@
 
 #include <barrel/cli/cli.hpp>
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -20,10 +23,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 extern char** environ;
 
@@ -49,7 +48,8 @@ public:
 };
 
 /// Registered once for the whole test binary (an inline variable has one instance).
-inline ::testing::Environment* const child_mode_environment = ::testing::AddGlobalTestEnvironment(new ChildMode);
+inline ::testing::Environment* const child_mode_environment =
+    ::testing::AddGlobalTestEnvironment(new ChildMode);
 
 /// Starts `barrel-node ARGS` in a child process; its stderr goes to `stderr_path` (or stays
 /// this process's when empty), its stdout to /dev/null. Returns the child's pid (-1 on failure).

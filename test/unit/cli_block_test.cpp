@@ -2,17 +2,17 @@
 // transaction list in both forms, an empty block, and every way the file or its bytes can be
 // wrong (exit 2, one exact stderr line).
 
-#include "block_fixtures.hpp"
-#include "cli_run.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "block_fixtures.hpp"
+#include "cli_run.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -20,8 +20,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <stdlib.h>
 
 using barrel::Bytes;
 using barrel::BytesView;
@@ -39,7 +37,8 @@ namespace {
 class TempDir {
 public:
     TempDir() {
-        std::string pattern = (std::filesystem::path{::testing::TempDir()} / "barrel-cli-block-XXXXXX").string();
+        std::string pattern =
+            (std::filesystem::path{::testing::TempDir()} / "barrel-cli-block-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
         m_path = pattern;
     }
@@ -54,7 +53,8 @@ public:
     std::string write(const std::string& name, BytesView bytes) const {
         const std::string path = file(name);
         std::ofstream out{path, std::ios::binary};
-        out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        out.write(reinterpret_cast<const char*>(bytes.data()),
+                  static_cast<std::streamsize>(bytes.size()));
         if (!out) throw std::runtime_error("cannot write " + path);
         return path;
     }
@@ -176,7 +176,8 @@ TEST(cli_block, inspect_empty_block_exact_output) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.out, R"({
-  "hash": ")" + barrel::to_hex(block::hash_of(header)) + R"(",
+  "hash": ")" + barrel::to_hex(block::hash_of(header)) +
+                         R"(",
   "header": {
     "chain_id": "0x1",
     "coinbase": "0xd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3",
@@ -242,7 +243,9 @@ TEST(cli_block, inspect_plain_and_indexed_transaction_lists) {
     // Empty lists.
     for (const Bytes& empty : {Bytes{0xc0}, Bytes{0x88, 0, 0, 0, 0, 0, 0, 0, 0}}) {
         const json e = inspect(empty);
-        EXPECT_EQ(e, (json{{"header", nullptr}, {"hash", nullptr}, {"transaction_count", "0x0"},
+        EXPECT_EQ(e, (json{{"header", nullptr},
+                           {"hash", nullptr},
+                           {"transaction_count", "0x0"},
                            {"transactions", json::array()}}));
     }
 
@@ -255,11 +258,13 @@ TEST(cli_block, inspect_plain_and_indexed_transaction_lists) {
     EXPECT_EQ(wrong.status, 2);
     EXPECT_EQ(wrong.out, "");
     EXPECT_EQ(wrong.err,
-              "error: transaction 1: invalid_tx: chain_id: wrong_chain_id (signed for chain 5, --chain-id is 1)\n");
+              "error: transaction 1: invalid_tx: chain_id: wrong_chain_id (signed for chain 5, "
+              "--chain-id is 1)\n");
     // A pre-EIP-155 transaction alone is valid on any chain; the default is then 1.
     const TxSet pre155{{txs.encodings[0]}, {txs.senders[0]}, {txs.keys[0]}};
     expect_transactions(inspect(block::encode_plain_tx_list(pre155.views())), pre155);
-    expect_transactions(inspect(block::encode_plain_tx_list(pre155.views()), {"--chain-id", "77"}), pre155);
+    expect_transactions(inspect(block::encode_plain_tx_list(pre155.views()), {"--chain-id", "77"}),
+                        pre155);
 }
 
 TEST(cli_block, inspect_help_lists_the_command) {
@@ -271,7 +276,8 @@ TEST(cli_block, inspect_help_lists_the_command) {
     EXPECT_NE(group_help.out.find("  block inspect FILE "), std::string::npos) << group_help.out;
     const auto help = run_cli({"block", "inspect", "--help"});
     EXPECT_EQ(help.status, 0);
-    EXPECT_TRUE(help.out.starts_with("Usage: barrel-node block inspect [OPTIONS] FILE\n")) << help.out;
+    EXPECT_TRUE(help.out.starts_with("Usage: barrel-node block inspect [OPTIONS] FILE\n"))
+        << help.out;
     EXPECT_NE(help.out.find("  --chain-id N "), std::string::npos) << help.out;
 }
 
@@ -286,7 +292,8 @@ TEST(cli_block, inspect_bad_input) {
     std::vector<TxSet> chain_sets;
     for (uint64_t n = 1; n <= 3; ++n) {
         chain_sets.push_back(barrel::test::mixed_txs(4, 1, 20 + n));
-        chain_blocks.push_back(block::encode_block(barrel::test::sample_header(1, n), chain_sets.back().views()));
+        chain_blocks.push_back(
+            block::encode_block(barrel::test::sample_header(1, n), chain_sets.back().views()));
     }
     const Bytes chain = concat(chain_blocks);
 
@@ -320,40 +327,72 @@ TEST(cli_block, inspect_bad_input) {
     const std::vector<BadInputCase> cases{
         {{"block", "inspect"}, "", "error: block inspect: missing argument FILE"},
         {{"block", "inspect", "a", "b"}, "", "error: block inspect: unexpected argument 'b'"},
-        {{"block", "inspect", "-", "--chain-id", "x"}, "",
+        {{"block", "inspect", "-", "--chain-id", "x"},
+         "",
          "error: --chain-id: expected an unsigned 64-bit integer, got 'x'"},
-        {{"block", "inspect", missing}, "", "error: cannot read " + missing + ": No such file or directory"},
-        {{"block", "inspect", directory}, "", "error: cannot read " + directory + ": Is a directory"},
+        {{"block", "inspect", missing},
+         "",
+         "error: cannot read " + missing + ": No such file or directory"},
+        {{"block", "inspect", directory},
+         "",
+         "error: cannot read " + directory + ": Is a directory"},
         {{"block", "inspect", dir.write("empty.bin", {})}, "", "error: empty input"},
         {{"block", "inspect", "-"}, "", "error: empty input"},
-        {{"block", "inspect", "-"}, as_string(truncated), "error: not a block, chain file or transaction list; as a block: malformed_block: input_too_short"},
-        {{"block", "inspect", "-"}, as_string(flipped), "error: transaction 2: invalid_tx: s: high_s"},
-        {{"block", "inspect", "-"}, as_string(concat(flipped_chain_blocks)),
+        {{"block", "inspect", "-"},
+         as_string(truncated),
+         "error: not a block, chain file or transaction list; as a block: malformed_block: "
+         "input_too_short"},
+        {{"block", "inspect", "-"},
+         as_string(flipped),
+         "error: transaction 2: invalid_tx: s: high_s"},
+        {{"block", "inspect", "-"},
+         as_string(concat(flipped_chain_blocks)),
          "error: block 1: transaction 3: invalid_tx: s: high_s"},
-        {{"block", "inspect", "-"}, as_string(wrong_chain),
-         "error: transaction 1: invalid_tx: chain_id: wrong_chain_id (signed for chain 5, block chain id 1)"},
-        {{"block", "inspect", "--chain-id", "5", "-"}, as_string(wire),
+        {{"block", "inspect", "-"},
+         as_string(wrong_chain),
+         "error: transaction 1: invalid_tx: chain_id: wrong_chain_id (signed for chain 5, block "
+         "chain id 1)"},
+        {{"block", "inspect", "--chain-id", "5", "-"},
+         as_string(wire),
          "error: wrong_chain_id (block chain id 1, --chain-id is 5)"},
-        {{"block", "inspect", "-"}, as_string(malformed), "error: transaction 1: malformed_tx: nonce: too_few_fields"},
-        {{"block", "inspect", "-"}, as_string(malformed_list),
+        {{"block", "inspect", "-"},
+         as_string(malformed),
+         "error: transaction 1: malformed_tx: nonce: too_few_fields"},
+        {{"block", "inspect", "-"},
+         as_string(malformed_list),
          "error: transaction 2: malformed_tx: nonce: too_few_fields"},
-        {{"block", "inspect", "-"}, "not a block\n", "error: not a block, chain file or transaction list; as a block: malformed_block: unexpected_string"},
-        {{"block", "inspect", "-"}, std::string{"\xde\xad\xbe\xef"}, "error: not a block, chain file or transaction list; as a block: malformed_block: input_too_short"},
+        {{"block", "inspect", "-"},
+         "not a block\n",
+         "error: not a block, chain file or transaction list; as a block: malformed_block: "
+         "unexpected_string"},
+        {{"block", "inspect", "-"},
+         std::string{"\xde\xad\xbe\xef"},
+         "error: not a block, chain file or transaction list; as a block: malformed_block: "
+         "input_too_short"},
         // Garbage in an RLP string is read as an offset-indexed list (issue 19: a bare
         // "error: truncated_index" did not say what the file was taken for).
-        {{"block", "inspect", "-"}, std::string{"\x83\x00\x00\x00", 4}, "error: not a block, chain file or transaction list; as a transaction list: truncated_index"},
-        {{"block", "inspect", "-"}, as_string(concat({chain, Bytes{0x01, 0x02}})),
+        {{"block", "inspect", "-"},
+         std::string{"\x83\x00\x00\x00", 4},
+         "error: not a block, chain file or transaction list; as a transaction list: "
+         "truncated_index"},
+        {{"block", "inspect", "-"},
+         as_string(concat({chain, Bytes{0x01, 0x02}})),
          "error: block 3: malformed_block: unexpected_string"},
-        {{"block", "inspect", "-"}, as_string(concat({chain, truncated})),
+        {{"block", "inspect", "-"},
+         as_string(concat({chain, truncated})),
          "error: block 3: malformed_block: input_too_short"},
-        {{"block", "inspect", "-"}, as_string(concat({chain, Bytes{0xc0}})),
+        {{"block", "inspect", "-"},
+         as_string(concat({chain, Bytes{0xc0}})),
          "error: block 3: malformed_header: header: input_too_short"},
         // A block cut short in the middle of a chain.
-        {{"block", "inspect", "-"}, as_string(concat({chain_blocks[0], truncated})),
+        {{"block", "inspect", "-"},
+         as_string(concat({chain_blocks[0], truncated})),
          "error: block 1: malformed_block: input_too_short"},
         // A plain list followed by more bytes.
-        {{"block", "inspect", "-"}, as_string(concat({block::encode_plain_tx_list(txs.views()), Bytes{0x00}})),
-         "error: not a block, chain file or transaction list; as a transaction list: malformed_block: trailing_bytes"},
+        {{"block", "inspect", "-"},
+         as_string(concat({block::encode_plain_tx_list(txs.views()), Bytes{0x00}})),
+         "error: not a block, chain file or transaction list; as a transaction list: "
+         "malformed_block: trailing_bytes"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(testing::PrintToString(c.args) + " " + c.error);

@@ -1,21 +1,19 @@
 // `barrel-node gen`: every way its options can be wrong (exit 2, one line, nothing written), and
 // a successful run whose files are exactly what barrel::gen::generate gives, whatever --threads.
 
-#include "cli_run.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
-#include "gen/workload.hpp"
 
+#include "cli_run.hpp"
+#include "gen/workload.hpp"
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 using barrel::test::run_cli;
 namespace fs = std::filesystem;
@@ -39,7 +37,8 @@ public:
     std::string file(const std::string& name) const { return (m_path / name).string(); }
     std::vector<std::string> entries() const {
         std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(m_path)) out.push_back(e.path().filename().string());
+        for (const auto& e : fs::directory_iterator(m_path))
+            out.push_back(e.path().filename().string());
         std::sort(out.begin(), out.end());
         return out;
     }
@@ -77,7 +76,8 @@ TEST(cli_gen, bad_options_write_nothing) {
         {{"gen", "--genesis", g, "--blocks", "1"}, "error: gen: missing option --out FILE"},
         {{"gen", "--out", c, "--blocks", "1"}, "error: gen: missing option --genesis FILE"},
         {{"gen", "--genesis", g, "--out", c}, "error: gen: missing option --blocks N"},
-        {{"gen", "--genesis", g, "--out", c, "--blocks", "0"}, "error: --blocks: must be at least 1, got 0"},
+        {{"gen", "--genesis", g, "--out", c, "--blocks", "0"},
+         "error: --blocks: must be at least 1, got 0"},
         {{"gen", "--genesis", g, "--out", c, "--blocks", "x"},
          "error: --blocks: expected an unsigned 64-bit integer, got 'x'"},
         {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "--txs", "0"},
@@ -86,7 +86,8 @@ TEST(cli_gen, bad_options_write_nothing) {
          "error: --txs: must be between 1 and 1000000, got 1000001"},
         {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "--accounts", "1"},
          "error: --accounts: must be between 2 and 1000000, got 1"},
-        {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "--accounts", "10", "--hot-accounts", "11"},
+        {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "--accounts", "10", "--hot-accounts",
+          "11"},
          "error: --hot-accounts: must be between 1 and the number of accounts (10), got 11"},
         {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "--mix", "foo"},
          "error: --mix: expected transfer, dag or mixed, got 'foo'"},
@@ -104,15 +105,20 @@ TEST(cli_gen, bad_options_write_nothing) {
          "error: --seed: expected an unsigned 64-bit integer, got '-1'"},
         {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "--frobnicate", "1"},
          "error: gen: unknown option '--frobnicate'"},
-        {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "extra"}, "error: gen: unexpected argument 'extra'"},
+        {{"gen", "--genesis", g, "--out", c, "--blocks", "1", "extra"},
+         "error: gen: unexpected argument 'extra'"},
         {{"gen", "--genesis", c, "--out", c, "--blocks", "1"},
          "error: --genesis and --out name the same file '" + c + "'"},
-        {{"gen", "--genesis", dir.file("sub/../chain.bin"), "--out", dir.file("./chain.bin"), "--blocks", "1"},
+        {{"gen", "--genesis", dir.file("sub/../chain.bin"), "--out", dir.file("./chain.bin"),
+          "--blocks", "1"},
          "error: --genesis and --out name the same file '" + dir.file("./chain.bin") + "'"},
-        {{"gen", "--genesis", existing, "--out", missing_dir, "--blocks", "1", "--txs", "5", "--accounts", "4"},
+        {{"gen", "--genesis", existing, "--out", missing_dir, "--blocks", "1", "--txs", "5",
+          "--accounts", "4"},
          "error: --out: cannot write '" + missing_dir + "': No such file or directory"},
-        {{"gen", "--genesis", dir.file("missing/g.json"), "--out", c, "--blocks", "1", "--txs", "5"},
-         "error: --genesis: cannot write '" + dir.file("missing/g.json") + "': No such file or directory"},
+        {{"gen", "--genesis", dir.file("missing/g.json"), "--out", c, "--blocks", "1", "--txs",
+          "5"},
+         "error: --genesis: cannot write '" + dir.file("missing/g.json") +
+             "': No such file or directory"},
         {{"gen", "--genesis", g, "--out", dir.file(""), "--blocks", "1", "--txs", "5"},
          "error: --out: '" + dir.file("") + "' is a directory"},
     };
@@ -145,9 +151,9 @@ TEST(cli_gen, writes_what_generate_gives) {
     std::string expected_chain;
     for (const auto& b : expected->blocks) expected_chain.append(b.begin(), b.end());
 
-    const std::vector<std::string> options = {"--blocks", "2", "--txs", "50", "--accounts", "20",
-                                              "--hot-accounts", "3", "--hot-ratio", "0.25", "--mix",
-                                              "mixed", "--seed", "7", "--chain-id", "5"};
+    const std::vector<std::string> options = {
+        "--blocks",    "2",    "--txs", "50",    "--accounts", "20", "--hot-accounts", "3",
+        "--hot-ratio", "0.25", "--mix", "mixed", "--seed",     "7",  "--chain-id",     "5"};
     for (const char* threads : {"1", "2", "4"}) {
         SCOPED_TRACE(std::string{"--threads "} + threads);
         const std::string g = dir.file(std::string{"genesis-"} + threads + ".json");
@@ -178,7 +184,8 @@ TEST(cli_gen, writes_what_generate_gives) {
             ASSERT_LT(blocks, expected->blocks.size());
             EXPECT_TRUE(std::equal(one->begin(), one->end(), expected->blocks[blocks].begin(),
                                    expected->blocks[blocks].end()));
-            const auto decoded = barrel::block::decode_block(barrel::Bytes(one->begin(), one->end()));
+            const auto decoded =
+                barrel::block::decode_block(barrel::Bytes(one->begin(), one->end()));
             ASSERT_TRUE(decoded) << barrel::block::describe(decoded.error());
             EXPECT_EQ(decoded->header->number, blocks + 1);
             EXPECT_EQ(decoded->size(), 50u);

@@ -5,20 +5,18 @@
 // bad input is exit 2 with its exact error line and a datadir that is byte for byte what it was
 // (every column family dumped before and after), with the blocks before a bad one committed.
 
-#include "cli_run.hpp"
-#include "store_dump.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/execute.hpp>
-#include "gen/workload.hpp"
 #include <barrel/rlp/decode.hpp>
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>
 
+#include "cli_run.hpp"
+#include "gen/workload.hpp"
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -39,11 +37,14 @@ namespace {
 
 void write_file(const std::string& path, BytesView bytes) {
     std::ofstream f{path, std::ios::binary | std::ios::trunc};
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    f.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
     ASSERT_TRUE(f.good()) << path;
 }
 
-void write_text(const std::string& path, std::string_view text) { write_file(path, as_bytes(text)); }
+void write_text(const std::string& path, std::string_view text) {
+    write_file(path, as_bytes(text));
+}
 
 Bytes read_file(const std::string& path) {
     std::ifstream f{path, std::ios::binary};
@@ -52,7 +53,8 @@ Bytes read_file(const std::string& path) {
 
 Bytes concat(const std::vector<Bytes>& blocks, size_t count) {
     Bytes out;
-    for (size_t i = 0; i < count && i < blocks.size(); ++i) out.insert(out.end(), blocks[i].begin(), blocks[i].end());
+    for (size_t i = 0; i < count && i < blocks.size(); ++i)
+        out.insert(out.end(), blocks[i].begin(), blocks[i].end());
     return out;
 }
 
@@ -94,7 +96,8 @@ struct TestChain {
             if (!b || !block::recover_senders(*b, w.genesis.config.chain_id, nullptr))
                 throw std::runtime_error("generated block does not verify");
             auto out = exec::execute(*b, final_state, root, w.genesis.config);
-            if (!out || !exec::check_seal(*b->header, *out)) throw std::runtime_error("generated block does not seal");
+            if (!out || !exec::check_seal(*b->header, *out))
+                throw std::runtime_error("generated block does not seal");
             final_state.apply(out->writes);
             root = out->state_root;
             blocks.push_back(std::move(b).value());
@@ -112,7 +115,8 @@ CliResult init(const std::string& datadir, const std::string& genesis = test_cha
     return run_cli({"init", "--datadir", datadir, "--genesis", genesis});
 }
 
-CliResult import(const std::string& datadir, const std::string& file, std::vector<std::string> extra = {}) {
+CliResult import(const std::string& datadir, const std::string& file,
+                 std::vector<std::string> extra = {}) {
     std::vector<std::string> args{"import", "--datadir", datadir};
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(file);
@@ -152,8 +156,8 @@ u256 total_account_balance(const Dump& dump) {
 
 /// Where a block's pieces lie in its wire bytes.
 struct Layout {
-    size_t header{0};      ///< the header list's first byte
-    size_t txs_payload{0}; ///< the offset-indexed list's first byte (its count)
+    size_t header{0};       ///< the header list's first byte
+    size_t txs_payload{0};  ///< the offset-indexed list's first byte (its count)
 };
 
 Layout layout_of(const Bytes& wire) {
@@ -195,15 +199,17 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
     ASSERT_EQ(initialized.status, 0) << initialized.err;
     EXPECT_EQ(initialized.err, "");
     EXPECT_EQ(initialized.out, "initialized " + datadir + " for chain 1: genesis block " +
-                         to_hex(block::hash_of(chain::genesis_header(c.w.genesis))) + ", state root " +
-                         to_hex(chain::state_root(c.w.genesis)) + ", 150 accounts, 150 users\n");
+                                   to_hex(block::hash_of(chain::genesis_header(c.w.genesis))) +
+                                   ", state root " + to_hex(chain::state_root(c.w.genesis)) +
+                                   ", 150 accounts, 150 users\n");
 
     const auto r = import(datadir, c.chain_path);
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");  // progress only on a terminal
     EXPECT_NE(r.out.find("imported 10 blocks (1000 transactions) in "), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("skipped 0 already stored"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("head: block 10 " + to_hex(c.blocks.back().hash)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("head: block 10 " + to_hex(c.blocks.back().hash)), std::string::npos)
+        << r.out;
     for (const char* stage : {"\ndecode ", "\nverify ", "\nexecute ", "\ncommit "})
         EXPECT_NE(r.out.find(stage), std::string::npos) << r.out;
 
@@ -211,7 +217,8 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
     for (size_t k = 0; k < c.blocks.size(); ++k) {
         SCOPED_TRACE("block " + std::to_string(k + 1));
         const block::Block& b = c.blocks[k];
-        const auto by_number = run_cli({"get", "block", std::to_string(k + 1), "--datadir", datadir});
+        const auto by_number =
+            run_cli({"get", "block", std::to_string(k + 1), "--datadir", datadir});
         ASSERT_EQ(by_number.status, 0) << by_number.err;
         const json doc = json::parse(by_number.out);
         EXPECT_EQ(doc, json::parse(store::header_document(*b.header, b.hash, b.size())));
@@ -220,12 +227,14 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
         if (k % 4 != 0) continue;  // every RocksDB open costs a few ms
         const auto by_hash = run_cli({"get", "block", to_hex(b.hash), "--datadir", datadir});
         EXPECT_EQ(by_hash.out, by_number.out);
-        const auto raw = run_cli({"get", "block", "--raw", std::to_string(k + 1), "--datadir", datadir});
+        const auto raw =
+            run_cli({"get", "block", "--raw", std::to_string(k + 1), "--datadir", datadir});
         EXPECT_EQ(raw.out, to_hex(c.w.blocks[k]) + "\n");
     }
     const auto genesis_block = run_cli({"get", "block", "0", "--datadir", datadir});
     ASSERT_EQ(genesis_block.status, 0);
-    EXPECT_EQ(json::parse(genesis_block.out)["hash"], to_hex(block::hash_of(chain::genesis_header(c.w.genesis))));
+    EXPECT_EQ(json::parse(genesis_block.out)["hash"],
+              to_hex(block::hash_of(chain::genesis_header(c.w.genesis))));
 
     // Every transaction and receipt (through the store, which is what `get` prints) and some
     // through the command line.
@@ -243,12 +252,15 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
             EXPECT_EQ(tx["nonce"], to_hex_quantity(b.txs[i].nonce));
             EXPECT_EQ(tx["value"], to_hex_quantity(b.txs[i].value));
             const json receipt = **s->receipt(b.tx_hashes[i]);
-            EXPECT_EQ(receipt, json::parse(store::receipt_document(c.outcomes[k].receipts[i], b.tx_hashes[i], k + 1, i)));
+            EXPECT_EQ(receipt, json::parse(store::receipt_document(c.outcomes[k].receipts[i],
+                                                                   b.tx_hashes[i], k + 1, i)));
             if ((k * b.size() + i) % 97 == 0) {
-                const auto get_tx = run_cli({"get", "tx", to_hex(b.tx_hashes[i]), "--datadir", datadir});
+                const auto get_tx =
+                    run_cli({"get", "tx", to_hex(b.tx_hashes[i]), "--datadir", datadir});
                 ASSERT_EQ(get_tx.status, 0) << get_tx.err;
                 EXPECT_EQ(get_tx.out, tx.dump(2) + "\n");
-                const auto get_receipt = run_cli({"get", "receipt", to_hex(b.tx_hashes[i]), "--datadir", datadir});
+                const auto get_receipt =
+                    run_cli({"get", "receipt", to_hex(b.tx_hashes[i]), "--datadir", datadir});
                 ASSERT_EQ(get_receipt.status, 0) << get_receipt.err;
                 EXPECT_EQ(get_receipt.out, receipt.dump(2) + "\n");
             }
@@ -270,16 +282,21 @@ TEST(cli_node, import_agrees_with_the_generator_and_the_replayed_state) {
         EXPECT_EQ(**doc, json::parse(store::user_document(name, balance)));
     }
     // ... and through the command line: the coinbase, the first genesis account and user.
-    const auto coinbase = run_cli({"get", "account", to_hex(c.w.genesis.coinbase), "--datadir", datadir});
+    const auto coinbase =
+        run_cli({"get", "account", to_hex(c.w.genesis.coinbase), "--datadir", datadir});
     ASSERT_EQ(coinbase.status, 0) << coinbase.err;
-    EXPECT_EQ(json::parse(coinbase.out), json::parse(store::account_document(*c.final_state.find_account(c.w.genesis.coinbase))));
+    EXPECT_EQ(
+        json::parse(coinbase.out),
+        json::parse(store::account_document(*c.final_state.find_account(c.w.genesis.coinbase))));
     const Address first = c.w.genesis.alloc.accounts.front().first;
     const auto account = run_cli({"get", "account", to_hex(first), "--datadir", datadir});
-    EXPECT_EQ(json::parse(account.out), json::parse(store::account_document(*c.final_state.find_account(first))));
+    EXPECT_EQ(json::parse(account.out),
+              json::parse(store::account_document(*c.final_state.find_account(first))));
     const std::string user = c.w.genesis.alloc.users.front().first;
     const auto get_user = run_cli({"get", "user", user, "--datadir", datadir});
     ASSERT_EQ(get_user.status, 0) << get_user.err;
-    EXPECT_EQ(json::parse(get_user.out), json::parse(store::user_document(user, *c.final_state.find_user(user))));
+    EXPECT_EQ(json::parse(get_user.out),
+              json::parse(store::user_document(user, *c.final_state.find_user(user))));
     EXPECT_EQ(json::parse(get_user.out)["name"], to_hex(as_bytes(user)));
 
     // Value is conserved: the accounts of the genesis plus the coinbase plus any account a
@@ -303,11 +320,13 @@ TEST(cli_node, export_gives_back_the_imported_bytes_and_reimport_skips_everythin
     const auto e = run_cli({"export", "--datadir", datadir, "--out", exported});
     ASSERT_EQ(e.status, 0) << e.err;
     const Bytes original = read_file(c.chain_path);
-    EXPECT_EQ(e.out, "exported 10 blocks (" + std::to_string(original.size()) + " bytes) to " + exported + "\n");
+    EXPECT_EQ(e.out, "exported 10 blocks (" + std::to_string(original.size()) + " bytes) to " +
+                         exported + "\n");
     EXPECT_EQ(read_file(exported), original);
     // Nothing but the file is left in its directory (the temporary file was renamed).
     size_t entries = 0;
-    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator{tmp.path()}) ++entries;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator{tmp.path()})
+        ++entries;
     EXPECT_EQ(entries, 2u);  // the datadir and exported.rlp: no temporary file is left
 
     // Exporting over an existing file replaces it.
@@ -319,7 +338,8 @@ TEST(cli_node, export_gives_back_the_imported_bytes_and_reimport_skips_everythin
     for (const auto& file : {c.chain_path, exported}) {
         const auto again = import(datadir, file);
         ASSERT_EQ(again.status, 0) << again.err;
-        EXPECT_NE(again.out.find("imported 0 blocks (0 transactions)"), std::string::npos) << again.out;
+        EXPECT_NE(again.out.find("imported 0 blocks (0 transactions)"), std::string::npos)
+            << again.out;
         EXPECT_NE(again.out.find("skipped 10 already stored"), std::string::npos) << again.out;
         EXPECT_EQ(dump_diff(before, dump_datadir(datadir)), "");
     }
@@ -402,7 +422,8 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
     const Bytes& wire5 = c.w.blocks[4];
     const Layout l5 = layout_of(wire5);
 
-    auto expect_bad = [&](const std::string& what, const std::vector<std::string>& args, const std::string& error) {
+    auto expect_bad = [&](const std::string& what, const std::vector<std::string>& args,
+                          const std::string& error) {
         SCOPED_TRACE(what);
         const auto r = run_cli(args);
         EXPECT_EQ(r.status, 2) << r.err;
@@ -432,8 +453,9 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
         Bytes damaged = wire5;
         const BytesView enc = b5.tx_encodings[index];
         damaged[static_cast<size_t>(enc.data() - b5.wire.data()) + enc.size() - 32] ^= 0x80;
-        expect_bad("signature", import_args(bad_file("sig.rlp", chain_with(4, damaged))),
-                   "block 5: verify: transaction " + std::to_string(index) + ": invalid_tx: s: high_s");
+        expect_bad(
+            "signature", import_args(bad_file("sig.rlp", chain_with(4, damaged))),
+            "block 5: verify: transaction " + std::to_string(index) + ": invalid_tx: s: high_s");
     }
     // A flipped byte in the header: in a root (the seal catches it) ...
     {
@@ -462,18 +484,27 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
         expect_bad("offsets", import_args(bad_file("offsets.rlp", chain_with(4, damaged))),
                    "block 5: decode: transaction 0: offsets_not_increasing");
     }
-    expect_bad("state root",
-               import_args(bad_file("root.rlp", chain_with(4, with_header(4, [](block::Header& h) { h.state_root[0] ^= 0xff; })))),
-               "block 5: seal: state_root_mismatch");
+    expect_bad(
+        "state root",
+        import_args(bad_file(
+            "root.rlp",
+            chain_with(4, with_header(4, [](block::Header& h) { h.state_root[0] ^= 0xff; })))),
+        "block 5: seal: state_root_mismatch");
     {
         Hash wrong = b5.header->parent_hash;
         wrong[31] ^= 1;
-        expect_bad("parent hash",
-                   import_args(bad_file("parent.rlp", chain_with(4, with_header(4, [&](block::Header& h) { h.parent_hash = wrong; })))),
-                   "block 5: link: parent hash " + to_hex(wrong) + " is not the head " + to_hex(c.blocks[3].hash));
+        expect_bad(
+            "parent hash",
+            import_args(bad_file(
+                "parent.rlp",
+                chain_with(4, with_header(4, [&](block::Header& h) { h.parent_hash = wrong; })))),
+            "block 5: link: parent hash " + to_hex(wrong) + " is not the head " +
+                to_hex(c.blocks[3].hash));
     }
     expect_bad("header chain id",
-               import_args(bad_file("chain_id.rlp", chain_with(4, with_header(4, [](block::Header& h) { h.chain_id = 2; })))),
+               import_args(bad_file(
+                   "chain_id.rlp",
+                   chain_with(4, with_header(4, [](block::Header& h) { h.chain_id = 2; })))),
                "block 5: verify: wrong_chain_id");
     {
         gen::Options o;
@@ -484,20 +515,24 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
         o.chain_id = 2;
         const auto other = gen::generate(o);
         ASSERT_TRUE(other);
-        expect_bad("another chain", import_args(bad_file("other.rlp", other->blocks[0])), "block 1: verify: wrong_chain_id");
+        expect_bad("another chain", import_args(bad_file("other.rlp", other->blocks[0])),
+                   "block 1: verify: wrong_chain_id");
     }
     // Truncated files: inside block 5's transactions, and inside its header.
     {
         const size_t start5 = concat(c.w.blocks, 4).size();
         Bytes file = concat(c.w.blocks, 5);
         file.resize(start5 + wire5.size() / 2);
-        expect_bad("truncated", import_args(bad_file("truncated.rlp", file)), "block 5: decode: malformed_block: input_too_short");
+        expect_bad("truncated", import_args(bad_file("truncated.rlp", file)),
+                   "block 5: decode: malformed_block: input_too_short");
         file.resize(start5 + l5.header + 20);
         expect_bad("truncated header", import_args(bad_file("truncated2.rlp", file)),
                    "block at position 4: decode: malformed_block: input_too_short");
     }
     // Not a chain file at all.
-    expect_bad("text", import_args(bad_file("text.rlp", Bytes(as_bytes("hello").begin(), as_bytes("hello").end()))),
+    expect_bad("text",
+               import_args(
+                   bad_file("text.rlp", Bytes(as_bytes("hello").begin(), as_bytes("hello").end()))),
                "block at position 0: decode: malformed_block: unexpected_string");
     {
         const std::string missing = tmp / "missing.rlp";
@@ -524,17 +559,25 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
     // Bad genesis files: nothing is created.
     {
         const std::string fresh = tmp / "fresh";
-        auto init_bad = [&](const std::string& what, const std::string& text, const std::string& error) {
+        auto init_bad = [&](const std::string& what, const std::string& text,
+                            const std::string& error) {
             const std::string path = tmp / "genesis-bad.json";
             write_text(path, text);
-            expect_bad(what, {"init", "--datadir", fresh, "--genesis", path}, "genesis '" + path + "': " + error);
+            expect_bad(what, {"init", "--datadir", fresh, "--genesis", path},
+                       "genesis '" + path + "': " + error);
             EXPECT_FALSE(std::filesystem::exists(fresh));
         };
-        init_bad("bad JSON", "{\"chain_id\": 1,", "invalid JSON: [json.exception.parse_error.101] parse error at line 1, column 16: syntax error while parsing object key - unexpected end of input; expected string literal");
-        init_bad("balance 2^256",
-                 R"({"chain_id": 1, "accounts": {"0x1111111111111111111111111111111111111111": {"balance": "0x10000000000000000000000000000000000000000000000000000000000000000"}}})",
-                 "accounts.0x1111111111111111111111111111111111111111: balance: not an unsigned 256-bit integer");
-        init_bad("chain id 2^64", R"({"chain_id": "18446744073709551616"})", "chain_id: not an unsigned 64-bit integer");
+        init_bad("bad JSON", "{\"chain_id\": 1,",
+                 "invalid JSON: [json.exception.parse_error.101] parse error at line 1, column 16: "
+                 "syntax error while parsing object key - unexpected end of input; expected string "
+                 "literal");
+        init_bad(
+            "balance 2^256",
+            R"({"chain_id": 1, "accounts": {"0x1111111111111111111111111111111111111111": {"balance": "0x10000000000000000000000000000000000000000000000000000000000000000"}}})",
+            "accounts.0x1111111111111111111111111111111111111111: balance: not an unsigned 256-bit "
+            "integer");
+        init_bad("chain id 2^64", R"({"chain_id": "18446744073709551616"})",
+                 "chain_id: not an unsigned 64-bit integer");
         // `gen --chain-id 0` is refused; so is a genesis of chain 0 (issue 19: init took it).
         init_bad("chain id 0", R"({"chain_id": 0})", "chain_id: must be at least 1, got 0");
         init_bad("chain id 0x0", R"({"chain_id": "0x0"})", "chain_id: must be at least 1, got 0");
@@ -546,19 +589,25 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
         EXPECT_FALSE(std::filesystem::exists(fresh));
     }
     // Init over the datadir.
-    expect_bad("init twice", {"init", "--datadir", datadir, "--genesis", c.genesis_path}, datadir + " is not empty");
+    expect_bad("init twice", {"init", "--datadir", datadir, "--genesis", c.genesis_path},
+               datadir + " is not empty");
     // Usage mistakes.
-    expect_bad("unknown option", {"import", "--datadir", datadir, "--bogus", c.chain_path}, "import: unknown option '--bogus'");
-    expect_bad("missing --datadir", {"import", c.chain_path}, "import: missing option --datadir DIR");
+    expect_bad("unknown option", {"import", "--datadir", datadir, "--bogus", c.chain_path},
+               "import: unknown option '--bogus'");
+    expect_bad("missing --datadir", {"import", c.chain_path},
+               "import: missing option --datadir DIR");
     expect_bad("missing chain", {"import", "--datadir", datadir}, "import: missing argument CHAIN");
-    expect_bad("export without --out", {"export", "--datadir", datadir}, "export: missing option --out FILE");
-    expect_bad("get without --datadir", {"get", "account", "0x1111111111111111111111111111111111111111"},
+    expect_bad("export without --out", {"export", "--datadir", datadir},
+               "export: missing option --out FILE");
+    expect_bad("get without --datadir",
+               {"get", "account", "0x1111111111111111111111111111111111111111"},
                "get account: missing option --datadir DIR");
     // The datadir held by another writer.
     {
         auto holder = store::Store::open(datadir);
         ASSERT_TRUE(holder);
-        expect_bad("locked", import_args(c.chain_path), "datadir " + datadir + " is in use by another process");
+        expect_bad("locked", import_args(c.chain_path),
+                   "datadir " + datadir + " is in use by another process");
         // Readers do not need the lock.
         const auto g = run_cli({"get", "block", "4", "--datadir", datadir});
         EXPECT_EQ(g.status, 0) << g.err;
@@ -593,16 +642,23 @@ TEST(cli_node, get_not_found_and_bad_arguments) {
         {{"get", "block", "3", "--raw"}, "", "block 3 not found"},
         {{"get", "block", "0", "--raw"}, "", "block 0 (the genesis) has no wire form"},
         {{"get", "block", b5}, "", "block " + b5 + " not found"},
-        {{"get", "block", "ten"}, "", "invalid block 'ten': expected a number or a 32-byte 0x hash"},
-        {{"get", "block", "0x" + std::string(63, '0') + "g"}, "", "invalid block hash '0x" + std::string(63, '0') + "g': invalid hex digit"},
+        {{"get", "block", "ten"},
+         "",
+         "invalid block 'ten': expected a number or a 32-byte 0x hash"},
+        {{"get", "block", "0x" + std::string(63, '0') + "g"},
+         "",
+         "invalid block hash '0x" + std::string(63, '0') + "g': invalid hex digit"},
         {{"get", "tx", tx5}, "", "transaction " + tx5 + " not found"},
         {{"get", "tx", "0x1234"}, "", "invalid transaction hash '0x1234': wrong length"},
         {{"get", "receipt", zero_hash}, "", "receipt of transaction " + zero_hash + " not found"},
-        {{"get", "account", "0x0000000000000000000000000000000000000001"}, "",
+        {{"get", "account", "0x0000000000000000000000000000000000000001"},
+         "",
          "account 0x0000000000000000000000000000000000000001 not found"},
         {{"get", "account", "0x12"}, "", "invalid address '0x12': wrong length"},
         {{"get", "user", "nobody"}, "", "user 'nobody' not found"},
-        {{"get", "colour"}, "", "get: unknown subcommand 'colour' (expected account, user, block, tx, receipt)"},
+        {{"get", "colour"},
+         "",
+         "get: unknown subcommand 'colour' (expected account, user, block, tx, receipt)"},
     };
     for (const auto& bad : cases) {
         std::vector<std::string> args = bad.args;
@@ -621,16 +677,20 @@ TEST(cli_node, get_not_found_and_bad_arguments) {
     const auto r = run_cli({"get", "block", "0x2", "--datadir", datadir});
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(json::parse(r.out)["hash"], to_hex(c.blocks[1].hash));
-    EXPECT_EQ(run_cli({"get", "tx", to_hex(c.blocks[1].tx_hashes[99]), "--datadir", datadir}).status, 0);
+    EXPECT_EQ(
+        run_cli({"get", "tx", to_hex(c.blocks[1].tx_hashes[99]), "--datadir", datadir}).status, 0);
 }
 
 TEST(cli_node, help_lists_the_node_commands) {
     const auto r = run_cli({"--help"});
     ASSERT_EQ(r.status, 0);
-    for (const char* line : {"  init ", "  import CHAIN ", "  export ", "  get account ADDRESS ", "  get user NAME ",
-                             "  get block NUMBER|HASH ", "  get tx HASH ", "  get receipt HASH "})
+    for (const char* line :
+         {"  init ", "  import CHAIN ", "  export ", "  get account ADDRESS ", "  get user NAME ",
+          "  get block NUMBER|HASH ", "  get tx HASH ", "  get receipt HASH "})
         EXPECT_NE(r.out.find(line), std::string::npos) << line;
     const auto h = run_cli({"import", "--help"});
     ASSERT_EQ(h.status, 0);
-    EXPECT_NE(h.out.find("Usage: barrel-node import --datadir DIR [OPTIONS] CHAIN"), std::string::npos) << h.out;
+    EXPECT_NE(h.out.find("Usage: barrel-node import --datadir DIR [OPTIONS] CHAIN"),
+              std::string::npos)
+        << h.out;
 }

@@ -1,12 +1,11 @@
 // `barrel-node rlp decode` / `rlp encode`: outputs, every way the input can be wrong, and round
 // trips over the official RLP vectors.
 
-#include "cli_run.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "cli_run.hpp"
 #include <boost/multiprecision/cpp_int.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -45,7 +44,9 @@ Bytes nested_lists(size_t lists) {
 }
 
 /// The same as JSON text.
-std::string nested_arrays(size_t lists) { return std::string(lists, '[') + std::string(lists, ']'); }
+std::string nested_arrays(size_t lists) {
+    return std::string(lists, '[') + std::string(lists, ']');
+}
 
 }  // namespace
 
@@ -81,7 +82,8 @@ TEST(cli_rlp, decode_reads_standard_input_for_dash) {
 }
 
 TEST(cli_rlp, decode_nesting_up_to_the_decoder_limit) {
-    const auto deepest = run_cli({"rlp", "decode", barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth))});
+    const auto deepest =
+        run_cli({"rlp", "decode", barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth))});
     EXPECT_EQ(deepest.status, 0) << deepest.err;
     EXPECT_EQ(deepest.out, nested_arrays(barrel::rlp::kMaxDepth) + "\n");
 }
@@ -90,13 +92,21 @@ TEST(cli_rlp, decode_bad_input) {
     expect_bad_input({
         {{"rlp", "decode"}, "", "error: rlp decode: missing argument HEX|-"},
         {{"rlp", "decode", "0x80", "0x80"}, "", "error: rlp decode: unexpected argument '0x80'"},
-        {{"rlp", "decode", "--verbose", "0x80"}, "", "error: rlp decode: unknown option '--verbose'"},
+        {{"rlp", "decode", "--verbose", "0x80"},
+         "",
+         "error: rlp decode: unknown option '--verbose'"},
         {{"rlp", "decode", "0xzz"}, "", "error: invalid hex: invalid hex digit 'z' at position 3"},
-        {{"rlp", "decode", "0x8 00"}, "", "error: invalid hex: invalid hex digit ' ' at position 4"},
+        {{"rlp", "decode", "0x8 00"},
+         "",
+         "error: invalid hex: invalid hex digit ' ' at position 4"},
         {{"rlp", "decode", "-x"}, "", "error: invalid hex: invalid hex digit '-' at position 1"},
         // A stray character is named where it is, even when it also makes the count odd.
-        {{"rlp", "decode", "0x80 0"}, "", "error: invalid hex: invalid hex digit ' ' at position 5"},
-        {{"rlp", "decode", "-"}, "c0\tc0\n", "error: invalid hex: invalid hex digit byte 0x09 at position 3"},
+        {{"rlp", "decode", "0x80 0"},
+         "",
+         "error: invalid hex: invalid hex digit ' ' at position 5"},
+        {{"rlp", "decode", "-"},
+         "c0\tc0\n",
+         "error: invalid hex: invalid hex digit byte 0x09 at position 3"},
         {{"rlp", "decode", "0x808"}, "", "error: invalid hex: odd number of hex digits"},
         {{"rlp", "decode", "-"}, "0xc", "error: invalid hex: odd number of hex digits"},
         {{"rlp", "decode", ""}, "", "error: empty input"},
@@ -114,7 +124,8 @@ TEST(cli_rlp, decode_bad_input) {
         {{"rlp", "decode", "0xb80100"}, "", "error: invalid RLP: non_canonical_size"},
         {{"rlp", "decode", "0xc28100"}, "", "error: invalid RLP: non_canonical_single_byte"},
         {{"rlp", "decode", "0xc4c0c28100"}, "", "error: invalid RLP: non_canonical_single_byte"},
-        {{"rlp", "decode", barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth + 1))}, "",
+        {{"rlp", "decode", barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth + 1))},
+         "",
          "error: invalid RLP: too_deep"},
     });
 }
@@ -139,7 +150,8 @@ TEST(cli_rlp, decode_every_invalid_official_vector) {
         } else {
             const auto item = barrel::rlp::decode_item(*bytes);
             ASSERT_FALSE(item);
-            EXPECT_EQ(r.err, "error: invalid RLP: " + std::string{barrel::rlp::to_string(item.error())} + "\n");
+            EXPECT_EQ(r.err, "error: invalid RLP: " +
+                                 std::string{barrel::rlp::to_string(item.error())} + "\n");
         }
         ++run;
     }
@@ -166,7 +178,8 @@ TEST(cli_rlp, encode_hex_strings_integers_and_arrays) {
         {"18446744073709551615", "0x88ffffffffffffffff"},
         {R"(["0x636174", 1024])", "0xc783636174820400"},
         {R"( [ "0x636174" , [ "0x646f67" , [] ] ] )", "0xca83636174c583646f67c0"},
-        {nested_arrays(barrel::rlp::kMaxDepth), barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth))},
+        {nested_arrays(barrel::rlp::kMaxDepth),
+         barrel::to_hex(nested_lists(barrel::rlp::kMaxDepth))},
     };
     for (const auto& [json, hex] : cases) {
         SCOPED_TRACE(json);
@@ -191,55 +204,96 @@ TEST(cli_rlp, encode_bad_input) {
         {{"rlp", "encode", ""}, "", "error: empty input"},
         {{"rlp", "encode", "-"}, "\n", "error: empty input"},
         // Not JSON at all.
-        {{"rlp", "encode", "dog"}, "",
+        {{"rlp", "encode", "dog"},
+         "",
          "error: invalid JSON: parse error at line 1, column 1: syntax error while parsing value - "
          "invalid literal; last read: 'd'"},
-        {{"rlp", "encode", R"(["0x01",)"}, "",
+        {{"rlp", "encode", R"(["0x01",)"},
+         "",
          "error: invalid JSON: parse error at line 1, column 9: syntax error while parsing value - "
          "unexpected end of input; expected '[', '{', or a literal"},
-        {{"rlp", "encode", "[1,2"}, "",
+        {{"rlp", "encode", "[1,2"},
+         "",
          "error: invalid JSON: parse error at line 1, column 5: syntax error while parsing array - "
          "unexpected end of input; expected ']'"},
-        {{"rlp", "encode", "[] []"}, "",
+        {{"rlp", "encode", "[] []"},
+         "",
          "error: invalid JSON: parse error at line 1, column 4: syntax error while parsing value - "
          "unexpected '['; expected end of input"},
         // A raw newline inside a string: the message still fits on one line.
-        {{"rlp", "encode", "\"a\nb\""}, "",
+        {{"rlp", "encode", "\"a\nb\""},
+         "",
          "error: invalid JSON: parse error at line 2, column 0: syntax error while parsing value - "
          "invalid string: control character U+000A (LF) must be escaped to \\u000A or \\n; last "
          "read: '\"a<U+000A>'"},
         // JSON, but not an RLP item.
-        {{"rlp", "encode", R"("dog")"}, "", R"(error: invalid RLP item at $: expected a 0x-hex string, got "dog")"},
-        {{"rlp", "encode", R"(["0x01", "abcd"])"}, "",
+        {{"rlp", "encode", R"("dog")"},
+         "",
+         R"(error: invalid RLP item at $: expected a 0x-hex string, got "dog")"},
+        {{"rlp", "encode", R"(["0x01", "abcd"])"},
+         "",
          R"(error: invalid RLP item at $[1]: expected a 0x-hex string, got "abcd")"},
-        {{"rlp", "encode", R"("")"}, "", R"(error: invalid RLP item at $: expected a 0x-hex string, got "")"},
-        {{"rlp", "encode", R"([[], ["0xzz"]])"}, "", "error: invalid RLP item at $[1][0]: invalid hex: invalid hex digit 'z' at position 3"},
-        {{"rlp", "encode", R"("0xabc")"}, "", "error: invalid RLP item at $: invalid hex: odd number of hex digits"},
-        {{"rlp", "encode", "-1"}, "", "error: invalid RLP item at $: number -1 is not an unsigned 64-bit integer"},
-        {{"rlp", "encode", "[0, -5]"}, "", "error: invalid RLP item at $[1]: number -5 is not an unsigned 64-bit integer"},
-        {{"rlp", "encode", "[1.5]"}, "", "error: invalid RLP item at $[0]: number 1.5 is not an unsigned 64-bit integer"},
-        {{"rlp", "encode", "1e3"}, "", "error: invalid RLP item at $: number 1e3 is not an unsigned 64-bit integer"},
-        // Beyond 2^64-1: named as written, and how to give it (issue 19: it said 1.8446744073709552e+19).
-        {{"rlp", "encode", "[1.5, 18446744073709551616]"}, "",
+        {{"rlp", "encode", R"("")"},
+         "",
+         R"(error: invalid RLP item at $: expected a 0x-hex string, got "")"},
+        {{"rlp", "encode", R"([[], ["0xzz"]])"},
+         "",
+         "error: invalid RLP item at $[1][0]: invalid hex: invalid hex digit 'z' at position 3"},
+        {{"rlp", "encode", R"("0xabc")"},
+         "",
+         "error: invalid RLP item at $: invalid hex: odd number of hex digits"},
+        {{"rlp", "encode", "-1"},
+         "",
+         "error: invalid RLP item at $: number -1 is not an unsigned 64-bit integer"},
+        {{"rlp", "encode", "[0, -5]"},
+         "",
+         "error: invalid RLP item at $[1]: number -5 is not an unsigned 64-bit integer"},
+        {{"rlp", "encode", "[1.5]"},
+         "",
          "error: invalid RLP item at $[0]: number 1.5 is not an unsigned 64-bit integer"},
-        {{"rlp", "encode", "[[1], [18446744073709551616]]"}, "",
-         "error: invalid RLP item at $[1][0]: number 18446744073709551616 is above 2^64-1: give it as a 0x-hex string"},
-        {{"rlp", "encode", "99999999999999999999999999999999999999"}, "",
-         "error: invalid RLP item at $: number 99999999999999999999999999999999999999 is above 2^64-1: give it as a "
+        {{"rlp", "encode", "1e3"},
+         "",
+         "error: invalid RLP item at $: number 1e3 is not an unsigned 64-bit integer"},
+        // Beyond 2^64-1: named as written, and how to give it (issue 19: it
+        // said 1.8446744073709552e+19).
+        {{"rlp", "encode", "[1.5, 18446744073709551616]"},
+         "",
+         "error: invalid RLP item at $[0]: number 1.5 is not an unsigned 64-bit integer"},
+        {{"rlp", "encode", "[[1], [18446744073709551616]]"},
+         "",
+         "error: invalid RLP item at $[1][0]: number 18446744073709551616 is above 2^64-1: give it "
+         "as a 0x-hex string"},
+        {{"rlp", "encode", "99999999999999999999999999999999999999"},
+         "",
+         "error: invalid RLP item at $: number 99999999999999999999999999999999999999 is above "
+         "2^64-1: give it as a "
          "0x-hex string"},
-        {{"rlp", "encode", "18446744073709551616"}, "",
-         "error: invalid RLP item at $: number 18446744073709551616 is above 2^64-1: give it as a 0x-hex string"},
-        {{"rlp", "encode", R"({"a": 1})"}, "",
-         "error: invalid RLP item at $: expected a 0x-hex string, unsigned integer or array, got an object"},
-        {{"rlp", "encode", R"([[{}]])"}, "",
-         "error: invalid RLP item at $[0][0]: expected a 0x-hex string, unsigned integer or array, got an object"},
-        {{"rlp", "encode", "null"}, "",
-         "error: invalid RLP item at $: expected a 0x-hex string, unsigned integer or array, got null"},
-        {{"rlp", "encode", "[true]"}, "",
-         "error: invalid RLP item at $[0]: expected a 0x-hex string, unsigned integer or array, got true"},
-        {{"rlp", "encode", R"(")" + std::string(60, 'a') + R"(")"}, "",
-         R"(error: invalid RLP item at $: expected a 0x-hex string, got ")" + std::string(39, 'a') + "..."},
-        {{"rlp", "encode", nested_arrays(barrel::rlp::kMaxDepth + 1)}, "",
+        {{"rlp", "encode", "18446744073709551616"},
+         "",
+         "error: invalid RLP item at $: number 18446744073709551616 is above 2^64-1: give it as a "
+         "0x-hex string"},
+        {{"rlp", "encode", R"({"a": 1})"},
+         "",
+         "error: invalid RLP item at $: expected a 0x-hex string, unsigned integer or array, got "
+         "an object"},
+        {{"rlp", "encode", R"([[{}]])"},
+         "",
+         "error: invalid RLP item at $[0][0]: expected a 0x-hex string, unsigned integer or array, "
+         "got an object"},
+        {{"rlp", "encode", "null"},
+         "",
+         "error: invalid RLP item at $: expected a 0x-hex string, unsigned integer or array, got "
+         "null"},
+        {{"rlp", "encode", "[true]"},
+         "",
+         "error: invalid RLP item at $[0]: expected a 0x-hex string, unsigned integer or array, "
+         "got true"},
+        {{"rlp", "encode", R"(")" + std::string(60, 'a') + R"(")"},
+         "",
+         R"(error: invalid RLP item at $: expected a 0x-hex string, got ")" + std::string(39, 'a') +
+             "..."},
+        {{"rlp", "encode", nested_arrays(barrel::rlp::kMaxDepth + 1)},
+         "",
          "error: invalid RLP item: lists nested deeper than 256"},
     });
 }
@@ -293,8 +347,8 @@ std::string lower(std::string s) {
 }  // namespace
 
 TEST(cli_rlp, round_trips_over_official_vectors) {
-    const auto path =
-        std::filesystem::path{BARREL_TEST_DATA_DIR} / "ethereum-tests" / "RLPTests" / "rlptest.json";
+    const auto path = std::filesystem::path{BARREL_TEST_DATA_DIR} / "ethereum-tests" / "RLPTests" /
+                      "rlptest.json";
     std::ifstream file{path};
     ASSERT_TRUE(file) << path;
     const auto cases = nlohmann::json::parse(file);

@@ -1,12 +1,11 @@
 // `barrel-node tx decode`: exact JSON for each transaction type, every way the arguments or the
 // transaction can be wrong, and every official TransactionTests vector through the command.
 
-#include "block_fixtures.hpp"
-#include "cli_run.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 
+#include "block_fixtures.hpp"
+#include "cli_run.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -87,8 +86,8 @@ TEST(cli_tx, decode_eip155_example) {
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.out, kEip155Json);
     // The hash is keccak256 of exactly the bytes given.
-    EXPECT_EQ(nlohmann::json::parse(r.out)["hash"], barrel::to_hex(barrel::keccak256(
-                                                        barrel::from_hex(kEip155Tx).value())));
+    EXPECT_EQ(nlohmann::json::parse(r.out)["hash"],
+              barrel::to_hex(barrel::keccak256(barrel::from_hex(kEip155Tx).value())));
 }
 
 TEST(cli_tx, decode_same_output_from_every_source_and_option_spelling) {
@@ -108,10 +107,11 @@ TEST(cli_tx, decode_same_output_from_every_source_and_option_spelling) {
 
 TEST(cli_tx, decode_pre_eip155_typed_and_other_chains) {
     // ttSignature/RightVRSTest: legacy without a chain id (v = 28), valid on any chain.
-    const auto pre155 = run_cli({"tx", "decode", "--chain-id", "5",
-                                 "0xf85f030182520894b94f5374fce5edbc8e2a8697c15331677e6ebf0b0a801c"
-                                 "a098ff921201554726367d2be8c804a7ff89ccf285ebc57dff8ae4c44b9c19ac4a"
-                                 "a01887321be575c8095f789dd4c743dfe42c1820f9231f98a962b210e3ac2452a3"});
+    const auto pre155 =
+        run_cli({"tx", "decode", "--chain-id", "5",
+                 "0xf85f030182520894b94f5374fce5edbc8e2a8697c15331677e6ebf0b0a801c"
+                 "a098ff921201554726367d2be8c804a7ff89ccf285ebc57dff8ae4c44b9c19ac4a"
+                 "a01887321be575c8095f789dd4c743dfe42c1820f9231f98a962b210e3ac2452a3"});
     EXPECT_EQ(pre155.status, 0) << pre155.err;
     EXPECT_EQ(pre155.out, R"({
   "chain_id": null,
@@ -131,11 +131,13 @@ TEST(cli_tx, decode_pre_eip155_typed_and_other_chains) {
 )");
 
     // ttEIP1559/GasLimitPriceProductOverflowtMinusOne: type 2, a 31-byte max fee.
-    const auto dynamic_fee = run_cli(
-        {"tx", "decode",
-         "0x02f885018084773594009f02ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff825208"
-         "94095e7baea6a6c7c4c2dfeb977efac326af552d878080c080a05cbd172231fc0735e0fb994dd5b1a4939170a26"
-         "0b36f0427a8a80866b063b948a07c230f7f578dd61785c93361b9871c0706ebfa6d06e3f4491dc9558c5202ed36"});
+    const auto dynamic_fee = run_cli({"tx", "decode",
+                                      "0x02f885018084773594009f02ffffffffffffffffffffffffffffffffff"
+                                      "ffffffffffffffffffffffffff825208"
+                                      "94095e7baea6a6c7c4c2dfeb977efac326af552d878080c080a05cbd1722"
+                                      "31fc0735e0fb994dd5b1a4939170a26"
+                                      "0b36f0427a8a80866b063b948a07c230f7f578dd61785c93361b9871c070"
+                                      "6ebfa6d06e3f4491dc9558c5202ed36"});
     EXPECT_EQ(dynamic_fee.status, 0) << dynamic_fee.err;
     EXPECT_EQ(dynamic_fee.out, R"({
   "access_list": [],
@@ -162,8 +164,8 @@ TEST(cli_tx, decode_pre_eip155_typed_and_other_chains) {
 TEST(cli_tx, decode_any_chain_by_default_and_check_chain_id_when_given) {
     const auto set = barrel::test::mixed_txs(2, 5);  // transaction 1 is EIP-155, chain 5
     const std::string hex = barrel::to_hex(set.encodings[1]);
-    for (const auto& args : std::vector<std::vector<std::string>>{{"tx", "decode", hex},
-                                                                   {"tx", "decode", "--chain-id", "5", hex}}) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"tx", "decode", hex}, {"tx", "decode", "--chain-id", "5", hex}}) {
         SCOPED_TRACE(testing::PrintToString(args));
         const auto r = run_cli(args);
         ASSERT_EQ(r.status, 0) << r.err;
@@ -173,7 +175,8 @@ TEST(cli_tx, decode_any_chain_by_default_and_check_chain_id_when_given) {
     }
     const auto wrong = run_cli({"tx", "decode", "--chain-id", "1", hex});
     EXPECT_EQ(wrong.status, 2);
-    EXPECT_EQ(wrong.err, "error: tx: chain_id: wrong_chain_id (signed for chain 5, --chain-id is 1)\n");
+    EXPECT_EQ(wrong.err,
+              "error: tx: chain_id: wrong_chain_id (signed for chain 5, --chain-id is 1)\n");
 }
 
 TEST(cli_tx, decode_bad_input) {
@@ -181,20 +184,32 @@ TEST(cli_tx, decode_bad_input) {
         // Arguments.
         {{"tx", "decode"}, "", "error: tx decode: missing argument HEX|-"},
         {{"tx", "decode", kEip155Tx, "extra"}, "", "error: tx decode: unexpected argument 'extra'"},
-        {{"tx", "decode", "--sender", kEip155Tx}, "", "error: tx decode: unknown option '--sender'"},
-        {{"tx", "encode", kEip155Tx}, "", "error: tx: unknown subcommand 'encode' (expected decode)"},
-        {{"tx", "decode", kEip155Tx, "--chain-id"}, "", "error: tx decode: option --chain-id needs a value N"},
-        {{"tx", "decode", "--chain-id", "1", "--chain-id", "1", kEip155Tx}, "",
+        {{"tx", "decode", "--sender", kEip155Tx},
+         "",
+         "error: tx decode: unknown option '--sender'"},
+        {{"tx", "encode", kEip155Tx},
+         "",
+         "error: tx: unknown subcommand 'encode' (expected decode)"},
+        {{"tx", "decode", kEip155Tx, "--chain-id"},
+         "",
+         "error: tx decode: option --chain-id needs a value N"},
+        {{"tx", "decode", "--chain-id", "1", "--chain-id", "1", kEip155Tx},
+         "",
          "error: tx decode: option --chain-id given twice"},
-        {{"tx", "decode", "--chain-id", "abc", kEip155Tx}, "",
+        {{"tx", "decode", "--chain-id", "abc", kEip155Tx},
+         "",
          "error: --chain-id: expected an unsigned 64-bit integer, got 'abc'"},
-        {{"tx", "decode", "--chain-id", "-1", kEip155Tx}, "",
+        {{"tx", "decode", "--chain-id", "-1", kEip155Tx},
+         "",
          "error: --chain-id: expected an unsigned 64-bit integer, got '-1'"},
-        {{"tx", "decode", "--chain-id=18446744073709551616", kEip155Tx}, "",
+        {{"tx", "decode", "--chain-id=18446744073709551616", kEip155Tx},
+         "",
          "error: --chain-id: expected an unsigned 64-bit integer, got '18446744073709551616'"},
-        {{"tx", "decode", "--threads", "0", kEip155Tx}, "",
+        {{"tx", "decode", "--threads", "0", kEip155Tx},
+         "",
          "error: --threads: expected a positive integer up to 65536, got '0'"},
-        {{"tx", "decode", "--threads", "abc", kEip155Tx}, "",
+        {{"tx", "decode", "--threads", "abc", kEip155Tx},
+         "",
          "error: --threads: expected a positive integer up to 65536, got 'abc'"},
         // Hex.
         {{"tx", "decode", "0xf86g"}, "", "error: invalid hex: invalid hex digit 'g' at position 6"},
@@ -202,21 +217,25 @@ TEST(cli_tx, decode_bad_input) {
         {{"tx", "decode", "0x"}, "", "error: empty input"},
         {{"tx", "decode", "-"}, "", "error: empty input"},
         // Encoding.
-        {{"tx", "decode", std::string{kEip155Tx} + "00"}, "", "error: tx: envelope: trailing_bytes"},
+        {{"tx", "decode", std::string{kEip155Tx} + "00"},
+         "",
+         "error: tx: envelope: trailing_bytes"},
         {{"tx", "decode", "0xf86c09"}, "", "error: tx: envelope: input_too_short"},
         {{"tx", "decode", "0x80"}, "", "error: tx: envelope: unexpected_string"},
         {{"tx", "decode", "0x03c0"}, "", "error: tx: envelope: unsupported_type"},
         {{"tx", "decode", "0xc0"}, "", "error: tx: nonce: too_few_fields"},
         {{"tx", "decode", kLeadingZeroNonce}, "", "error: tx: nonce: leading_zero"},
         {{"tx", "decode", kBadV}, "", "error: tx: v: invalid_v"},
-        {{"tx", "decode", kChainZero}, "",
+        {{"tx", "decode", kChainZero},
+         "",
          "error: tx: chain_id: wrong_chain_id (signed for chain 0, which no chain has)"},
         // Decodes, but is not a valid transaction.
         {{"tx", "decode", kZeroR}, "", "error: tx: r: invalid_signature"},
         {{"tx", "decode", kHighS}, "", "error: tx: s: high_s"},
         {{"tx", "decode", kLowGas}, "", "error: tx: gas_limit: intrinsic_gas_too_low"},
         {{"tx", "decode", kUnrecoverable}, "", "error: tx: recovery_failed"},
-        {{"tx", "decode", "--chain-id", "5", kEip155Tx}, "",
+        {{"tx", "decode", "--chain-id", "5", kEip155Tx},
+         "",
          "error: tx: chain_id: wrong_chain_id (signed for chain 1, --chain-id is 5)"},
     };
     for (const auto& c : cases) {
@@ -236,7 +255,8 @@ TEST(cli_tx, decode_every_official_vector) {
         "Istanbul", "ConstantinopleFix", "Constantinople", "Byzantium", "EIP158",
         "EIP150",   "Homestead",         "Frontier",
     };
-    const auto root = std::filesystem::path{BARREL_TEST_DATA_DIR} / "ethereum-tests" / "TransactionTests";
+    const auto root =
+        std::filesystem::path{BARREL_TEST_DATA_DIR} / "ethereum-tests" / "TransactionTests";
     size_t valid = 0, invalid = 0;
     for (const auto& entry : std::filesystem::recursive_directory_iterator{root}) {
         if (!entry.is_regular_file() || entry.path().extension() != ".json") continue;
@@ -251,7 +271,8 @@ TEST(cli_tx, decode_every_official_vector) {
         const auto& expected = result.at(*fork);
 
         // The fixtures' verdicts are mainnet's: chain 1 (without the option, any chain decodes).
-        const auto r = run_cli({"tx", "decode", "--chain-id", "1", test.at("txbytes").get<std::string>()});
+        const auto r =
+            run_cli({"tx", "decode", "--chain-id", "1", test.at("txbytes").get<std::string>()});
         if (expected.contains("hash")) {
             ++valid;
             ASSERT_EQ(r.status, 0) << r.err;

@@ -33,8 +33,8 @@ TEST(core_hex, round_trip_every_byte) {
 
 TEST(core_hex, optional_prefix_and_either_case) {
     const Bytes expected{0xde, 0xad, 0xbe, 0xef};
-    for (std::string_view s : {"deadbeef", "0xdeadbeef", "0XDEADBEEF", "DEADBEEF", "0xDeAdBeEf",
-                               "0XdeadBEEF"}) {
+    for (std::string_view s :
+         {"deadbeef", "0xdeadbeef", "0XDEADBEEF", "DEADBEEF", "0xDeAdBeEf", "0XdeadBEEF"}) {
         const auto b = from_hex(s);
         ASSERT_TRUE(b) << s;
         EXPECT_EQ(*b, expected) << s;
@@ -76,9 +76,12 @@ TEST(core_hex, bad_digit_is_reported_before_an_odd_count) {
         ASSERT_FALSE(b) << s;
         EXPECT_EQ(b.error(), HexError::bad_digit) << s;
     }
-    EXPECT_EQ(describe_hex_error("0x80 0", HexError::bad_digit), "invalid hex digit ' ' at position 5");
-    EXPECT_EQ(describe_hex_error("abc\n", HexError::bad_digit), "invalid hex digit byte 0x0a at position 4");
-    EXPECT_EQ(describe_hex_error("0x0x", HexError::bad_digit), "invalid hex digit 'x' at position 4");
+    EXPECT_EQ(describe_hex_error("0x80 0", HexError::bad_digit),
+              "invalid hex digit ' ' at position 5");
+    EXPECT_EQ(describe_hex_error("abc\n", HexError::bad_digit),
+              "invalid hex digit byte 0x0a at position 4");
+    EXPECT_EQ(describe_hex_error("0x0x", HexError::bad_digit),
+              "invalid hex digit 'x' at position 4");
     EXPECT_EQ(describe_hex_error("0xabc", HexError::odd_length), "odd number of hex digits");
     const auto at = find_bad_digit("0X12z");
     ASSERT_TRUE(at);

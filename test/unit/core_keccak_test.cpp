@@ -90,8 +90,9 @@ TEST(core_keccak, many_equals_one_by_one) {
             std::vector<Hash> out(count);
             keccak256_many(std::span{views}.first(count), out, vectorized);
             for (size_t i = 0; i < count; ++i)
-                ASSERT_EQ(out[i], expected[i]) << "message " << i << ", " << views[i].size() << " bytes, count "
-                                               << count << (vectorized ? ", vectorized" : "");
+                ASSERT_EQ(out[i], expected[i])
+                    << "message " << i << ", " << views[i].size() << " bytes, count " << count
+                    << (vectorized ? ", vectorized" : "");
         }
     }
 }
@@ -100,7 +101,8 @@ TEST(core_keccak, many_equals_one_by_one) {
 /// count (1 block: 135 bytes and empty; 2 blocks: 136 and 200 bytes), so none falls back.
 TEST(core_keccak, many_known_answers_through_the_vector_path) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 here: keccak256_many hashes one by one";
+    if (!__builtin_cpu_supports("avx2"))
+        GTEST_SKIP() << "no AVX2 here: keccak256_many hashes one by one";
 #else
     GTEST_SKIP() << "not x86: keccak256_many hashes one by one";
 #endif

@@ -5,7 +5,6 @@
 // ordering argument, which is in the header).
 
 #include "core/seqlock_cache.hpp"
-
 #include <gtest/gtest.h>
 
 #include <array>
@@ -128,8 +127,8 @@ TEST(core_seqlock_cache, concurrent_readers_see_whole_values_only) {
         threads.emplace_back([&, w] {
             start.arrive_and_wait();
             uint8_t version = 0;
-            for (int round = 0;
-                 round < 20'000 || (hits.load(std::memory_order_relaxed) < kWanted && round < 50'000'000);
+            for (int round = 0; round < 20'000 || (hits.load(std::memory_order_relaxed) < kWanted &&
+                                                   round < 50'000'000);
                  ++round)
                 for (uint32_t k = static_cast<uint32_t>(w); k < kKeys; k += 2) {
                     cache.put(key_of(k), hash(k), value_of(k, version), k % 3 == 0);
@@ -143,7 +142,8 @@ TEST(core_seqlock_cache, concurrent_readers_see_whole_values_only) {
                 for (uint32_t k = 0; k < kKeys; ++k)
                     if (const auto f = cache.find(key_of(k), hash(k))) {
                         hits.fetch_add(1, std::memory_order_relaxed);
-                        if (version_in(f->value, k) < 0 || f->flag != (k % 3 == 0)) torn.fetch_add(1);
+                        if (version_in(f->value, k) < 0 || f->flag != (k % 3 == 0))
+                            torn.fetch_add(1);
                     }
         });
     threads[0].join();

@@ -28,7 +28,9 @@ struct Counted {
     std::string text;
     int value{0};
     Counted() noexcept { ++g_alive; }
-    explicit Counted(int v) : text(std::to_string(v) + std::string(40, '.')), value{v} { ++g_alive; }
+    explicit Counted(int v) : text(std::to_string(v) + std::string(40, '.')), value{v} {
+        ++g_alive;
+    }
     Counted(const Counted& o) : text{o.text}, value{o.value} { ++g_alive; }
     Counted(Counted&& o) noexcept : text{std::move(o.text)}, value{o.value} { ++g_alive; }
     Counted& operator=(const Counted&) = default;
@@ -39,7 +41,9 @@ struct Counted {
 class SlotsTest : public ::testing::TestWithParam<bool> {
 protected:
     void SetUp() override { g_alive = 0; }
-    void TearDown() override { EXPECT_EQ(g_alive.load(), 0) << "an element was not destroyed, or destroyed twice"; }
+    void TearDown() override {
+        EXPECT_EQ(g_alive.load(), 0) << "an element was not destroyed, or destroyed twice";
+    }
 };
 
 }  // namespace
@@ -104,7 +108,9 @@ TEST_P(SlotsTest, a_throwing_fill_destroys_what_was_built_and_rethrows_the_first
 }
 
 INSTANTIATE_TEST_SUITE_P(core_slots, SlotsTest, ::testing::Values(false, true),
-                         [](const auto& param_info) { return param_info.param ? "parallel" : "serial"; });
+                         [](const auto& param_info) {
+                             return param_info.param ? "parallel" : "serial";
+                         });
 
 TEST(core_slots, push_back_grows_and_keeps_order) {
     g_alive = 0;

@@ -234,7 +234,8 @@ TEST(core_uint256, checked_mul) {
 }
 
 TEST(core_uint256, limbs_round_trip_least_significant_first) {
-    const u256 v = *parse_u256("0x0102030405060708111213141516171821222324252627283132333435363738");
+    const u256 v =
+        *parse_u256("0x0102030405060708111213141516171821222324252627283132333435363738");
     const auto limbs = to_limbs(v);
     EXPECT_EQ(limbs[0], 0x3132333435363738ull);
     EXPECT_EQ(limbs[3], 0x0102030405060708ull);

@@ -2,10 +2,9 @@
 // duplicate edges, barriers, level statistics, key kinds, and a brute-force reference on random
 // lists (every pair of transactions that share a key must be ordered by a path).
 
-#include "exec_oracle.hpp"
-
 #include <barrel/exec/dag.hpp>
 
+#include "exec_oracle.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,7 +59,8 @@ void check_shape(const Dag& d, std::span<const TxKeys> txs) {
             EXPECT_LT(q, i) << "edge must point backwards";
             level = std::max(level, d.level[q] + 1);
             const auto s = d.succs_of(q);
-            EXPECT_NE(std::find(s.begin(), s.end(), i), s.end()) << q << " -> " << i << " missing in succs";
+            EXPECT_NE(std::find(s.begin(), s.end(), i), s.end())
+                << q << " -> " << i << " missing in succs";
         }
         EXPECT_EQ(d.level[i], level) << i;
         if (width.size() <= level) width.resize(level + 1, 0);
@@ -77,7 +77,8 @@ void check_shape(const Dag& d, std::span<const TxKeys> txs) {
     EXPECT_EQ(d.stats.max_width, width.empty() ? 0 : *std::max_element(width.begin(), width.end()));
     // Distinct slots for distinct keys.
     for (size_t a = 0; a < d.slots.size(); ++a)
-        for (size_t b = a + 1; b < d.slots.size() && d.slots.size() < 500; ++b) EXPECT_NE(d.slots[a], d.slots[b]);
+        for (size_t b = a + 1; b < d.slots.size() && d.slots.size() < 500; ++b)
+            EXPECT_NE(d.slots[a], d.slots[b]);
 }
 
 TEST(exec_dag, empty) {
@@ -99,8 +100,8 @@ TEST(exec_dag, txkeys_add_removes_duplicates) {
 }
 
 TEST(exec_dag, independent_transactions_share_level_zero) {
-    const std::vector<TxKeys> txs{tx({acc("a"), acc("b")}), tx({acc("c"), acc("d")}), tx({usr("a"), usr("b")}),
-                                  tx({acc("e")})};
+    const std::vector<TxKeys> txs{tx({acc("a"), acc("b")}), tx({acc("c"), acc("d")}),
+                                  tx({usr("a"), usr("b")}), tx({acc("e")})};
     const Dag d = build_dag(txs);
     check_shape(d, txs);
     EXPECT_EQ(d.stats.edges, 0u);
@@ -109,8 +110,8 @@ TEST(exec_dag, independent_transactions_share_level_zero) {
 }
 
 TEST(exec_dag, chain_on_one_key_links_only_the_last_toucher) {
-    const std::vector<TxKeys> txs{tx({acc("h"), acc("x1")}), tx({acc("h"), acc("x2")}), tx({acc("x3"), acc("h")}),
-                                  tx({acc("h")})};
+    const std::vector<TxKeys> txs{tx({acc("h"), acc("x1")}), tx({acc("h"), acc("x2")}),
+                                  tx({acc("x3"), acc("h")}), tx({acc("h")})};
     const Dag d = build_dag(txs);
     check_shape(d, txs);
     EXPECT_EQ(preds(d, 0), (std::set<uint32_t>{}));
@@ -124,7 +125,8 @@ TEST(exec_dag, chain_on_one_key_links_only_the_last_toucher) {
 
 TEST(exec_dag, one_edge_when_two_keys_share_the_last_toucher) {
     const std::vector<TxKeys> txs{tx({acc("a"), acc("b")}), tx({acc("b"), acc("a")}),
-                                  tx({acc("a"), usr("u"), usr("v")}), tx({acc("z"), usr("v"), usr("u")})};
+                                  tx({acc("a"), usr("u"), usr("v")}),
+                                  tx({acc("z"), usr("v"), usr("u")})};
     const Dag d = build_dag(txs);
     check_shape(d, txs);
     EXPECT_EQ(preds(d, 1), (std::set<uint32_t>{0}));
@@ -135,12 +137,12 @@ TEST(exec_dag, one_edge_when_two_keys_share_the_last_toucher) {
 
 TEST(exec_dag, edges_from_the_last_toucher_of_each_key) {
     const std::vector<TxKeys> txs{
-        tx({acc("a")}),           // 0
-        tx({acc("b")}),           // 1
-        tx({acc("a"), acc("b")}), // 2 <- 0, 1
-        tx({acc("c")}),           // 3
-        tx({acc("a"), acc("c")}), // 4 <- 2, 3
-        tx({acc("b")}),           // 5 <- 2
+        tx({acc("a")}),            // 0
+        tx({acc("b")}),            // 1
+        tx({acc("a"), acc("b")}),  // 2 <- 0, 1
+        tx({acc("c")}),            // 3
+        tx({acc("a"), acc("c")}),  // 4 <- 2, 3
+        tx({acc("b")}),            // 5 <- 2
     };
     const Dag d = build_dag(txs);
     check_shape(d, txs);
@@ -159,15 +161,15 @@ TEST(exec_dag, edges_from_the_last_toucher_of_each_key) {
 
 TEST(exec_dag, barrier_orders_everything_around_it) {
     const std::vector<TxKeys> txs{
-        tx({acc("a")}),                 // 0
-        tx({acc("b")}),                 // 1
-        tx({acc("c")}, true),           // 2 barrier <- 0, 1
-        tx({acc("d")}),                 // 3 <- 2
-        tx({acc("a")}),                 // 4 <- 2 (a's earlier toucher is behind the barrier)
-        tx({acc("d"), acc("e")}),       // 5 <- 3, 2
-        tx({acc("f")}, true),           // 6 barrier <- 3, 4, 5, 2
-        tx({acc("f")}, true),           // 7 barrier <- 6
-        tx({acc("a")}),                 // 8 <- 7
+        tx({acc("a")}),            // 0
+        tx({acc("b")}),            // 1
+        tx({acc("c")}, true),      // 2 barrier <- 0, 1
+        tx({acc("d")}),            // 3 <- 2
+        tx({acc("a")}),            // 4 <- 2 (a's earlier toucher is behind the barrier)
+        tx({acc("d"), acc("e")}),  // 5 <- 3, 2
+        tx({acc("f")}, true),      // 6 barrier <- 3, 4, 5, 2
+        tx({acc("f")}, true),      // 7 barrier <- 6
+        tx({acc("a")}),            // 8 <- 7
     };
     const Dag d = build_dag(txs);
     check_shape(d, txs);
@@ -188,7 +190,8 @@ TEST(exec_dag, barrier_orders_everything_around_it) {
 }
 
 TEST(exec_dag, barrier_first_and_last) {
-    const std::vector<TxKeys> txs{tx({acc("s")}, true), tx({acc("a")}), tx({acc("b")}), tx({acc("s")}, true)};
+    const std::vector<TxKeys> txs{tx({acc("s")}, true), tx({acc("a")}), tx({acc("b")}),
+                                  tx({acc("s")}, true)};
     const Dag d = build_dag(txs);
     check_shape(d, txs);
     EXPECT_EQ(preds(d, 1), (std::set<uint32_t>{0}));
@@ -203,8 +206,8 @@ TEST(exec_dag, key_kinds_never_collide) {
     const Address a = test::derived_address(7);
     const std::string name(reinterpret_cast<const char*>(a.data()), 20);
     const std::string_view account_bytes{reinterpret_cast<const char*>(a.data()), 20};
-    const std::vector<TxKeys> txs{tx({acc(account_bytes)}), tx({acc("s"), usr(name)}), tx({acc(account_bytes)}),
-                                  tx({acc("t"), usr(name)})};
+    const std::vector<TxKeys> txs{tx({acc(account_bytes)}), tx({acc("s"), usr(name)}),
+                                  tx({acc(account_bytes)}), tx({acc("t"), usr(name)})};
     const Dag d = build_dag(txs);
     check_shape(d, txs);
     EXPECT_EQ(preds(d, 1), (std::set<uint32_t>{}));
@@ -217,7 +220,8 @@ TEST(exec_dag, keys_compare_by_content_not_by_pointer) {
     const std::string one = "same-name";
     const std::string two = "same-name";
     ASSERT_NE(one.data(), two.data());
-    const std::vector<TxKeys> txs{tx({usr(one)}), tx({usr(two)}), tx({usr("")}), tx({usr(std::string_view{})})};
+    const std::vector<TxKeys> txs{tx({usr(one)}), tx({usr(two)}), tx({usr("")}),
+                                  tx({usr(std::string_view{})})};
     const Dag d = build_dag(txs);
     check_shape(d, txs);
     EXPECT_EQ(preds(d, 1), (std::set<uint32_t>{0}));
@@ -234,14 +238,16 @@ std::vector<std::set<uint32_t>> reference_preds(const std::vector<TxKeys>& txs) 
         for (size_t i = 0; i < j; ++i)
             if (txs[i].barrier) last_barrier = static_cast<long>(i);
         if (txs[j].barrier) {
-            for (long i = std::max(0L, last_barrier); i < static_cast<long>(j); ++i) out[j].insert(static_cast<uint32_t>(i));
+            for (long i = std::max(0L, last_barrier); i < static_cast<long>(j); ++i)
+                out[j].insert(static_cast<uint32_t>(i));
             continue;
         }
         if (last_barrier >= 0) out[j].insert(static_cast<uint32_t>(last_barrier));
         for (uint8_t k = 0; k < txs[j].count; ++k) {
             for (long i = static_cast<long>(j) - 1; i > last_barrier; --i) {
                 const TxKeys& t = txs[static_cast<size_t>(i)];
-                if (std::find(t.keys.begin(), t.keys.begin() + t.count, txs[j].keys[k]) != t.keys.begin() + t.count) {
+                if (std::find(t.keys.begin(), t.keys.begin() + t.count, txs[j].keys[k]) !=
+                    t.keys.begin() + t.count) {
                     out[j].insert(static_cast<uint32_t>(i));
                     break;
                 }
@@ -257,7 +263,8 @@ TEST(exec_dag, random_lists_match_the_reference_and_order_every_conflict) {
     for (int round = 0; round < 300; ++round) {
         const size_t n = rng() % 120;
         const size_t universe = 1 + rng() % 12;
-        const unsigned barrier_per_mille = static_cast<unsigned>(std::array<int, 3>{0, 20, 150}[rng() % 3]);
+        const unsigned barrier_per_mille =
+            static_cast<unsigned>(std::array<int, 3>{0, 20, 150}[rng() % 3]);
         std::vector<TxKeys> txs(n);
         for (auto& t : txs) {
             const size_t count = 1 + rng() % 3;
@@ -268,7 +275,8 @@ TEST(exec_dag, random_lists_match_the_reference_and_order_every_conflict) {
         const Dag d = build_dag(txs);
         check_shape(d, txs);
         const auto want = reference_preds(txs);
-        for (size_t j = 0; j < n; ++j) ASSERT_EQ(preds(d, j), want[j]) << "round " << round << ", tx " << j;
+        for (size_t j = 0; j < n; ++j)
+            ASSERT_EQ(preds(d, j), want[j]) << "round " << round << ", tx " << j;
         // Soundness: every conflicting pair (shared key, or a barrier) is ordered by a path.
         std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
         for (size_t j = 0; j < n; ++j)
@@ -281,10 +289,11 @@ TEST(exec_dag, random_lists_match_the_reference_and_order_every_conflict) {
             for (size_t i = 0; i < j; ++i) {
                 bool conflict = txs[i].barrier || txs[j].barrier;
                 for (uint8_t k = 0; k < txs[j].count && !conflict; ++k)
-                    conflict = std::find(txs[i].keys.begin(), txs[i].keys.begin() + txs[i].count, txs[j].keys[k]) !=
-                               txs[i].keys.begin() + txs[i].count;
+                    conflict = std::find(txs[i].keys.begin(), txs[i].keys.begin() + txs[i].count,
+                                         txs[j].keys[k]) != txs[i].keys.begin() + txs[i].count;
                 if (conflict) {
-                    ASSERT_TRUE(reach[i][j]) << "round " << round << ": " << i << " -> " << j << " unordered";
+                    ASSERT_TRUE(reach[i][j])
+                        << "round " << round << ": " << i << " -> " << j << " unordered";
                 }
             }
     }
@@ -298,7 +307,9 @@ TEST(exec_dag, hundred_thousand_transactions) {
     for (size_t i = 0; i < accounts.size(); ++i) accounts[i] = test::derived_address(i, 0xdac);
     std::vector<std::string> users(50'000);
     for (size_t i = 0; i < users.size(); ++i) users[i] = "user" + std::to_string(i);
-    auto view = [](const Address& a) { return std::string_view{reinterpret_cast<const char*>(a.data()), 20}; };
+    auto view = [](const Address& a) {
+        return std::string_view{reinterpret_cast<const char*>(a.data()), 20};
+    };
     std::mt19937_64 rng{7};
     std::vector<TxKeys> txs(n);
     for (size_t i = 0; i < n; ++i) {
@@ -337,7 +348,9 @@ TEST(exec_dag, hostile_keys_and_a_late_barrier_stay_linear) {
         small[i][18] = static_cast<uint8_t>(i >> 8);
         small[i][19] = static_cast<uint8_t>(i);
     }
-    auto view = [](const Address& a) { return std::string_view{reinterpret_cast<const char*>(a.data()), 20}; };
+    auto view = [](const Address& a) {
+        return std::string_view{reinterpret_cast<const char*>(a.data()), 20};
+    };
     std::vector<TxKeys> txs(n);
     for (size_t i = 0; i < n; ++i) {
         txs[i].add(KeyKind::account, view(small[2 * i]));
@@ -357,10 +370,19 @@ TEST(exec_dag, hostile_keys_and_a_late_barrier_stay_linear) {
 /// names shorter than eight bytes, a zero byte where the padding of a shorter name would be.
 TEST(exec_dag, slots_in_key_order_is_bytewise_accounts_first) {
     using namespace std::string_literals;
-    const std::vector<std::string> users = {"bob", "alice", "al", "al\0"s, "alice_and_bob_2", "alice_and_bob_1",
-                                            "\xff", ""s, "a", "al\0\0\0\0\0\0\x01"s};
-    const std::vector<std::string> accounts = {std::string(19, '\x22') + "\x01", std::string(20, '\x11'),
-                                               std::string(19, '\x22') + "\x00"s, std::string(20, '\x00')};
+    const std::vector<std::string> users = {"bob",
+                                            "alice",
+                                            "al",
+                                            "al\0"s,
+                                            "alice_and_bob_2",
+                                            "alice_and_bob_1",
+                                            "\xff",
+                                            ""s,
+                                            "a",
+                                            "al\0\0\0\0\0\0\x01"s};
+    const std::vector<std::string> accounts = {
+        std::string(19, '\x22') + "\x01", std::string(20, '\x11'),
+        std::string(19, '\x22') + "\x00"s, std::string(20, '\x00')};
     std::vector<TxKeys> txs;
     for (size_t i = 0; i < users.size(); ++i) {
         TxKeys t;
@@ -376,14 +398,16 @@ TEST(exec_dag, slots_in_key_order_is_bytewise_accounts_first) {
     });
     const std::vector<uint32_t> order = exec::slots_in_key_order(d);
     ASSERT_EQ(order.size(), expected.size());
-    for (size_t k = 0; k < order.size(); ++k) EXPECT_EQ(d.slots[order[k]], expected[k]) << "position " << k;
+    for (size_t k = 0; k < order.size(); ++k)
+        EXPECT_EQ(d.slots[order[k]], expected[k]) << "position " << k;
     EXPECT_EQ(d.slots[order[0]].bytes, std::string(20, '\x00'));
     EXPECT_EQ(d.slots[order[accounts.size()]].bytes, "");
 }
 
 /// Checks slots_in_key_order against a plain sort of the keys (kind, then bytes) for a block whose
 /// transactions touch `accounts` and `users`.
-void expect_bytewise_order(const std::vector<std::string>& accounts, const std::vector<std::string>& users) {
+void expect_bytewise_order(const std::vector<std::string>& accounts,
+                           const std::vector<std::string>& users) {
     std::vector<TxKeys> txs;
     for (size_t i = 0; i < std::max(accounts.size(), users.size()); ++i) {
         TxKeys t;
@@ -436,8 +460,10 @@ TEST(exec_dag, slots_in_key_order_is_bytewise_over_thousands_of_keys) {
 TEST(exec_dag, slots_in_key_order_is_bytewise_for_names_alike_at_the_start) {
     std::mt19937_64 rng{7};
     std::vector<std::string> alike_in_eight, alike_in_sixteen;
-    for (int i = 0; i < 3000; ++i) alike_in_eight.push_back("username" + std::to_string(rng() % 1'000'000));
-    for (int i = 0; i < 500; ++i) alike_in_sixteen.push_back("customer_account_" + std::to_string(rng() % 100'000));
+    for (int i = 0; i < 3000; ++i)
+        alike_in_eight.push_back("username" + std::to_string(rng() % 1'000'000));
+    for (int i = 0; i < 500; ++i)
+        alike_in_sixteen.push_back("customer_account_" + std::to_string(rng() % 100'000));
     expect_bytewise_order({}, alike_in_eight);
     expect_bytewise_order({}, alike_in_sixteen);
     std::vector<std::string> both = alike_in_eight;
@@ -501,10 +527,12 @@ TEST(exec_dag, slots_in_key_order_is_bytewise_for_keys_differing_in_their_last_b
 TEST(exec_dag, slots_in_key_order_breaks_ties_of_the_padded_words_by_the_whole_key) {
     const std::string sixteen = "0123456789abcdef";
     const std::string eight = "01234567";
-    const std::vector<std::string> at_sixteen = {sixteen + std::string("\0\x01", 2), sixteen, sixteen + std::string(1, '\0'),
-                                                 sixteen + std::string(2, '\0'), "0123456789abcdeg"};
-    const std::vector<std::string> at_eight = {eight + std::string("\0\x01", 2), eight, eight + std::string(1, '\0'),
-                                               eight + std::string(9, '\0'), eight + std::string(8, '\0') + "x"};
+    const std::vector<std::string> at_sixteen = {
+        sixteen + std::string("\0\x01", 2), sixteen, sixteen + std::string(1, '\0'),
+        sixteen + std::string(2, '\0'), "0123456789abcdeg"};
+    const std::vector<std::string> at_eight = {
+        eight + std::string("\0\x01", 2), eight, eight + std::string(1, '\0'),
+        eight + std::string(9, '\0'), eight + std::string(8, '\0') + "x"};
     expect_bytewise_order({}, at_sixteen);
     expect_bytewise_order({}, at_eight);
     expect_bytewise_order(at_eight, at_sixteen);
@@ -550,4 +578,3 @@ TEST(exec_dag, slots_in_key_order_matches_a_plain_sort_on_random_small_sets) {
 }
 
 }  // namespace
-

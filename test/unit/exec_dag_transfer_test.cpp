@@ -1,14 +1,13 @@
 // The DagTransfer precompile: its Solidity ABI (selectors, canonical encoding, strict decoding)
 // and every return code, one by one, through exec::execute.
 
-#include "exec_oracle.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include "exec_oracle.hpp"
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -55,7 +54,8 @@ Bytes call(DagFunction f, std::string_view user, const u256& amount = 0, std::st
     return exec::encode_call(DagCall{f, user, to, amount});
 }
 
-// ---- ABI -----------------------------------------------------------------------------------------
+// ---- ABI
+// -----------------------------------------------------------------------------------------
 
 TEST(exec_dag_transfer, selectors_are_keccak_of_signatures) {
     const std::pair<DagFunction, std::string_view> table[] = {
@@ -67,7 +67,8 @@ TEST(exec_dag_transfer, selectors_are_keccak_of_signatures) {
     };
     for (const auto& [f, sig] : table) {
         const Bytes s = selector_bytes(sig);
-        const uint32_t want = (uint32_t{s[0]} << 24) | (uint32_t{s[1]} << 16) | (uint32_t{s[2]} << 8) | s[3];
+        const uint32_t want =
+            (uint32_t{s[0]} << 24) | (uint32_t{s[1]} << 16) | (uint32_t{s[2]} << 8) | s[3];
         EXPECT_EQ(exec::selector_of(f), want) << sig;
     }
 }
@@ -78,21 +79,28 @@ TEST(exec_dag_transfer, address_is_fisco_0x5002) {
 
 TEST(exec_dag_transfer, encoding_is_the_solidity_abi) {
     // userSave("alice", 100): selector, offset 0x40, amount, then the string tail.
-    EXPECT_EQ(call(DagFunction::user_save, "alice", 100),
-              concat({selector_bytes("userSave(string,uint256)"), word(0x40), word(100), tail("alice")}));
+    EXPECT_EQ(
+        call(DagFunction::user_save, "alice", 100),
+        concat({selector_bytes("userSave(string,uint256)"), word(0x40), word(100), tail("alice")}));
     // userBalance("bob"): one head word.
     EXPECT_EQ(call(DagFunction::user_balance, "bob"),
               concat({selector_bytes("userBalance(string)"), word(0x20), tail("bob")}));
     // userTransfer(a 40-byte name, "z", 7): tails in order, the second after the first's padding.
     const std::string long_name(40, 'q');
     EXPECT_EQ(call(DagFunction::user_transfer, long_name, 7, "z"),
-              concat({selector_bytes("userTransfer(string,string,uint256)"), word(0x60), word(0x60 + 32 + 64),
-                      word(7), tail(long_name), tail("z")}));
+              concat({selector_bytes("userTransfer(string,string,uint256)"), word(0x60),
+                      word(0x60 + 32 + 64), word(7), tail(long_name), tail("z")}));
 }
 
 TEST(exec_dag_transfer, encode_decode_round_trip) {
-    const std::string names[] = {"", "a", std::string(31, 'b'), std::string(32, 'c'), std::string(33, 'd'),
-                                 std::string(64, 'e'), std::string("\0\xff\x01", 3), std::string(100, 'f')};
+    const std::string names[] = {"",
+                                 "a",
+                                 std::string(31, 'b'),
+                                 std::string(32, 'c'),
+                                 std::string(33, 'd'),
+                                 std::string(64, 'e'),
+                                 std::string("\0\xff\x01", 3),
+                                 std::string(100, 'f')};
     const u256 amounts[] = {0, 1, 51401, u256{1} << 128, kMax};
     for (uint8_t f = 0; f < 5; ++f) {
         const auto function = static_cast<DagFunction>(f);
@@ -106,7 +114,8 @@ TEST(exec_dag_transfer, encode_decode_round_trip) {
                     ASSERT_TRUE(back) << to_hex(data);
                     EXPECT_EQ(back->function, function);
                     EXPECT_EQ(back->user, user);
-                    EXPECT_EQ(back->to, function == DagFunction::user_transfer ? to : std::string{});
+                    EXPECT_EQ(back->to,
+                              function == DagFunction::user_transfer ? to : std::string{});
                     EXPECT_EQ(back->amount, a);
                     if (function == DagFunction::user_balance) break;
                 }
@@ -128,8 +137,10 @@ TEST(exec_dag_transfer, decode_rejects_unknown_selector) {
     data[3] ^= 0x01;
     EXPECT_FALSE(exec::decode_call(data));
     // Right arguments, a function DagTransfer does not have.
-    EXPECT_FALSE(exec::decode_call(concat({selector_bytes("userAdd(string,uint128)"), word(0x40), word(1), tail("alice")})));
-    EXPECT_FALSE(exec::decode_call(concat({selector_bytes("transfer(address,uint256)"), word(0x40), word(1), tail("alice")})));
+    EXPECT_FALSE(exec::decode_call(
+        concat({selector_bytes("userAdd(string,uint128)"), word(0x40), word(1), tail("alice")})));
+    EXPECT_FALSE(exec::decode_call(
+        concat({selector_bytes("transfer(address,uint256)"), word(0x40), word(1), tail("alice")})));
 }
 
 TEST(exec_dag_transfer, decode_rejects_non_canonical_offset) {
@@ -141,12 +152,16 @@ TEST(exec_dag_transfer, decode_rejects_non_canonical_offset) {
     // Offset pointing into the head (the amount word read as a length).
     EXPECT_FALSE(exec::decode_call(concat({sel, word(0x20), word(5), tail("alice")})));
     // Offset with high bytes set.
-    EXPECT_FALSE(exec::decode_call(concat({sel, word((u256{1} << 200) + 0x40), word(1), tail("alice")})));
-    EXPECT_FALSE(exec::decode_call(concat({sel, word(u256{1} << 32 | 0x40), word(1), tail("alice")})));
+    EXPECT_FALSE(
+        exec::decode_call(concat({sel, word((u256{1} << 200) + 0x40), word(1), tail("alice")})));
+    EXPECT_FALSE(
+        exec::decode_call(concat({sel, word(u256{1} << 32 | 0x40), word(1), tail("alice")})));
     // userTransfer with the tails swapped (offsets still in range).
     const Bytes tsel = selector_bytes("userTransfer(string,string,uint256)");
-    ASSERT_TRUE(exec::decode_call(concat({tsel, word(0x60), word(0xa0), word(3), tail("ab"), tail("cd")})));
-    EXPECT_FALSE(exec::decode_call(concat({tsel, word(0xa0), word(0x60), word(3), tail("ab"), tail("cd")})));
+    ASSERT_TRUE(
+        exec::decode_call(concat({tsel, word(0x60), word(0xa0), word(3), tail("ab"), tail("cd")})));
+    EXPECT_FALSE(
+        exec::decode_call(concat({tsel, word(0xa0), word(0x60), word(3), tail("ab"), tail("cd")})));
     // Both offsets at the same tail.
     EXPECT_FALSE(exec::decode_call(concat({tsel, word(0x60), word(0x60), word(3), tail("ab")})));
 }
@@ -174,17 +189,19 @@ TEST(exec_dag_transfer, decode_rejects_nonzero_padding) {
     for (size_t pad = 5; pad < 32; ++pad) {
         Bytes t = tail("alice");
         t[32 + pad] = 0x80;
-        EXPECT_FALSE(exec::decode_call(concat({sel, word(0x40), word(1), t}))) << "padding byte " << pad;
+        EXPECT_FALSE(exec::decode_call(concat({sel, word(0x40), word(1), t})))
+            << "padding byte " << pad;
     }
     // The second tail of userTransfer too.
     Bytes second = tail("bob");
     second[32 + 3] = 0x01;
-    EXPECT_FALSE(exec::decode_call(concat({selector_bytes("userTransfer(string,string,uint256)"), word(0x60),
-                                           word(0xa0), word(1), tail("ab"), second})));
+    EXPECT_FALSE(exec::decode_call(concat({selector_bytes("userTransfer(string,string,uint256)"),
+                                           word(0x60), word(0xa0), word(1), tail("ab"), second})));
 }
 
 TEST(exec_dag_transfer, decode_rejects_trailing_bytes) {
-    for (const DagFunction f : {DagFunction::user_add, DagFunction::user_balance, DagFunction::user_transfer}) {
+    for (const DagFunction f :
+         {DagFunction::user_add, DagFunction::user_balance, DagFunction::user_transfer}) {
         Bytes data = call(f, "alice", 1, "bob");
         ASSERT_TRUE(exec::decode_call(data));
         data.push_back(0);
@@ -201,13 +218,15 @@ TEST(exec_dag_transfer, code_words_are_twos_complement) {
     EXPECT_EQ(exec::code_word(DagCode::user_exists), kMax - 51403 + 1);
     EXPECT_EQ(exec::code_word(DagCode::insufficient_balance), kMax - 51404 + 1);
     EXPECT_EQ(exec::code_word(DagCode::overflow), kMax - 51405 + 1);
-    // 2^16 - 51401 = 0x3737: the word is 0xff…ff3737, as Solidity's int256(-51401) reads as uint256.
+    // 2^16 - 51401 = 0x3737: the word is 0xff…ff3737, as Solidity's int256(-51401) reads as
+    // uint256.
     EXPECT_EQ(exec::encode_return(DagCode::invalid_amount),
               "0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff3737"_hex);
     EXPECT_EQ(exec::encode_return(DagCode::overflow),
               "0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff3733"_hex);
     EXPECT_EQ(exec::encode_return(DagCode::user_not_found, 0),
-              concat({"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff3736"_hex, word(0)}));
+              concat({"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff3736"_hex,
+                      word(0)}));
     EXPECT_EQ(exec::encode_return(DagCode::ok, 42), concat({word(0), word(42)}));
 }
 
@@ -241,10 +260,12 @@ struct CallBlock {
         h.gas_limit = 30'000'000;
         test::BlockBuilder b{h, 7};
         for (size_t i = 0; i < calls.size(); ++i)
-            b.add(test::make_tx(i, exec::kDagTransferAddress, values[i], b.keep(calls[i]), 200'000, kPrice), kSender);
+            b.add(test::make_tx(i, exec::kDagTransferAddress, values[i], b.keep(calls[i]), 200'000,
+                                kPrice),
+                  kSender);
         std::optional<exec::Outcome> first;
-        for (const auto s : {exec::Schedule::serial, exec::Schedule::levels, exec::Schedule::dynamic,
-                             exec::Schedule::automatic}) {
+        for (const auto s : {exec::Schedule::serial, exec::Schedule::levels,
+                             exec::Schedule::dynamic, exec::Schedule::automatic}) {
             auto r = exec::execute(b.block, parent, Hash{}, exec::ChainConfig{}, {s});
             ASSERT_TRUE(r) << exec::describe(r.error());
             if (!first) {
@@ -299,11 +320,11 @@ TEST(exec_dag_transfer, user_add) {
 
 TEST(exec_dag_transfer, user_save) {
     CallBlock b{{"old", 5}, {"full", kMax - 1}};
-    b.add(call(DagFunction::user_save, "new", 10))   // creates
+    b.add(call(DagFunction::user_save, "new", 10))    // creates
         .add(call(DagFunction::user_save, "old", 7))  // adds
         .add(call(DagFunction::user_save, "old", 0))  // amount 0
         .add(call(DagFunction::user_save, "none", 0))
-        .add(call(DagFunction::user_save, "full", 2))  // overflow
+        .add(call(DagFunction::user_save, "full", 2))   // overflow
         .add(call(DagFunction::user_save, "full", 1));  // exactly 2^256 - 1
     b.run();
     EXPECT_EQ(b.output(0), ret(DagCode::ok));
@@ -349,11 +370,13 @@ TEST(exec_dag_transfer, user_balance) {
 
 TEST(exec_dag_transfer, user_transfer) {
     CallBlock b{{"alice", 100}, {"bob", 1}, {"full", kMax}};
-    b.add(call(DagFunction::user_transfer, "alice", 30, "bob"))    // ok
-        .add(call(DagFunction::user_transfer, "alice", 0, "bob"))   // amount 0
-        .add(call(DagFunction::user_transfer, "alice", 5, "alice")) // from == to
-        .add(call(DagFunction::user_transfer, "ghost", 5, "ghost")) // from == to, absent: still a no-op
-        .add(call(DagFunction::user_transfer, "ghost", 0, "ghost")) // amount 0 wins over from == to
+    b.add(call(DagFunction::user_transfer, "alice", 30, "bob"))      // ok
+        .add(call(DagFunction::user_transfer, "alice", 0, "bob"))    // amount 0
+        .add(call(DagFunction::user_transfer, "alice", 5, "alice"))  // from == to
+        .add(call(DagFunction::user_transfer, "ghost", 5,
+                  "ghost"))  // from == to, absent: still a no-op
+        .add(
+            call(DagFunction::user_transfer, "ghost", 0, "ghost"))  // amount 0 wins over from == to
         .add(call(DagFunction::user_transfer, "nobody", 1, "bob"))  // no user
         .add(call(DagFunction::user_transfer, "alice", 71, "bob"))  // low balance: 70 left
         .add(call(DagFunction::user_transfer, "alice", 20, "carol"))  // creates carol at 0 + 20
@@ -530,11 +553,11 @@ TEST(exec_dag_transfer_codes, empty_names_take_no_user_keys) {
 
 TEST(exec_dag_transfer, failing_calls_consume_gas_and_nonce) {
     CallBlock b{{"alice", 1}};
-    b.add(call(DagFunction::user_draw, "nobody", 1))        // code -51402, status 1
-        .add(call(DagFunction::user_save, "alice", 0))      // code -51401, status 1
-        .add(call(DagFunction::user_add, "alice", 1))       // code -51403, status 1
-        .add(call(DagFunction::user_add, "x", 1), 1)        // payable: status 0, all gas
-        .add(Bytes{0x01, 0x02});                            // malformed: status 0, all gas
+    b.add(call(DagFunction::user_draw, "nobody", 1))    // code -51402, status 1
+        .add(call(DagFunction::user_save, "alice", 0))  // code -51401, status 1
+        .add(call(DagFunction::user_add, "alice", 1))   // code -51403, status 1
+        .add(call(DagFunction::user_add, "x", 1), 1)    // payable: status 0, all gas
+        .add(Bytes{0x01, 0x02});                        // malformed: status 0, all gas
     b.run();
     uint64_t gas = 0;
     for (size_t i = 0; i < 3; ++i) {

@@ -6,7 +6,8 @@
 /// its state is a pair of std::maps copied from the parent, the transactions run in one plain loop
 /// in block order, and the write set is what differs between the final and the initial maps.
 ///
-/// The semantics, spelled out (docs/architecture.md, "Stage 3: execute (PTE)", and docs/formats.md):
+/// The semantics, spelled out (docs/architecture.md, "Stage 3: execute (PTE)", and
+/// docs/formats.md):
 /// - validity of transaction i, checked in this order against the state its predecessors left:
 ///   EIP-1559 max fee ≥ base fee; cumulative gas used + gas limit ≤ header gas limit;
 ///   nonce == account nonce; balance ≥ gas limit × max fee + value; a credit that would exceed
@@ -23,12 +24,11 @@
 
 #include <barrel/block/block.hpp>
 #include <barrel/block/merkle.hpp>
+#include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
-
-#include <barrel/core/keccak.hpp>
 
 #include <deque>
 #include <map>
@@ -91,8 +91,10 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
         // --- validity, in the decided order
         if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee)
             return fail(ExecErrorCode::fee_cap_below_base_fee);
-        if (u512{cumulative} + t.gas_limit > header.gas_limit) return fail(ExecErrorCode::block_gas_exceeded);
-        const state::Account before = s.accounts.count(from) ? s.accounts.at(from) : state::Account{};
+        if (u512{cumulative} + t.gas_limit > header.gas_limit)
+            return fail(ExecErrorCode::block_gas_exceeded);
+        const state::Account before =
+            s.accounts.count(from) ? s.accounts.at(from) : state::Account{};
         if (t.nonce != before.nonce) return fail(ExecErrorCode::nonce_mismatch);
         if (u512{before.balance} < u512{t.gas_limit} * u512{t.max_fee_per_gas} + u512{t.value})
             return fail(ExecErrorCode::insufficient_balance);
@@ -118,8 +120,10 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
         // A value transfer to another account must not overflow the recipient.
         const bool moves = kind == transfer && t.value != 0;
         if (moves && *t.to != from) {
-            const u256 to_balance = s.accounts.count(*t.to) ? s.accounts.at(*t.to).balance : u256{0};
-            if (u512{to_balance} + u512{t.value} > u512{max_u256}) return fail(ExecErrorCode::balance_overflow);
+            const u256 to_balance =
+                s.accounts.count(*t.to) ? s.accounts.at(*t.to).balance : u256{0};
+            if (u512{to_balance} + u512{t.value} > u512{max_u256})
+                return fail(ExecErrorCode::balance_overflow);
         }
 
         // --- the transaction is valid: apply it
@@ -218,10 +222,12 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
 
     // The fees are credited to the coinbase as one sum: a sum past 2^256 overflows the coinbase
     // whatever its balance.
-    if (fee_total > u512{max_u256}) return unexpected(ExecError{ExecErrorCode::balance_overflow, block.txs.size() - 1});
+    if (fee_total > u512{max_u256})
+        return unexpected(ExecError{ExecErrorCode::balance_overflow, block.txs.size() - 1});
     out.fees = static_cast<u256>(fee_total);
     if (out.fees != 0) {
-        const u256 cb = s.accounts.count(header.coinbase) ? s.accounts.at(header.coinbase).balance : u256{0};
+        const u256 cb =
+            s.accounts.count(header.coinbase) ? s.accounts.at(header.coinbase).balance : u256{0};
         if (u512{cb} + u512{out.fees} > u512{max_u256}) {
             const size_t last = block.txs.empty() ? 0 : block.txs.size() - 1;
             return unexpected(ExecError{ExecErrorCode::balance_overflow, last});
@@ -233,7 +239,8 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
     // The write set: final vs initial, in key order (std::map order is the byte order).
     for (const auto& [a, acc] : s.accounts) {
         const auto it = parent.accounts.find(a);
-        if (it == parent.accounts.end() || it->second != acc) out.writes.accounts.emplace_back(a, acc);
+        if (it == parent.accounts.end() || it->second != acc)
+            out.writes.accounts.emplace_back(a, acc);
     }
     for (const auto& [name, bal] : s.users) {
         const auto it = parent.users.find(name);
@@ -249,7 +256,8 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
     return out;
 }
 
-inline Expected<Result, exec::ExecError> execute(const block::Block& block, const state::MemoryState& parent,
+inline Expected<Result, exec::ExecError> execute(const block::Block& block,
+                                                 const state::MemoryState& parent,
                                                  const Hash& parent_state_root,
                                                  const exec::ChainConfig& config) {
     return execute(block, copy_of(parent), parent_state_root, config);

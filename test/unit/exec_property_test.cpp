@@ -3,12 +3,11 @@
 // receipts, write set, gas, fees and roots, or its error (index and code), and leave the parent
 // state as it was. Seeds are fixed, so a failure names a case that reproduces.
 
-#include "exec_oracle.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 
+#include "exec_oracle.hpp"
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -50,8 +49,8 @@ constexpr size_t kScale = 8;  // a slower build runs an eighth of the cases
 constexpr size_t kScale = 1;
 #endif
 
-constexpr std::array<Schedule, 4> kSchedules = {Schedule::serial, Schedule::levels, Schedule::dynamic,
-                                                Schedule::automatic};
+constexpr std::array<Schedule, 4> kSchedules = {Schedule::serial, Schedule::levels,
+                                                Schedule::dynamic, Schedule::automatic};
 constexpr std::array<int, 4> kThreads = {1, 2, 4, 8};
 
 const u256 kMax = ~u256{0};
@@ -76,7 +75,7 @@ enum class Fault : uint8_t {
     gas,
     fee_cap,
     overflow,
-    fee_cap_and_nonce,   ///< two faults in one transaction: the first in the decided order wins
+    fee_cap_and_nonce,  ///< two faults in one transaction: the first in the decided order wins
     gas_and_nonce,
     gas_and_balance,
     nonce_and_balance,
@@ -92,7 +91,9 @@ public:
     /// transaction the fault applies to.
     std::unique_ptr<Case> invalid_block(size_t n, uint64_t id, Fault fault);
 
-    uint64_t below(uint64_t n) { return n == 0 ? 0 : std::uniform_int_distribution<uint64_t>{0, n - 1}(m_rng); }
+    uint64_t below(uint64_t n) {
+        return n == 0 ? 0 : std::uniform_int_distribution<uint64_t>{0, n - 1}(m_rng);
+    }
     bool chance(double p) { return std::uniform_real_distribution<double>{0, 1}(m_rng) < p; }
     u256 random_u256() {
         u256 v = 0;
@@ -102,7 +103,9 @@ public:
 
 private:
     template <class T>
-    const T& pick(const std::vector<T>& v) { return v[below(v.size())]; }
+    const T& pick(const std::vector<T>& v) {
+        return v[below(v.size())];
+    }
 
     u256 dag_amount();
     Bytes user_name(uint64_t k, const std::vector<Address>& accounts);
@@ -148,12 +151,16 @@ Bytes Generator::user_name(uint64_t k, const std::vector<Address>& accounts) {
 /// One of the ways the strict ABI decoder must refuse calldata.
 Bytes Generator::malformed(Bytes call) {
     switch (below(7)) {
-        case 0: call.resize(below(call.size())); break;                     // short, maybe < 4 bytes
+        case 0: call.resize(below(call.size())); break;  // short, maybe < 4 bytes
         case 1: call[below(4)] ^= static_cast<uint8_t>(1 + below(255)); break;  // unknown selector
-        case 2: call.resize(call.size() + 1 + below(40), static_cast<uint8_t>(below(2))); break;  // trailing
-        case 3: call[4 + 31] = static_cast<uint8_t>(call[4 + 31] + 32); break;  // first offset moved
-        case 4: call[4 + 1] = 1; break;                                        // offset ≥ 2^240
-        case 5: {                                                              // length past the end
+        case 2:
+            call.resize(call.size() + 1 + below(40), static_cast<uint8_t>(below(2)));
+            break;  // trailing
+        case 3:
+            call[4 + 31] = static_cast<uint8_t>(call[4 + 31] + 32);
+            break;                       // first offset moved
+        case 4: call[4 + 1] = 1; break;  // offset ≥ 2^240
+        case 5: {                        // length past the end
             const size_t len_word = 4 + (call[4 + 31]);
             call[len_word + 28] = 0x7f;
             break;
@@ -198,8 +205,8 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
     c->config.base_fee = base_fee;
     c->parent_root = keccak256(BytesView{reinterpret_cast<const uint8_t*>(&id), sizeof id});
     std::ostringstream label;
-    label << "case " << id << " (n=" << n << ", rich=" << n_rich << ", hot=" << n_hot << "@" << hot_ratio
-          << ", users=" << n_users << ", base_fee=" << base_fee << ")";
+    label << "case " << id << " (n=" << n << ", rich=" << n_rich << ", hot=" << n_hot << "@"
+          << hot_ratio << ", users=" << n_users << ", base_fee=" << base_fee << ")";
     c->label = label.str();
 
     // --- accounts and users of the parent state
@@ -219,12 +226,15 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
     }
     const std::vector<Address> hot(rich.begin(), rich.begin() + static_cast<std::ptrdiff_t>(n_hot));
     std::vector<Address> fresh;  // absent from the parent
-    for (size_t i = 0; i < std::max<size_t>(2, n / 4); ++i) fresh.push_back(test::derived_address(1'000'000 + i, id));
+    for (size_t i = 0; i < std::max<size_t>(2, n / 4); ++i)
+        fresh.push_back(test::derived_address(1'000'000 + i, id));
 
     std::vector<BytesView> users;
     for (size_t i = 0; i < n_users; ++i) {
         const BytesView name = c->b.keep(user_name(i + below(1000) * 8, rich));
-        if (std::find_if(users.begin(), users.end(), [&](BytesView u) { return std::equal(u.begin(), u.end(), name.begin(), name.end()); }) != users.end())
+        if (std::find_if(users.begin(), users.end(), [&](BytesView u) {
+                return std::equal(u.begin(), u.end(), name.begin(), name.end());
+            }) != users.end())
             continue;
         users.push_back(name);
         if (chance(0.5)) {
@@ -235,7 +245,8 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
                 case 2: bal = u256{1} << 128; break;
                 default: bal = kMax - below(1000); break;
             }
-            c->parent.set_user(std::string_view{reinterpret_cast<const char*>(name.data()), name.size()}, bal);
+            c->parent.set_user(
+                std::string_view{reinterpret_cast<const char*>(name.data()), name.size()}, bal);
         }
     }
 
@@ -251,8 +262,12 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
     std::unordered_map<Address, uint64_t, FixedBytesHasher> nonce;
     for (const auto& [a, acc] : c->parent.accounts()) nonce[a] = acc.nonce;
     auto pick_rich = [&]() -> const Address& { return chance(hot_ratio) ? pick(hot) : pick(rich); };
-    auto pick_user = [&]() -> BytesView { return chance(hot_ratio) ? users[below(std::min<size_t>(2, users.size()))] : pick(users); };
-    auto as_view = [](BytesView v) { return std::string_view{reinterpret_cast<const char*>(v.data()), v.size()}; };
+    auto pick_user = [&]() -> BytesView {
+        return chance(hot_ratio) ? users[below(std::min<size_t>(2, users.size()))] : pick(users);
+    };
+    auto as_view = [](BytesView v) {
+        return std::string_view{reinterpret_cast<const char*>(v.data()), v.size()};
+    };
 
     for (size_t i = 0; i < n; ++i) {
         tx::Transaction t;
@@ -260,9 +275,12 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
         // only for this transaction with exactly enough balance, or none and a free transaction.
         enum { rich_sender, exact_sender, free_sender } sender_kind = rich_sender;
         const uint64_t roll = below(100);
-        if (roll < 4) sender_kind = exact_sender;
-        else if (roll < 6) sender_kind = free_sender;
-        Address from = sender_kind == rich_sender ? pick_rich() : test::derived_address(2'000'000 + i, id);
+        if (roll < 4)
+            sender_kind = exact_sender;
+        else if (roll < 6)
+            sender_kind = free_sender;
+        Address from =
+            sender_kind == rich_sender ? pick_rich() : test::derived_address(2'000'000 + i, id);
 
         // What it does.
         const int kind = kind_of(m_rng);
@@ -275,7 +293,9 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
                     default: t.to = pick_rich(); break;
                 }
                 if (*t.to == exec::kDagTransferAddress) t.to = pick(rich);
-                t.value = below(4) == 0 ? u256{0} : below(3) == 0 ? u256{1 + below(1000)} : u256{m_rng() >> 1};
+                t.value = below(4) == 0   ? u256{0}
+                          : below(3) == 0 ? u256{1 + below(1000)}
+                                          : u256{m_rng() >> 1};
                 if (chance(0.2)) {
                     Bytes data(below(40));
                     for (auto& b : data) b = below(3) == 0 ? 0 : static_cast<uint8_t>(m_rng());
@@ -312,10 +332,13 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
         if (type_roll == 2) {
             t.type = tx::TxType::dynamic_fee;
             t.max_fee_per_gas = base_fee + below(3) * below(2'000'000'000);
-            t.max_priority_fee_per_gas = below(4) == 0 ? t.max_fee_per_gas : u256{below(1'000'000'000)} % (t.max_fee_per_gas + 1);
+            t.max_priority_fee_per_gas = below(4) == 0
+                                             ? t.max_fee_per_gas
+                                             : u256{below(1'000'000'000)} % (t.max_fee_per_gas + 1);
         } else {
             t.type = type_roll == 0 ? tx::TxType::legacy : tx::TxType::access_list;
-            const std::array<u256, 5> prices{0, 1, base_fee, base_fee + 1 + below(1'000'000'000), u256{below(1'000)}};
+            const std::array<u256, 5> prices{0, 1, base_fee, base_fee + 1 + below(1'000'000'000),
+                                             u256{below(1'000)}};
             t.max_fee_per_gas = t.max_priority_fee_per_gas = prices[below(prices.size())];
         }
         t.chain_id = 1;
@@ -324,7 +347,8 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
             for (size_t e = 0; e < entries; ++e) {
                 tx::AccessListEntry entry;
                 entry.address = pick(rich);
-                for (size_t k = below(3); k > 0; --k) entry.storage_keys.push_back(keccak256(entry.address));
+                for (size_t k = below(3); k > 0; --k)
+                    entry.storage_keys.push_back(keccak256(entry.address));
                 t.access_list.push_back(entry);
             }
         }
@@ -351,7 +375,8 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
     // The tightest header gas limit the block fits in, used exactly a third of the time.
     auto first = oracle::execute(c->b.block, c->parent_copy, c->parent_root, c->config);
     if (!first) {
-        ADD_FAILURE() << c->label << ": the generator made an invalid block: " << exec::describe(first.error());
+        ADD_FAILURE() << c->label
+                      << ": the generator made an invalid block: " << exec::describe(first.error());
         return c;
     }
     uint64_t tight = 0;
@@ -365,7 +390,9 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
         default: break;
     }
     c->expected = oracle::execute(c->b.block, c->parent_copy, c->parent_root, c->config);
-    if (!c->expected) ADD_FAILURE() << c->label << ": the generator made an invalid block: " << exec::describe(c->expected.error());
+    if (!c->expected)
+        ADD_FAILURE() << c->label << ": the generator made an invalid block: "
+                      << exec::describe(c->expected.error());
     return c;
 }
 
@@ -380,8 +407,8 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
     std::vector<size_t> where;
     for (size_t i = 0; i < size; ++i) {
         const tx::Transaction& t = b.txs[i];
-        bool ok = fault != Fault::overflow ||
-                  (t.to && *t.to != exec::kDagTransferAddress && t.value != 0 && *t.to != b.senders[i]);
+        bool ok = fault != Fault::overflow || (t.to && *t.to != exec::kDagTransferAddress &&
+                                               t.value != 0 && *t.to != b.senders[i]);
         // A recipient that sent something earlier in the block no longer holds the maximum.
         for (size_t j = 0; ok && fault == Fault::overflow && j < i; ++j) ok = b.senders[j] != *t.to;
         if (ok) where.push_back(i);
@@ -394,8 +421,10 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         block::Block prefix;
         prefix.header = b.header;
         prefix.txs.assign(b.txs.begin(), b.txs.begin() + static_cast<std::ptrdiff_t>(i));
-        prefix.tx_hashes.assign(b.tx_hashes.begin(), b.tx_hashes.begin() + static_cast<std::ptrdiff_t>(i));
-        prefix.senders.assign(b.senders.begin(), b.senders.begin() + static_cast<std::ptrdiff_t>(i));
+        prefix.tx_hashes.assign(b.tx_hashes.begin(),
+                                b.tx_hashes.begin() + static_cast<std::ptrdiff_t>(i));
+        prefix.senders.assign(b.senders.begin(),
+                              b.senders.begin() + static_cast<std::ptrdiff_t>(i));
         auto r = oracle::execute(prefix, c->parent_copy, c->parent_root, c->config);
         if (!r) return u256{0};
         const auto it = r->final_state.accounts.find(b.senders[i]);
@@ -403,7 +432,9 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         if (b.senders[i] == b.header->coinbase) bal -= r->fees;  // fees arrive after the block
         return bal;
     };
-    auto break_nonce = [&]() { t.nonce = t.nonce > 0 && chance(0.5) ? t.nonce - 1 : t.nonce + 1 + below(3); };
+    auto break_nonce = [&]() {
+        t.nonce = t.nonce > 0 && chance(0.5) ? t.nonce - 1 : t.nonce + 1 + below(3);
+    };
     auto break_balance = [&]() {
         const u256 bal = sender_balance_before();
         const u256 gas_cost = u256{t.gas_limit} * t.max_fee_per_gas;
@@ -421,7 +452,8 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         if (c->config.base_fee == 0) {
             // Raise the base fee just above this transaction's cap. Earlier EIP-1559 transactions
             // may fall below it too: the oracle says which comes first.
-            c->config.base_fee = t.type == tx::TxType::dynamic_fee ? t.max_fee_per_gas + 1 : u256{1};
+            c->config.base_fee =
+                t.type == tx::TxType::dynamic_fee ? t.max_fee_per_gas + 1 : u256{1};
         }
         t.type = tx::TxType::dynamic_fee;
         t.max_fee_per_gas = c->config.base_fee - 1 - below(2) % c->config.base_fee;
@@ -430,24 +462,54 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
     ExecErrorCode want = ExecErrorCode::nonce_mismatch;
     bool exact_index = true;  // the error must be at i (else at i or before)
     switch (fault) {
-        case Fault::nonce: break_nonce(); want = ExecErrorCode::nonce_mismatch; break;
-        case Fault::balance: break_balance(); want = ExecErrorCode::insufficient_balance; break;
-        case Fault::gas: break_gas(); want = ExecErrorCode::block_gas_exceeded; exact_index = false; break;
-        case Fault::fee_cap: break_fee_cap(); want = ExecErrorCode::fee_cap_below_base_fee; exact_index = false; break;
+        case Fault::nonce:
+            break_nonce();
+            want = ExecErrorCode::nonce_mismatch;
+            break;
+        case Fault::balance:
+            break_balance();
+            want = ExecErrorCode::insufficient_balance;
+            break;
+        case Fault::gas:
+            break_gas();
+            want = ExecErrorCode::block_gas_exceeded;
+            exact_index = false;
+            break;
+        case Fault::fee_cap:
+            break_fee_cap();
+            want = ExecErrorCode::fee_cap_below_base_fee;
+            exact_index = false;
+            break;
         case Fault::overflow:
-            c->parent.set_account(*t.to, {c->parent.find_account(*t.to).value_or(state::Account{}).nonce, kMax - t.value + 1});
+            c->parent.set_account(*t.to,
+                                  {c->parent.find_account(*t.to).value_or(state::Account{}).nonce,
+                                   kMax - t.value + 1});
             want = ExecErrorCode::balance_overflow;
             exact_index = false;
             break;
-        case Fault::fee_cap_and_nonce: break_nonce(); break_fee_cap(); want = ExecErrorCode::fee_cap_below_base_fee; exact_index = false; break;
-        case Fault::gas_and_nonce: break_gas(); break_nonce(); want = ExecErrorCode::block_gas_exceeded; exact_index = false; break;
+        case Fault::fee_cap_and_nonce:
+            break_nonce();
+            break_fee_cap();
+            want = ExecErrorCode::fee_cap_below_base_fee;
+            exact_index = false;
+            break;
+        case Fault::gas_and_nonce:
+            break_gas();
+            break_nonce();
+            want = ExecErrorCode::block_gas_exceeded;
+            exact_index = false;
+            break;
         case Fault::gas_and_balance:
             break_gas();
             t.value = kMax - u256{t.gas_limit} * t.max_fee_per_gas;
             want = ExecErrorCode::block_gas_exceeded;
             exact_index = false;
             break;
-        case Fault::nonce_and_balance: break_balance(); break_nonce(); want = ExecErrorCode::nonce_mismatch; break;
+        case Fault::nonce_and_balance:
+            break_balance();
+            break_nonce();
+            want = ExecErrorCode::nonce_mismatch;
+            break;
     }
     c->label += " fault " + std::to_string(static_cast<int>(fault)) + " at " + std::to_string(i);
     c->parent_copy = oracle::copy_of(c->parent);
@@ -470,18 +532,18 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
 
 std::string show(const exec::Receipt& r) {
     std::ostringstream o;
-    o << "{status " << r.status << ", gas " << r.gas_used << ", cumulative " << r.cumulative_gas_used
-      << ", output " << to_hex(r.output) << "}";
+    o << "{status " << r.status << ", gas " << r.gas_used << ", cumulative "
+      << r.cumulative_gas_used << ", output " << to_hex(r.output) << "}";
     return o.str();
 }
 
 std::string show(const block::Block& b, size_t i) {
     const tx::Transaction& t = b.txs[i];
     std::ostringstream o;
-    o << "tx " << i << " type " << static_cast<int>(t.type) << " from " << to_hex(b.senders[i]) << " nonce " << t.nonce
-      << " to " << (t.to ? to_hex(*t.to) : std::string{"(create)"}) << " value " << t.value << " gas "
-      << t.gas_limit << " max_fee " << t.max_fee_per_gas << " prio " << t.max_priority_fee_per_gas << " data "
-      << to_hex(t.data);
+    o << "tx " << i << " type " << static_cast<int>(t.type) << " from " << to_hex(b.senders[i])
+      << " nonce " << t.nonce << " to " << (t.to ? to_hex(*t.to) : std::string{"(create)"})
+      << " value " << t.value << " gas " << t.gas_limit << " max_fee " << t.max_fee_per_gas
+      << " prio " << t.max_priority_fee_per_gas << " data " << to_hex(t.data);
     return o.str();
 }
 
@@ -491,10 +553,12 @@ std::string difference(const block::Block& b, const Expected<oracle::Result, Exe
     std::ostringstream o;
     if (!want || !got) {
         if (!want && !got && want.error() == got.error()) return {};
-        o << "oracle " << (want ? std::string{"accepts"} : exec::describe(want.error())) << ", execute "
-          << (got ? std::string{"accepts"} : exec::describe(got.error()));
-        if (!want && want.error().tx_index < b.size()) o << "; " << show(b, want.error().tx_index);
-        else if (!got && got.error().tx_index < b.size()) o << "; " << show(b, got.error().tx_index);
+        o << "oracle " << (want ? std::string{"accepts"} : exec::describe(want.error()))
+          << ", execute " << (got ? std::string{"accepts"} : exec::describe(got.error()));
+        if (!want && want.error().tx_index < b.size())
+            o << "; " << show(b, want.error().tx_index);
+        else if (!got && got.error().tx_index < b.size())
+            o << "; " << show(b, got.error().tx_index);
         return o.str();
     }
     const oracle::Result& w = *want;
@@ -505,35 +569,43 @@ std::string difference(const block::Block& b, const Expected<oracle::Result, Exe
     }
     for (size_t i = 0; i < w.receipts.size(); ++i)
         if (w.receipts[i] != g.receipts[i]) {
-            o << "receipt " << i << ": oracle " << show(w.receipts[i]) << ", execute " << show(g.receipts[i]) << "; "
-              << show(b, i);
+            o << "receipt " << i << ": oracle " << show(w.receipts[i]) << ", execute "
+              << show(g.receipts[i]) << "; " << show(b, i);
             return o.str();
         }
     if (w.receipt_hashes != g.receipt_hashes) return "receipt hashes differ";
     if (w.writes.accounts != g.writes.accounts) {
-        o << "account writes differ (" << w.writes.accounts.size() << " vs " << g.writes.accounts.size() << ")";
+        o << "account writes differ (" << w.writes.accounts.size() << " vs "
+          << g.writes.accounts.size() << ")";
         for (size_t k = 0; k < std::max(w.writes.accounts.size(), g.writes.accounts.size()); ++k) {
             const bool in_w = k < w.writes.accounts.size();
             const bool in_g = k < g.writes.accounts.size();
             if (in_w && in_g && w.writes.accounts[k] == g.writes.accounts[k]) continue;
             if (in_w)
-                o << "; oracle " << to_hex(w.writes.accounts[k].first) << " nonce " << w.writes.accounts[k].second.nonce
-                  << " balance " << w.writes.accounts[k].second.balance;
+                o << "; oracle " << to_hex(w.writes.accounts[k].first) << " nonce "
+                  << w.writes.accounts[k].second.nonce << " balance "
+                  << w.writes.accounts[k].second.balance;
             if (in_g)
-                o << "; execute " << to_hex(g.writes.accounts[k].first) << " nonce " << g.writes.accounts[k].second.nonce
-                  << " balance " << g.writes.accounts[k].second.balance;
+                o << "; execute " << to_hex(g.writes.accounts[k].first) << " nonce "
+                  << g.writes.accounts[k].second.nonce << " balance "
+                  << g.writes.accounts[k].second.balance;
             break;
         }
         return o.str();
     }
     if (w.writes.users != g.writes.users) {
-        o << "user writes differ (" << w.writes.users.size() << " vs " << g.writes.users.size() << ")";
+        o << "user writes differ (" << w.writes.users.size() << " vs " << g.writes.users.size()
+          << ")";
         for (size_t k = 0; k < std::max(w.writes.users.size(), g.writes.users.size()); ++k) {
             const bool in_w = k < w.writes.users.size();
             const bool in_g = k < g.writes.users.size();
             if (in_w && in_g && w.writes.users[k] == g.writes.users[k]) continue;
-            if (in_w) o << "; oracle " << to_hex(as_bytes(w.writes.users[k].first)) << " = " << w.writes.users[k].second;
-            if (in_g) o << "; execute " << to_hex(as_bytes(g.writes.users[k].first)) << " = " << g.writes.users[k].second;
+            if (in_w)
+                o << "; oracle " << to_hex(as_bytes(w.writes.users[k].first)) << " = "
+                  << w.writes.users[k].second;
+            if (in_g)
+                o << "; execute " << to_hex(as_bytes(g.writes.users[k].first)) << " = "
+                  << g.writes.users[k].second;
             break;
         }
         return o.str();
@@ -550,17 +622,19 @@ std::string difference(const block::Block& b, const Expected<oracle::Result, Exe
 void check_all(const std::vector<std::unique_ptr<Case>>& cases) {
     size_t failures = 0;
     for (const int threads : kThreads) {
-        tbb::global_control limit{tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads)};
+        tbb::global_control limit{tbb::global_control::max_allowed_parallelism,
+                                  static_cast<size_t>(threads)};
         tbb::task_arena arena{threads};
         arena.execute([&] {
             ASSERT_EQ(tbb::this_task_arena::max_concurrency(), threads);
             for (const auto& c : cases) {
                 for (const Schedule s : kSchedules) {
-                    const auto got = exec::execute(c->b.block, c->parent, c->parent_root, c->config, {s});
+                    const auto got =
+                        exec::execute(c->b.block, c->parent, c->parent_root, c->config, {s});
                     const std::string diff = difference(c->b.block, c->expected, got);
                     if (!diff.empty()) {
-                        ADD_FAILURE() << c->label << ", schedule " << exec::to_string(s) << ", " << threads
-                                      << " threads: " << diff;
+                        ADD_FAILURE() << c->label << ", schedule " << exec::to_string(s) << ", "
+                                      << threads << " threads: " << diff;
                         if (++failures >= 12) FAIL() << "too many failures, stopping";
                         continue;
                     }
@@ -596,14 +670,15 @@ void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
         if (b.size() == 0) ++seen["empty block"];
         uint64_t tight = 0;
         for (size_t i = 0; i < b.size(); ++i)
-            tight = std::max(tight, c->expected->receipts[i].cumulative_gas_used - c->expected->receipts[i].gas_used +
-                                        b.txs[i].gas_limit);
+            tight = std::max(tight, c->expected->receipts[i].cumulative_gas_used -
+                                        c->expected->receipts[i].gas_used + b.txs[i].gas_limit);
         if (b.size() > 0 && tight == b.header->gas_limit) ++seen["tight header gas limit"];
         for (size_t i = 0; i < b.size(); ++i) {
             const tx::Transaction& t = b.txs[i];
             const exec::Receipt& r = c->expected->receipts[i];
             ++seen["type " + std::to_string(static_cast<int>(t.type))];
-            if (t.type == tx::TxType::dynamic_fee && c->config.base_fee != 0) ++seen["EIP-1559 with base fee"];
+            if (t.type == tx::TxType::dynamic_fee && c->config.base_fee != 0)
+                ++seen["EIP-1559 with base fee"];
             if (!senders.insert(b.senders[i]).second) ++seen["repeated sender"];
             if (!c->parent.find_account(b.senders[i])) ++seen["sender absent from the parent"];
             if (b.senders[i] == b.header->coinbase) ++seen["from the coinbase"];
@@ -619,7 +694,8 @@ void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
                     ++seen["payable call"];
                 } else {
                     const u256 code = load_be(BytesView{r.output.data(), 32});
-                    std::string name = "call " + std::to_string(static_cast<int>(call->function)) + " code ";
+                    std::string name =
+                        "call " + std::to_string(static_cast<int>(call->function)) + " code ";
                     name += code == 0 ? "0" : "-" + to_decimal(kMax - code + 1);
                     ++seen[name];
                 }
@@ -633,21 +709,50 @@ void expect_coverage(const std::vector<std::unique_ptr<Case>>& cases) {
         }
     }
     const char* wanted[] = {
-        "base fee > 0", "empty block", "tight header gas limit", "type 0", "type 1", "type 2",
-        "EIP-1559 with base fee", "repeated sender", "sender absent from the parent", "from the coinbase",
-        "creation", "malformed call", "payable call", "self-transfer", "zero-value transfer", "to the coinbase",
-        "to an absent account", "transfer with calldata",
-        "call 0 code 0", "call 0 code -51400", "call 0 code -51403",                      // userAdd
-        "call 1 code 0", "call 1 code -51400", "call 1 code -51401", "call 1 code -51405",  // userSave
-        "call 2 code 0", "call 2 code -51400", "call 2 code -51401", "call 2 code -51402",  // userDraw
+        "base fee > 0",
+        "empty block",
+        "tight header gas limit",
+        "type 0",
+        "type 1",
+        "type 2",
+        "EIP-1559 with base fee",
+        "repeated sender",
+        "sender absent from the parent",
+        "from the coinbase",
+        "creation",
+        "malformed call",
+        "payable call",
+        "self-transfer",
+        "zero-value transfer",
+        "to the coinbase",
+        "to an absent account",
+        "transfer with calldata",
+        "call 0 code 0",
+        "call 0 code -51400",
+        "call 0 code -51403",  // userAdd
+        "call 1 code 0",
+        "call 1 code -51400",
+        "call 1 code -51401",
+        "call 1 code -51405",  // userSave
+        "call 2 code 0",
+        "call 2 code -51400",
+        "call 2 code -51401",
+        "call 2 code -51402",  // userDraw
         "call 2 code -51404",
-        "call 3 code 0", "call 3 code -51400", "call 3 code -51402",                      // userBalance
-        "call 4 code 0", "call 4 code -51400", "call 4 code -51401", "call 4 code -51402",  // userTransfer
-        "call 4 code -51404", "call 4 code -51405",
+        "call 3 code 0",
+        "call 3 code -51400",
+        "call 3 code -51402",  // userBalance
+        "call 4 code 0",
+        "call 4 code -51400",
+        "call 4 code -51401",
+        "call 4 code -51402",  // userTransfer
+        "call 4 code -51404",
+        "call 4 code -51405",
     };
     std::ostringstream all;
     for (const auto& [name, count] : seen) all << name << ": " << count << "\n";
-    for (const char* w : wanted) EXPECT_GT(seen[w], 0u) << "never generated: " << w << "\n" << all.str();
+    for (const char* w : wanted)
+        EXPECT_GT(seen[w], 0u) << "never generated: " << w << "\n" << all.str();
 }
 
 // ---- the tests ---------------------------------------------------------------------------------
@@ -681,7 +786,8 @@ TEST(exec_property, invalid_blocks_rejected_alike) {
             cases.push_back(std::move(c));
         }
     }
-    for (size_t f = 0; f < kFaults; ++f) EXPECT_GT(per_fault[f], 0u) << "fault " << f << " never injected";
+    for (size_t f = 0; f < kFaults; ++f)
+        EXPECT_GT(per_fault[f], 0u) << "fault " << f << " never injected";
     check_all(cases);
 }
 

@@ -2,11 +2,10 @@
 // valid ones that change state, under every schedule: the error names the transaction and the
 // parent MemoryState is exactly as it was. Then check_seal, one row per SealErrorCode.
 
-#include "exec_oracle.hpp"
-
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 
+#include "exec_oracle.hpp"
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -68,13 +67,16 @@ test::BlockBuilder good_block(size_t n) {
             case 0: t = test::make_tx(nonce[from], account(5 + i % 5), 1'000 + i, {}, 0, 2); break;
             case 1:
                 t = test::make_tx(nonce[from], exec::kDagTransferAddress, 0,
-                                  b.keep(exec::encode_call({exec::DagFunction::user_transfer, "alice", "bob", 1})),
+                                  b.keep(exec::encode_call(
+                                      {exec::DagFunction::user_transfer, "alice", "bob", 1})),
                                   0, 2);
                 break;
             case 2:
-                t = test::make_tx(nonce[from], exec::kDagTransferAddress, 0,
-                                  b.keep(exec::encode_call({exec::DagFunction::user_add, "new" + std::to_string(i), {}, 5})),
-                                  0, 2);
+                t = test::make_tx(
+                    nonce[from], exec::kDagTransferAddress, 0,
+                    b.keep(exec::encode_call(
+                        {exec::DagFunction::user_add, "new" + std::to_string(i), {}, 5})),
+                    0, 2);
                 break;
             default: t = test::make_tx(nonce[from], std::nullopt, 0, {}, 60'000, 2); break;
         }
@@ -87,11 +89,19 @@ test::BlockBuilder good_block(size_t n) {
 std::vector<Row> rows() {
     return {
         {"nonce_mismatch", ExecErrorCode::nonce_mismatch,
-         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.txs[9].nonce += 1; }, 9},
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             b.block.txs[9].nonce += 1;
+         },
+         9},
         {"nonce_mismatch_replay", ExecErrorCode::nonce_mismatch,
-         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.txs[9].nonce -= 1; }, 9},
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             b.block.txs[9].nonce -= 1;
+         },
+         9},
         {"insufficient_balance", ExecErrorCode::insufficient_balance,
-         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.txs[12].value = u256{1} << 80; },
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             b.block.txs[12].value = u256{1} << 80;
+         },
          12},
         {"insufficient_balance_by_one_wei", ExecErrorCode::insufficient_balance,
          [](test::BlockBuilder& b, state::MemoryState& s, exec::ChainConfig&) {
@@ -115,7 +125,8 @@ std::vector<Row> rows() {
         {"block_gas_exceeded", ExecErrorCode::block_gas_exceeded,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
              uint64_t used = 0;  // gas used before tx 10: intrinsic, or the limit for creations
-             for (size_t i = 0; i < 10; ++i) used += i % 4 == 3 ? b.block.txs[i].gas_limit : tx::intrinsic_gas(b.block.txs[i]);
+             for (size_t i = 0; i < 10; ++i)
+                 used += i % 4 == 3 ? b.block.txs[i].gas_limit : tx::intrinsic_gas(b.block.txs[i]);
              b.block.header->gas_limit = used + b.block.txs[10].gas_limit - 1;
          },
          10},
@@ -124,7 +135,8 @@ std::vector<Row> rows() {
         {"block_gas_exceeded_before_nonce", ExecErrorCode::block_gas_exceeded,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
              uint64_t used = 0;
-             for (size_t i = 0; i < 10; ++i) used += i % 4 == 3 ? b.block.txs[i].gas_limit : tx::intrinsic_gas(b.block.txs[i]);
+             for (size_t i = 0; i < 10; ++i)
+                 used += i % 4 == 3 ? b.block.txs[i].gas_limit : tx::intrinsic_gas(b.block.txs[i]);
              b.block.header->gas_limit = used + b.block.txs[10].gas_limit - 1;
              b.block.txs[10].nonce += 1;
          },
@@ -146,7 +158,9 @@ std::vector<Row> rows() {
          },
          8},
         {"coinbase_overflow", ExecErrorCode::balance_overflow,
-         [](test::BlockBuilder&, state::MemoryState& s, exec::ChainConfig&) { s.set_account(kCoinbase, {0, kMax}); },
+         [](test::BlockBuilder&, state::MemoryState& s, exec::ChainConfig&) {
+             s.set_account(kCoinbase, {0, kMax});
+         },
          15},
         {"fee_sum_overflow", ExecErrorCode::balance_overflow,
          [](test::BlockBuilder& b, state::MemoryState& s, exec::ChainConfig&) {
@@ -162,11 +176,20 @@ std::vector<Row> rows() {
          },
          15},
         {"missing_senders", ExecErrorCode::missing_senders,
-         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.senders.pop_back(); }, 0},
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             b.block.senders.pop_back();
+         },
+         0},
         {"missing_tx_hashes", ExecErrorCode::missing_senders,
-         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.tx_hashes.pop_back(); }, 0},
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             b.block.tx_hashes.pop_back();
+         },
+         0},
         {"missing_header", ExecErrorCode::missing_header,
-         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) { b.block.header.reset(); }, 0},
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             b.block.header.reset();
+         },
+         0},
     };
 }
 
@@ -189,14 +212,17 @@ TEST(exec_reject, every_error_code_leaves_the_parent_untouched) {
         ASSERT_FALSE(want);
         EXPECT_EQ(want.error(), (ExecError{row.code, row.index})) << exec::describe(want.error());
         for (const int threads : {1, 2, 4}) {
-            tbb::global_control limit{tbb::global_control::max_allowed_parallelism, static_cast<size_t>(threads)};
+            tbb::global_control limit{tbb::global_control::max_allowed_parallelism,
+                                      static_cast<size_t>(threads)};
             tbb::task_arena arena{threads};
             arena.execute([&] {
-                for (const Schedule s : {Schedule::serial, Schedule::levels, Schedule::dynamic, Schedule::automatic}) {
+                for (const Schedule s :
+                     {Schedule::serial, Schedule::levels, Schedule::dynamic, Schedule::automatic}) {
                     const auto got = exec::execute(b.block, parent, Hash{}, config, {s});
                     ASSERT_FALSE(got) << exec::to_string(s) << " accepted the block";
                     EXPECT_EQ(got.error(), (ExecError{row.code, row.index}))
-                        << exec::to_string(s) << " at " << threads << " threads: " << exec::describe(got.error());
+                        << exec::to_string(s) << " at " << threads
+                        << " threads: " << exec::describe(got.error());
                     EXPECT_TRUE(contents(parent) == before) << "the parent changed";
                 }
             });
@@ -208,9 +234,12 @@ TEST(exec_reject, every_error_code_leaves_the_parent_untouched) {
 }
 
 TEST(exec_reject, error_codes_have_names) {
-    for (uint8_t c = 0; c < 7; ++c) EXPECT_NE(exec::to_string(static_cast<ExecErrorCode>(c)), "unknown");
-    EXPECT_EQ(exec::describe({ExecErrorCode::nonce_mismatch, 17}), "transaction 17: nonce_mismatch");
-    for (uint8_t c = 0; c < 4; ++c) EXPECT_NE(exec::to_string(static_cast<exec::SealErrorCode>(c)), "unknown");
+    for (uint8_t c = 0; c < 7; ++c)
+        EXPECT_NE(exec::to_string(static_cast<ExecErrorCode>(c)), "unknown");
+    EXPECT_EQ(exec::describe({ExecErrorCode::nonce_mismatch, 17}),
+              "transaction 17: nonce_mismatch");
+    for (uint8_t c = 0; c < 4; ++c)
+        EXPECT_NE(exec::to_string(static_cast<exec::SealErrorCode>(c)), "unknown");
 }
 
 TEST(exec_reject, check_seal_reports_each_mismatch) {
@@ -237,9 +266,12 @@ TEST(exec_reject, check_seal_reports_each_mismatch) {
     };
     const Case cases[] = {
         {exec::SealErrorCode::gas_used_mismatch, [](block::Header& h) { h.gas_used += 1; }},
-        {exec::SealErrorCode::txs_root_mismatch, [&](block::Header& h) { h.txs_root = flip(h.txs_root); }},
-        {exec::SealErrorCode::receipts_root_mismatch, [&](block::Header& h) { h.receipts_root = flip(h.receipts_root); }},
-        {exec::SealErrorCode::state_root_mismatch, [&](block::Header& h) { h.state_root = flip(h.state_root); }},
+        {exec::SealErrorCode::txs_root_mismatch,
+         [&](block::Header& h) { h.txs_root = flip(h.txs_root); }},
+        {exec::SealErrorCode::receipts_root_mismatch,
+         [&](block::Header& h) { h.receipts_root = flip(h.receipts_root); }},
+        {exec::SealErrorCode::state_root_mismatch,
+         [&](block::Header& h) { h.state_root = flip(h.state_root); }},
     };
     for (const Case& c : cases) {
         block::Header h = sealed;

@@ -8,11 +8,10 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
-#include "gen/workload.hpp"
 #include <barrel/tx/transaction.hpp>
 
+#include "gen/workload.hpp"
 #include <gtest/gtest.h>
-
 #include <tbb/global_control.h>
 
 #include <functional>
@@ -148,11 +147,12 @@ TEST(gen_workload, blocks_verify_and_execute_to_their_headers) {
         const auto w = generate_ok(o);
         ASSERT_EQ(w.blocks.size(), o.blocks);
         size_t txs = 0;
-        const auto final_state = replay(w, [&](size_t, const block::Block& b, const exec::Outcome& out) {
-            EXPECT_EQ(b.size(), o.txs);
-            EXPECT_GT(out.gas_used, 0u);
-            txs += b.size();
-        });
+        const auto final_state =
+            replay(w, [&](size_t, const block::Block& b, const exec::Outcome& out) {
+                EXPECT_EQ(b.size(), o.txs);
+                EXPECT_GT(out.gas_used, 0u);
+                txs += b.size();
+            });
         EXPECT_EQ(txs, o.blocks * o.txs);
 
         // Every transaction consumed its sender's nonce.
@@ -169,7 +169,8 @@ TEST(gen_workload, value_is_conserved) {
         SCOPED_TRACE(std::string{gen::to_string(mix)});
         const auto w = generate_ok(small(mix));
         const auto initial = total_account_balance(chain::genesis_state(w.genesis));
-        EXPECT_EQ(initial, u256{w.genesis.alloc.accounts.size()} * u256{"1000000000000000000000000"});
+        EXPECT_EQ(initial,
+                  u256{w.genesis.alloc.accounts.size()} * u256{"1000000000000000000000000"});
         const auto final_state = replay(w);
         EXPECT_EQ(total_account_balance(final_state), initial);
         const auto coinbase = final_state.find_account(w.genesis.coinbase);
@@ -317,9 +318,10 @@ TEST(gen_workload, mixed_mix_has_everything) {
         EXPECT_EQ(out.dag.barriers, creations);
         seen["creation"] += creations;
     });
-    for (const char* what : {"legacy_155", "legacy_pre155", "access_list", "dynamic_fee", "fee_capped",
-                             "with_access_list", "creation", "dag_call", "dag_error_code",
-                             "malformed_call", "transfer", "self_transfer", "transfer_with_calldata"})
+    for (const char* what :
+         {"legacy_155", "legacy_pre155", "access_list", "dynamic_fee", "fee_capped",
+          "with_access_list", "creation", "dag_call", "dag_error_code", "malformed_call",
+          "transfer", "self_transfer", "transfer_with_calldata"})
         EXPECT_GT(seen[what], 0u) << what;
 }
 

@@ -38,7 +38,8 @@ std::vector<std::string> keys_of(const nlohmann::json& j) {
 
 TEST(json_tx, legacy_eip155) {
     const Bytes encoding =
-        "0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a76400008025a0"
+        "0xf86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a76400008025"
+        "a0"
         "28ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8997f761aecb70330"
         "4b3800ccf555c9f3dc64214b297fb1966a3b6d83"_hex;
     const nlohmann::json expected = {
@@ -86,19 +87,21 @@ TEST(json_tx, access_list_type_1) {
         {"input", "0x"},
         {"access_list",
          {{{"address", "0xa95e7baea6a6c7c4c2dfeb977efac326af552d87"},
-           {"storage_keys", {"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"}}}}},
+           {"storage_keys",
+            {"0xffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"}}}}},
         {"v", "0x0"},
         {"r", "0x5cbd172231fc0735e0fb994dd5b1a4939170a260b36f0427a8a80866b063b948"},
         {"s", "0x7c230f7f578dd61785c93361b9871c0706ebfa6d06e3f4491dc9558c5202ed36"},
         {"hash", "0xb4f8b14a7aaf85ec2f76be9fbe4155deae1f87b2da95af73be3c27ed8d4c8cb7"},
         {"sender", "0xebe76799923fd62804659fb00b4f0f1a94c0eb1e"},
     };
-    EXPECT_EQ(decoded_json(
-                  "0x01f89a018001826a4094095e7baea6a6c7c4c2dfeb977efac326af552d878080f838f794a95e7b"
-                  "aea6a6c7c4c2dfeb977efac326af552d87e1a0ffffffffffffffffffffffffffffffffffffffffff"
-                  "ffffffffffffffffffffff80a05cbd172231fc0735e0fb994dd5b1a4939170a260b36f0427a8a808"
-                  "66b063b948a07c230f7f578dd61785c93361b9871c0706ebfa6d06e3f4491dc9558c5202ed36"_hex),
-              expected);
+    EXPECT_EQ(
+        decoded_json(
+            "0x01f89a018001826a4094095e7baea6a6c7c4c2dfeb977efac326af552d878080f838f794a95e7b"
+            "aea6a6c7c4c2dfeb977efac326af552d87e1a0ffffffffffffffffffffffffffffffffffffffffff"
+            "ffffffffffffffffffffff80a05cbd172231fc0735e0fb994dd5b1a4939170a260b36f0427a8a808"
+            "66b063b948a07c230f7f578dd61785c93361b9871c0706ebfa6d06e3f4491dc9558c5202ed36"_hex),
+        expected);
 }
 
 TEST(json_tx, dynamic_fee_type_2) {
@@ -130,8 +133,9 @@ TEST(json_tx, dynamic_fee_type_2) {
 
 TEST(json_tx, keys_per_type) {
     tx::Transaction t;
-    const std::vector<std::string> common{"chain_id", "gas_limit", "hash", "input", "nonce", "r",
-                                          "s",        "sender",    "to",   "type",  "v",     "value"};
+    const std::vector<std::string> common{"chain_id", "gas_limit", "hash", "input",
+                                          "nonce",    "r",         "s",    "sender",
+                                          "to",       "type",      "v",    "value"};
     auto with = [&](std::vector<std::string> extra) {
         extra.insert(extra.end(), common.begin(), common.end());
         std::sort(extra.begin(), extra.end());

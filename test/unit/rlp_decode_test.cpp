@@ -5,7 +5,6 @@
 #include <barrel/rlp/decode.hpp>
 
 #include "rlp_build.hpp"
-
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -58,7 +57,8 @@ Bytes nested_lists(size_t n, const Bytes& innermost = {}) {
     }
     Bytes out;
     out.reserve(len);
-    for (auto h = headers.rbegin(); h != headers.rend(); ++h) out.insert(out.end(), h->begin(), h->end());
+    for (auto h = headers.rbegin(); h != headers.rend(); ++h)
+        out.insert(out.end(), h->begin(), h->end());
     out.insert(out.end(), innermost.begin(), innermost.end());
     return out;
 }
@@ -128,7 +128,7 @@ void expect_error(DecodingError expected, const std::vector<Row>& rows) {
     }
 }
 
-constexpr Via kAllVia[] = {Via::item, Via::header, Via::string, Via::list,
+constexpr Via kAllVia[] = {Via::item, Via::header, Via::string,  Via::list,
                            Via::u64,  Via::u256,   Via::address, Via::hash};
 const std::vector<Via> kAll(std::begin(kAllVia), std::end(kAllVia));
 
@@ -142,28 +142,39 @@ TEST(rlp_decode, input_too_short) {
                  {
                      {"empty input", {}, kAll},
                      {"short string, payload byte missing", "81"_bytes, kAll},
-                     {"short string, 3 declared, 2 present", "83 6162"_bytes,
+                     {"short string, 3 declared, 2 present",
+                      "83 6162"_bytes,
                       {Via::item, Via::header, Via::string, Via::u64, Via::u256}},
-                     {"32-byte string, 31 present", cat("a0"_bytes, rep(31, 0xaa)),
+                     {"32-byte string, 31 present",
+                      cat("a0"_bytes, rep(31, 0xaa)),
                       {Via::item, Via::string, Via::u256, Via::hash}},
-                     {"long string, 56 declared, 55 present", cat("b838"_bytes, rep(55, 'a')),
+                     {"long string, 56 declared, 55 present",
+                      cat("b838"_bytes, rep(55, 'a')),
                       {Via::item, Via::header, Via::string}},
-                     {"long string, length-of-length byte missing", "b8"_bytes,
+                     {"long string, length-of-length byte missing",
+                      "b8"_bytes,
                       {Via::item, Via::header, Via::string}},
-                     {"long string, 2 length bytes declared, 1 present", "b901"_bytes,
+                     {"long string, 2 length bytes declared, 1 present",
+                      "b901"_bytes,
                       {Via::item, Via::header, Via::string}},
-                     {"long string, length 2^64-1", "bf ffffffffffffffff"_bytes,
+                     {"long string, length 2^64-1",
+                      "bf ffffffffffffffff"_bytes,
                       {Via::item, Via::header, Via::string}},
-                     {"long string, 65536 declared", cat("ba010000"_bytes, rep(16, 0)),
+                     {"long string, 65536 declared",
+                      cat("ba010000"_bytes, rep(16, 0)),
                       {Via::item, Via::string}},
                      {"u64, 8 declared, 7 present", "88 01020304050607"_bytes, {Via::u64}},
-                     {"short list, 3 declared, 2 present", "c3 0102"_bytes,
+                     {"short list, 3 declared, 2 present",
+                      "c3 0102"_bytes,
                       {Via::item, Via::header, Via::list}},
-                     {"long list, 56 declared, 55 present", cat("f838"_bytes, rep(55, 0x01)),
+                     {"long list, 56 declared, 55 present",
+                      cat("f838"_bytes, rep(55, 0x01)),
                       {Via::item, Via::header, Via::list}},
-                     {"long list, length-of-length byte missing", "f9"_bytes,
+                     {"long list, length-of-length byte missing",
+                      "f9"_bytes,
                       {Via::item, Via::header, Via::list}},
-                     {"long list, length 2^64-1", "ff ffffffffffffffff 00"_bytes,
+                     {"long list, length 2^64-1",
+                      "ff ffffffffffffffff 00"_bytes,
                       {Via::item, Via::header, Via::list}},
                      // The input holds enough bytes, but the item would run past its list.
                      {"item past the end of its list", "c2 8361 6263"_bytes, {Via::item}},
@@ -180,7 +191,8 @@ TEST(rlp_decode, trailing_bytes) {
                      {"string, then a byte", "83616263 00"_bytes, {Via::item, Via::string}},
                      {"empty list, then a byte", "c0 00"_bytes, {Via::item, Via::list}},
                      {"two empty lists", "c0c0"_bytes, {Via::item, Via::list}},
-                     {"address, then a byte", cat("94"_bytes, rep(20, 0x11), "01"_bytes),
+                     {"address, then a byte",
+                      cat("94"_bytes, rep(20, 0x11), "01"_bytes),
                       {Via::item, Via::address}},
                  });
 }
@@ -199,36 +211,44 @@ TEST(rlp_decode, leading_zero) {
 }
 
 TEST(rlp_decode, leading_zero_in_length) {
-    expect_error(DecodingError::leading_zero_in_length,
-                 {
-                     {"string, b8 00", "b800"_bytes, kAll},
-                     {"string, 2-byte length 0x0038", cat("b90038"_bytes, rep(56, 'a')),
-                      {Via::item, Via::header, Via::string, Via::u256}},
-                     {"string, 8-byte length with leading zero", "bf 00ffffffffffffff"_bytes,
-                      {Via::item, Via::header, Via::string}},
-                     {"address in a 2-byte length", cat("b90014"_bytes, rep(20, 0x11)),
-                      {Via::address}},
-                     {"list, f8 00", "f800"_bytes, {Via::item, Via::header, Via::list}},
-                     {"list, 2-byte length 0x0038", cat("f90038"_bytes, rep(56, 0x01)),
-                      {Via::item, Via::header, Via::list}},
-                     {"list, 4-byte length 0x00000040", cat("fb00000040"_bytes, rep(64, 0x01)),
-                      {Via::item, Via::list}},
-                 });
+    expect_error(
+        DecodingError::leading_zero_in_length,
+        {
+            {"string, b8 00", "b800"_bytes, kAll},
+            {"string, 2-byte length 0x0038",
+             cat("b90038"_bytes, rep(56, 'a')),
+             {Via::item, Via::header, Via::string, Via::u256}},
+            {"string, 8-byte length with leading zero",
+             "bf 00ffffffffffffff"_bytes,
+             {Via::item, Via::header, Via::string}},
+            {"address in a 2-byte length", cat("b90014"_bytes, rep(20, 0x11)), {Via::address}},
+            {"list, f8 00", "f800"_bytes, {Via::item, Via::header, Via::list}},
+            {"list, 2-byte length 0x0038",
+             cat("f90038"_bytes, rep(56, 0x01)),
+             {Via::item, Via::header, Via::list}},
+            {"list, 4-byte length 0x00000040",
+             cat("fb00000040"_bytes, rep(64, 0x01)),
+             {Via::item, Via::list}},
+        });
 }
 
 TEST(rlp_decode, non_canonical_size) {
-    expect_error(DecodingError::non_canonical_size,
-                 {
-                     {"string of 1 in long form", "b801ff"_bytes, kAll},
-                     {"string of 55 in long form", cat("b837"_bytes, rep(55, 'a')),
-                      {Via::item, Via::header, Via::string}},
-                     {"u256 of 32 bytes in long form", cat("b820"_bytes, rep(32, 0xff)),
-                      {Via::u256, Via::hash}},
-                     {"list of 1 in long form", "f80101"_bytes, {Via::item, Via::header, Via::list}},
-                     {"list of 55 in long form", cat("f837"_bytes, rep(55, 0x01)),
-                      {Via::item, Via::header, Via::list}},
-                     {"inside a list", "c3 b80101"_bytes, {Via::item}},
-                 });
+    expect_error(
+        DecodingError::non_canonical_size,
+        {
+            {"string of 1 in long form", "b801ff"_bytes, kAll},
+            {"string of 55 in long form",
+             cat("b837"_bytes, rep(55, 'a')),
+             {Via::item, Via::header, Via::string}},
+            {"u256 of 32 bytes in long form",
+             cat("b820"_bytes, rep(32, 0xff)),
+             {Via::u256, Via::hash}},
+            {"list of 1 in long form", "f80101"_bytes, {Via::item, Via::header, Via::list}},
+            {"list of 55 in long form",
+             cat("f837"_bytes, rep(55, 0x01)),
+             {Via::item, Via::header, Via::list}},
+            {"inside a list", "c3 b80101"_bytes, {Via::item}},
+        });
 }
 
 TEST(rlp_decode, non_canonical_single_byte) {
@@ -242,15 +262,16 @@ TEST(rlp_decode, non_canonical_single_byte) {
 }
 
 TEST(rlp_decode, unexpected_list) {
-    expect_error(DecodingError::unexpected_list,
-                 {
-                     {"empty list", "c0"_bytes,
-                      {Via::string, Via::u64, Via::u256, Via::address, Via::hash}},
-                     {"list of one", "c180"_bytes, {Via::string, Via::u64, Via::u256}},
-                     {"list of 20 single bytes where an address goes",
-                      cat("d4"_bytes, rep(20, 0x01)), {Via::address}},
-                     {"long list", cat("f838"_bytes, rep(56, 0x01)), {Via::string, Via::u256}},
-                 });
+    expect_error(
+        DecodingError::unexpected_list,
+        {
+            {"empty list", "c0"_bytes, {Via::string, Via::u64, Via::u256, Via::address, Via::hash}},
+            {"list of one", "c180"_bytes, {Via::string, Via::u64, Via::u256}},
+            {"list of 20 single bytes where an address goes",
+             cat("d4"_bytes, rep(20, 0x01)),
+             {Via::address}},
+            {"long list", cat("f838"_bytes, rep(56, 0x01)), {Via::string, Via::u256}},
+        });
 }
 
 TEST(rlp_decode, unexpected_string) {
@@ -291,23 +312,26 @@ TEST(rlp_decode, unexpected_length) {
 }
 
 TEST(rlp_decode, too_deep) {
-    expect_error(DecodingError::too_deep,
-                 {
-                     {"kMaxDepth+1 lists, innermost empty", nested_lists(rlp::kMaxDepth + 1),
-                      {Via::item}},
-                     {"kMaxDepth+1 lists around a string",
-                      nested_lists(rlp::kMaxDepth + 1, "83616263"_bytes), {Via::item}},
-                     {"kMaxDepth+1 lists beside a shallow item",
-                      nested_lists(1, cat("80"_bytes, nested_lists(rlp::kMaxDepth))), {Via::item}},
-                     // Far deeper than the limit: rejected, not a stack overflow.
-                     {"100000 lists", nested_lists(100000), {Via::item}},
-                 });
+    expect_error(
+        DecodingError::too_deep,
+        {
+            {"kMaxDepth+1 lists, innermost empty", nested_lists(rlp::kMaxDepth + 1), {Via::item}},
+            {"kMaxDepth+1 lists around a string",
+             nested_lists(rlp::kMaxDepth + 1, "83616263"_bytes),
+             {Via::item}},
+            {"kMaxDepth+1 lists beside a shallow item",
+             nested_lists(1, cat("80"_bytes, nested_lists(rlp::kMaxDepth))),
+             {Via::item}},
+            // Far deeper than the limit: rejected, not a stack overflow.
+            {"100000 lists", nested_lists(100000), {Via::item}},
+        });
 }
 
 TEST(rlp_decode, max_depth_accepted) {
     // The limit holds whatever the innermost list contains.
-    for (const Bytes& input : {nested_lists(rlp::kMaxDepth), nested_lists(rlp::kMaxDepth, "80"_bytes),
-                               nested_lists(rlp::kMaxDepth, cat("83616263"_bytes, "01"_bytes))}) {
+    for (const Bytes& input :
+         {nested_lists(rlp::kMaxDepth), nested_lists(rlp::kMaxDepth, "80"_bytes),
+          nested_lists(rlp::kMaxDepth, cat("83616263"_bytes, "01"_bytes))}) {
         const auto item = rlp::decode_item(input);
         ASSERT_TRUE(item) << rlp::to_string(item.error());
         size_t depth = 0;
@@ -566,10 +590,18 @@ TEST(rlp_decode, item_length_from_the_prefix_alone) {
         uint64_t length;
     };
     const std::vector<Case> cases{
-        {"00"_bytes, 1},          {"7f"_bytes, 1},          {"80"_bytes, 1},
-        {"81"_bytes, 2},          {"b7"_bytes, 56},         {"b838"_bytes, 58},
-        {"b90100"_bytes, 259},    {"c0"_bytes, 1},          {"f7"_bytes, 56},
-        {"f838"_bytes, 58},       {"f90400"_bytes, 1027},   {"fa010000"_bytes, 65540},
+        {"00"_bytes, 1},
+        {"7f"_bytes, 1},
+        {"80"_bytes, 1},
+        {"81"_bytes, 2},
+        {"b7"_bytes, 56},
+        {"b838"_bytes, 58},
+        {"b90100"_bytes, 259},
+        {"c0"_bytes, 1},
+        {"f7"_bytes, 56},
+        {"f838"_bytes, 58},
+        {"f90400"_bytes, 1027},
+        {"fa010000"_bytes, 65540},
         {"ff0100000000000000"_bytes, 9 + (uint64_t{1} << 56)},
         // Bytes after the prefix are not looked at.
         {"c3 010203 ff"_bytes, 4},
@@ -582,8 +614,8 @@ TEST(rlp_decode, item_length_from_the_prefix_alone) {
     }
     // Agreement with decode_header wherever the whole item is there.
     using barrel::test::cat;
-    for (const Bytes& item : {"8180"_bytes, cat({Bytes{0xb8, 56}, rep(56, 1)}), cat({Bytes{0xf8, 60}, rep(60, 0xc0)}),
-                              "c4c0c0c0c0"_bytes}) {
+    for (const Bytes& item : {"8180"_bytes, cat({Bytes{0xb8, 56}, rep(56, 1)}),
+                              cat({Bytes{0xf8, 60}, rep(60, 0xc0)}), "c4c0c0c0c0"_bytes}) {
         BytesView rest = item;
         const auto h = rlp::decode_header(rest);
         ASSERT_TRUE(h);

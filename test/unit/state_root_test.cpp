@@ -35,16 +35,33 @@ TEST(state_root, write_set_encoding_is_the_documented_bytes) {
     // RLP([0x01 ‖ address, RLP([nonce, balance])]) per account, RLP([0x02 ‖ name, RLP(balance)])
     // per user, accounts first, each group in key order.
     const Bytes encoding = concat({
-        "0xd9" "95" "01" "1111111111111111111111111111111111111111" "c2" "01" "80"_hex,
-        "0xdb" "95" "01" "2222222222222222222222222222222222222222" "c4" "80" "8203e8"_hex,
-        "0xc8" "86" "02" "616c696365" "05"_hex,
+        "0xd9"
+        "95"
+        "01"
+        "1111111111111111111111111111111111111111"
+        "c2"
+        "01"
+        "80"_hex,
+        "0xdb"
+        "95"
+        "01"
+        "2222222222222222222222222222222222222222"
+        "c4"
+        "80"
+        "8203e8"_hex,
+        "0xc8"
+        "86"
+        "02"
+        "616c696365"
+        "05"_hex,
     });
     EXPECT_EQ(state::hash_of(ws), keccak256(encoding));
 
     const Hash parent = keccak256(as_bytes("parent"));
     auto bytes_of = [](const Hash& h) { return Bytes(h.data(), h.data() + h.size()); };
     // state_root = keccak256(parent state_root ‖ keccak256(encoding))
-    EXPECT_EQ(state::next_state_root(parent, ws), keccak256(concat({bytes_of(parent), bytes_of(keccak256(encoding))})));
+    EXPECT_EQ(state::next_state_root(parent, ws),
+              keccak256(concat({bytes_of(parent), bytes_of(keccak256(encoding))})));
     // An empty write set hashes the empty string.
     EXPECT_EQ(state::hash_of({}), keccak256(BytesView{}));
 }
@@ -75,8 +92,10 @@ TEST(state_root, hash_is_the_same_across_encoder_runs_and_threads) {
                 encoding.push_back(0x80);
             }
             const Hash expected = keccak256(encoding);
-            EXPECT_EQ(state::hash_of(ws, false), expected) << accounts << " accounts, " << users << " users";
-            EXPECT_EQ(state::hash_of(ws, true), expected) << accounts << " accounts, " << users << " users";
+            EXPECT_EQ(state::hash_of(ws, false), expected)
+                << accounts << " accounts, " << users << " users";
+            EXPECT_EQ(state::hash_of(ws, true), expected)
+                << accounts << " accounts, " << users << " users";
         }
     }
 }
@@ -88,8 +107,13 @@ TEST(state_root, long_values_and_names_use_the_long_rlp_forms) {
     ws.users = {{name, 0}};
     const Bytes encoding = concat({
         // value: c0+9+33 = 0xea list of [88 ff×8, a0 ff×32]; entry payload 22+43 = 65 → f8 41
-        "0xf841" "95" "01" "3333333333333333333333333333333333333333"
-        "ea" "88ffffffffffffffff" "a0ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"_hex,
+        "0xf841"
+        "95"
+        "01"
+        "3333333333333333333333333333333333333333"
+        "ea"
+        "88ffffffffffffffff"
+        "a0ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"_hex,
         // key 02 ‖ 60 × 'n' = 61 bytes (b8 3d), value 0 = 80; payload 2+61+1 = 64 → f8 40
         concat({"0xf840b83d02"_hex, Bytes(60, 'n'), "0x80"_hex}),
     });
@@ -102,9 +126,19 @@ TEST(state_root, receipt_hash_is_the_documented_bytes) {
     const exec::Receipt ok{true, 21'000, 42'000, {}};
     // RLP([tx_hash, status, gas_used, cumulative_gas_used, output])
     EXPECT_EQ(exec::receipt_hash(tx_hash, ok),
-              keccak256("0xe9" "a0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" "01" "825208" "82a410" "80"_hex));
+              keccak256("0xe9"
+                        "a0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                        "01"
+                        "825208"
+                        "82a410"
+                        "80"_hex));
     const exec::Receipt failed{false, 0, 0, Bytes(32, 0)};
     EXPECT_EQ(exec::receipt_hash(tx_hash, failed),
-              keccak256(concat({"0xf845" "a0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" "80" "80" "80" "a0"_hex,
+              keccak256(concat({"0xf845"
+                                "a0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                "80"
+                                "80"
+                                "80"
+                                "a0"_hex,
                                 Bytes(32, 0)})));
 }

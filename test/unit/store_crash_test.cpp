@@ -7,19 +7,18 @@
 //
 // The child is this test binary in child mode (child_process.hpp), running barrel::cli::run.
 
-#include "child_process.hpp"
-#include "cli_run.hpp"
-#include "store_dump.hpp"
-
 #include <barrel/chain/genesis.hpp>
 #include <barrel/cli/cli.hpp>
 #include <barrel/core/hex.hpp>
-#include "gen/workload.hpp"
 #include <barrel/store/store.hpp>
 
+#include "child_process.hpp"
+#include "cli_run.hpp"
+#include "gen/workload.hpp"
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,8 +26,6 @@
 #include <iostream>
 #include <random>
 #include <thread>
-
-#include <signal.h>
 
 using namespace barrel;
 using barrel::test::dump_datadir;
@@ -92,7 +89,9 @@ TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
     std::ofstream{genesis} << chain::to_json_text(w->genesis);
     {
         std::ofstream f{chain_file, std::ios::binary};
-        for (const auto& b : w->blocks) f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+        for (const auto& b : w->blocks)
+            f.write(reinterpret_cast<const char*>(b.data()),
+                    static_cast<std::streamsize>(b.size()));
     }
 
     // The uninterrupted import first: its duration scales the kill delays, so that on a fast, a
@@ -101,7 +100,9 @@ TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
     ASSERT_EQ(run_cli({"init", "--datadir", reference, "--genesis", genesis}).status, 0);
     const auto t0 = std::chrono::steady_clock::now();
     ASSERT_EQ(run_cli({"import", "--datadir", reference, chain_file}).status, 0);
-    const auto import_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    const auto import_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
 
     const std::string datadir = tmp / "crashed";
     ASSERT_EQ(run_cli({"init", "--datadir", datadir, "--genesis", genesis}).status, 0);
@@ -109,7 +110,8 @@ TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
     std::mt19937 rng{20240607};
     // Up to a quarter of the import: each child gets a slice of it (less its start-up), so the
     // twenty kills spread over the whole chain.
-    std::uniform_int_distribution<int> delay_ms{2, std::clamp(static_cast<int>(import_ms) / 4, 40, 1000)};
+    std::uniform_int_distribution<int> delay_ms{
+        2, std::clamp(static_cast<int>(import_ms) / 4, 40, 1000)};
     std::vector<uint64_t> heads;
     size_t finished = 0;
     for (int round = 0; round < 20; ++round) {
@@ -133,8 +135,8 @@ TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
     }
     std::string progress;
     for (auto h : heads) progress += std::to_string(h) + " ";
-    std::cout << "[          ] import alone " << import_ms << " ms; heads after each kill: " << progress << "("
-              << finished << " finished)\n";
+    std::cout << "[          ] import alone " << import_ms
+              << " ms; heads after each kill: " << progress << "(" << finished << " finished)\n";
 
     const auto rest = run_cli({"import", "--datadir", datadir, chain_file});
     ASSERT_EQ(rest.status, 0) << rest.err;

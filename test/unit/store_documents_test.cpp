@@ -11,7 +11,6 @@
 #include <barrel/store/documents.hpp>
 
 #include "store/block_batch.hpp"
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <rocksdb/write_batch.h>
@@ -29,17 +28,23 @@ namespace {
 
 json reference_header(const block::Header& h, const Hash& hash, size_t tx_count) {
     return {
-        {"number", json_quantity(h.number)},           {"hash", json_bytes(hash)},
-        {"parent_hash", json_bytes(h.parent_hash)},     {"timestamp", json_quantity(h.timestamp)},
-        {"coinbase", json_bytes(h.coinbase)},           {"gas_limit", json_quantity(h.gas_limit)},
-        {"gas_used", json_quantity(h.gas_used)},        {"txs_root", json_bytes(h.txs_root)},
-        {"receipts_root", json_bytes(h.receipts_root)}, {"state_root", json_bytes(h.state_root)},
-        {"chain_id", json_quantity(h.chain_id)},        {"transaction_count", json_quantity(uint64_t{tx_count})},
+        {"number", json_quantity(h.number)},
+        {"hash", json_bytes(hash)},
+        {"parent_hash", json_bytes(h.parent_hash)},
+        {"timestamp", json_quantity(h.timestamp)},
+        {"coinbase", json_bytes(h.coinbase)},
+        {"gas_limit", json_quantity(h.gas_limit)},
+        {"gas_used", json_quantity(h.gas_used)},
+        {"txs_root", json_bytes(h.txs_root)},
+        {"receipts_root", json_bytes(h.receipts_root)},
+        {"state_root", json_bytes(h.state_root)},
+        {"chain_id", json_quantity(h.chain_id)},
+        {"transaction_count", json_quantity(uint64_t{tx_count})},
     };
 }
 
-json reference_tx(const tx::Transaction& t, const Hash& tx_hash, const Address& sender, uint64_t block_number,
-                  const Hash& block_hash, size_t index) {
+json reference_tx(const tx::Transaction& t, const Hash& tx_hash, const Address& sender,
+                  uint64_t block_number, const Hash& block_hash, size_t index) {
     // The keys json/tx_json.hpp documents, built without the serializer under test.
     json doc = {
         {"type", json_quantity(static_cast<uint64_t>(t.type))},
@@ -66,7 +71,8 @@ json reference_tx(const tx::Transaction& t, const Hash& tx_hash, const Address& 
         for (const auto& entry : t.access_list) {
             json keys = json::array();
             for (const auto& key : entry.storage_keys) keys.push_back(json_bytes(key));
-            list.push_back({{"address", json_bytes(entry.address)}, {"storage_keys", std::move(keys)}});
+            list.push_back(
+                {{"address", json_bytes(entry.address)}, {"storage_keys", std::move(keys)}});
         }
         doc["access_list"] = std::move(list);
     }
@@ -76,7 +82,8 @@ json reference_tx(const tx::Transaction& t, const Hash& tx_hash, const Address& 
     return doc;
 }
 
-json reference_receipt(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number, size_t index) {
+json reference_receipt(const exec::Receipt& r, const Hash& tx_hash, uint64_t block_number,
+                       size_t index) {
     return {
         {"transaction_hash", json_bytes(tx_hash)},
         {"block_number", json_quantity(block_number)},
@@ -134,7 +141,8 @@ tx::Transaction random_tx(Random& r, std::deque<Bytes>& calldata) {
     if (t.type != tx::TxType::legacy || r.coin()) t.chain_id = r.u64();
     t.nonce = r.u64();
     t.max_fee_per_gas = r.u256_value();
-    t.max_priority_fee_per_gas = t.type == tx::TxType::dynamic_fee ? r.u256_value() : t.max_fee_per_gas;
+    t.max_priority_fee_per_gas =
+        t.type == tx::TxType::dynamic_fee ? r.u256_value() : t.max_fee_per_gas;
     t.gas_limit = r.u64();
     if (r.below(5) != 0) t.to = r.fixed<Address>();
     t.value = r.u256_value();
@@ -188,10 +196,26 @@ TEST(json_writer, nesting_matches_nlohmann_dump) {
     JsonWriter w{out};
     const Bytes two = {0x00, 0xab};
     w.begin_object()
-        .key("a").begin_array().end_array()
-        .key("b").begin_array().begin_object().end_object().bytes({}).bytes(two).null().end_array()
-        .key("c").begin_object().key("x").quantity(uint64_t{0}).key("y").null().end_object()
-        .key("d").null()
+        .key("a")
+        .begin_array()
+        .end_array()
+        .key("b")
+        .begin_array()
+        .begin_object()
+        .end_object()
+        .bytes({})
+        .bytes(two)
+        .null()
+        .end_array()
+        .key("c")
+        .begin_object()
+        .key("x")
+        .quantity(uint64_t{0})
+        .key("y")
+        .null()
+        .end_object()
+        .key("d")
+        .null()
         .end_object();
     const json expected = {{"a", json::array()},
                            {"b", {json::object(), "0x", "0x00ab", nullptr}},
@@ -248,7 +272,9 @@ TEST(store_documents, receipts_headers_accounts_users_are_byte_identical_to_the_
 
         const state::Account account{r.u64(), r.u256_value()};
         ASSERT_EQ(store::account_document(account),
-                  json({{"nonce", json_quantity(account.nonce)}, {"balance", json_quantity(account.balance)}}).dump());
+                  json({{"nonce", json_quantity(account.nonce)},
+                        {"balance", json_quantity(account.balance)}})
+                      .dump());
         // Account documents read back to the same account.
         EXPECT_EQ(store::parse_account_document(store::account_document(account)), account);
 
@@ -256,7 +282,8 @@ TEST(store_documents, receipts_headers_accounts_users_are_byte_identical_to_the_
         const std::string name{name_bytes.begin(), name_bytes.end()};
         const u256 balance = r.u256_value();
         ASSERT_EQ(store::user_document(name, balance),
-                  json({{"name", json_bytes(as_bytes(name))}, {"balance", json_quantity(balance)}}).dump());
+                  json({{"name", json_bytes(as_bytes(name))}, {"balance", json_quantity(balance)}})
+                      .dump());
         EXPECT_EQ(store::parse_user_document(store::user_document(name, balance)), balance);
     }
 }
@@ -279,8 +306,10 @@ void fill_random_block(RandomBlock& rb, Random& r, size_t n) {
         rb.block.tx_hashes.push_back(r.fixed<Hash>());
         rb.block.senders.push_back(r.fixed<Address>());
         rb.outcome.receipts.push_back({r.coin(), r.u64(), r.u64(), r.bytes(64)});
-        rb.outcome.writes.accounts.emplace_back(r.fixed<Address>(), state::Account{r.u64(), r.u256_value()});
-        if (i % 5 == 0) rb.outcome.writes.users.emplace_back("user" + std::to_string(i), r.u256_value());
+        rb.outcome.writes.accounts.emplace_back(r.fixed<Address>(),
+                                                state::Account{r.u64(), r.u256_value()});
+        if (i % 5 == 0)
+            rb.outcome.writes.users.emplace_back("user" + std::to_string(i), r.u256_value());
     }
 }
 
@@ -315,10 +344,12 @@ TEST(store_block_batch, put_records_are_byte_identical_to_write_batch_put) {
             const Bytes key = r.bytes(key_length);
             const Bytes value = r.bytes(value_length);
             FamilyId family{id};
-            ASSERT_TRUE(reference.Put(&family, slice_of(as_chars(key)), slice_of(as_chars(value))).ok());
+            ASSERT_TRUE(
+                reference.Put(&family, slice_of(as_chars(key)), slice_of(as_chars(value))).ok());
             const size_t before = ours.size();
             store::append_put_record(ours, id, as_chars(key), as_chars(value));
-            EXPECT_EQ(ours.size() - before, store::put_record_size(id, as_chars(key), as_chars(value)));
+            EXPECT_EQ(ours.size() - before,
+                      store::put_record_size(id, as_chars(key), as_chars(value)));
             ++count;
         }
     }
@@ -358,18 +389,22 @@ TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_docum
         };
         for (size_t i = 0; i < n; ++i) {
             const std::string_view key = as_chars(b.tx_hashes[i].view());
-            put(families.txs, key, store::tx_document(b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i));
-            put(families.receipts, key, store::receipt_document(o.receipts[i], b.tx_hashes[i], h.number, i));
+            put(families.txs, key,
+                store::tx_document(b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i));
+            put(families.receipts, key,
+                store::receipt_document(o.receipts[i], b.tx_hashes[i], h.number, i));
         }
         for (const auto& [address, account] : o.writes.accounts)
             put(families.accounts, as_chars(address.view()), store::account_document(account));
-        for (const auto& [name, balance] : o.writes.users) put(families.users, name, store::user_document(name, balance));
+        for (const auto& [name, balance] : o.writes.users)
+            put(families.users, name, store::user_document(name, balance));
         put(families.headers, header_key, store::header_document(h, b.hash, n));
         put(2, header_key, raw_block);
         put(0, "head", "{}");
 
         for (bool parallel : {false, true}) {
-            const store::BlockBatch batch = store::encode_block_batch(b, o, families, header_key, tail, parallel);
+            const store::BlockBatch batch =
+                store::encode_block_batch(b, o, families, header_key, tail, parallel);
             EXPECT_EQ(batch.records, reference.Count());
             EXPECT_EQ(batch.bytes, bytes);
             ASSERT_EQ(batch.rep.size(), reference.GetDataSize()) << "parallel: " << parallel;
@@ -381,8 +416,8 @@ TEST(store_block_batch, a_block_batch_is_what_write_batch_put_makes_of_its_docum
         std::string longer(size + 1000, '\xff'), shorter(10, '\xff'), roomy(5, '\xff');
         roomy.reserve(2 * size);
         for (std::string* buffer : {&longer, &shorter, &roomy}) {
-            const store::BlockBatch batch =
-                store::encode_block_batch(b, o, families, header_key, tail, true, std::move(*buffer));
+            const store::BlockBatch batch = store::encode_block_batch(
+                b, o, families, header_key, tail, true, std::move(*buffer));
             ASSERT_EQ(batch.rep.size(), size);
             EXPECT_TRUE(batch.rep == reference.Data());
         }

@@ -128,7 +128,8 @@ TEST(store_errors, a_block_over_a_corrupt_account_fails_to_import_and_writes_not
         const auto* exec_error = std::get_if<exec::ExecError>(&imported.error().error);
         ASSERT_NE(exec_error, nullptr) << pipeline::describe(imported.error());
         EXPECT_EQ(exec_error->code, exec::ExecErrorCode::state_corrupt);
-        EXPECT_EQ(pipeline::describe(imported.error()), "block 1: execute: parent state: state_corrupt");
+        EXPECT_EQ(pipeline::describe(imported.error()),
+                  "block 1: execute: parent state: state_corrupt");
         EXPECT_EQ(s->head().number, 0u);
     }
     // Closing the writer flushed its memtables, which moves records between files but changes

@@ -4,7 +4,6 @@
 // was put for its key.
 
 #include "store/sharded_cache.hpp"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,7 +20,9 @@ namespace {
 
 struct Hasher {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
 };
 
 using Cache = ShardedCache<std::string, std::optional<int>, Hasher>;
@@ -105,7 +106,8 @@ TEST(store_sharded_cache, concurrent_readers_and_evicting_writers) {
                 if (t % 2 == 0) {
                     cache.put(name(i), static_cast<int>(i));
                     if (round % 997 == 0 && t == 0) cache.clear();
-                } else if (const auto v = cache.find(name(i)); v && *v != std::optional<int>{static_cast<int>(i)}) {
+                } else if (const auto v = cache.find(name(i));
+                           v && *v != std::optional<int>{static_cast<int>(i)}) {
                     wrong.fetch_add(1);
                 }
             }

@@ -1,31 +1,29 @@
 // The RocksDB store: init and reopen restore head, genesis and state; a commit writes every
 // document of its block (checked as JSON) and reads after clear_cache() come back from disk; a
 // second writer is refused as `locked` (in this process, and in another one, which meets the real
-// file lock) while read-only opens still work; init refuses a non-empty path; open refuses anything that is not a barrel datadir.
-
-#include "child_process.hpp"
-#include "store_dump.hpp"
+// file lock) while read-only opens still work; init refuses a non-empty path; open refuses anything
+// that is not a barrel datadir.
 
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/execute.hpp>
-#include "gen/workload.hpp"
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>
+
+#include "child_process.hpp"
+#include "gen/workload.hpp"
 #include "store/testing.hpp"
-
+#include "store_dump.hpp"
 #include <gtest/gtest.h>
-
 #include <rocksdb/db.h>
 
+#include <atomic>
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <atomic>
 #include <set>
 #include <thread>
-
 
 using namespace barrel;
 using barrel::test::ScratchDir;
@@ -69,7 +67,8 @@ store::StoreErrorCode open_error(const std::filesystem::path& dir, store::Option
 
 std::set<std::string> entries(const std::filesystem::path& dir) {
     std::set<std::string> names;
-    for (const auto& e : std::filesystem::directory_iterator{dir}) names.insert(e.path().filename().string());
+    for (const auto& e : std::filesystem::directory_iterator{dir})
+        names.insert(e.path().filename().string());
     return names;
 }
 
@@ -116,7 +115,8 @@ TEST(store, init_then_reopen_restores_head_genesis_and_state) {
     ASSERT_TRUE(a);
     EXPECT_EQ(a->nonce, 3u);
     EXPECT_EQ(a->balance, u256{1'000'000'000'000'000'000ull});
-    EXPECT_EQ(read_account(*s, address("0x2222222222222222222222222222222222222222"))->balance, 1000u);
+    EXPECT_EQ(read_account(*s, address("0x2222222222222222222222222222222222222222"))->balance,
+              1000u);
     EXPECT_FALSE(read_account(*s, address("0x3333333333333333333333333333333333333333")));
     EXPECT_EQ(read_user(*s, "alice"), u256{100});
     EXPECT_EQ(read_user(*s, "bob"), u256{0});
@@ -188,7 +188,8 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         EXPECT_EQ(header["transaction_count"], to_hex_quantity(uint64_t{b->size()}));
         for (size_t i = 0; i < b->size(); ++i) {
             const json tx = **s->transaction(b->tx_hashes[i]);
-            EXPECT_EQ(tx, json::parse(store::tx_document(b->txs[i], b->tx_hashes[i], b->senders[i], k + 1, b->hash, i)));
+            EXPECT_EQ(tx, json::parse(store::tx_document(b->txs[i], b->tx_hashes[i], b->senders[i],
+                                                         k + 1, b->hash, i)));
             EXPECT_EQ(tx["hash"], to_hex(b->tx_hashes[i]));
             EXPECT_EQ(tx["sender"], to_hex(w->senders[k][i]));
             EXPECT_EQ(tx["block_number"], to_hex_quantity(uint64_t{k + 1}));
@@ -207,12 +208,14 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         ASSERT_FALSE(outcome->writes.accounts.empty());
         for (const auto& [a, account] : outcome->writes.accounts) {
             const json doc = **s->account_document(a);
-            EXPECT_EQ(doc, (json{{"nonce", to_hex_quantity(account.nonce)}, {"balance", to_hex_quantity(account.balance)}}));
+            EXPECT_EQ(doc, (json{{"nonce", to_hex_quantity(account.nonce)},
+                                 {"balance", to_hex_quantity(account.balance)}}));
         }
         ASSERT_FALSE(outcome->writes.users.empty());  // the mixed workload calls DagTransfer
         for (const auto& [name, balance] : outcome->writes.users) {
             const json doc = **s->user_document(name);
-            EXPECT_EQ(doc, (json{{"name", to_hex(as_bytes(name))}, {"balance", to_hex_quantity(balance)}}));
+            EXPECT_EQ(doc, (json{{"name", to_hex(as_bytes(name))},
+                                 {"balance", to_hex_quantity(balance)}}));
         }
         hashes.push_back(b->hash);
         outcomes.push_back(std::move(outcome).value());
@@ -226,7 +229,8 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         for (const auto& [name, balance] : out.writes.users) users[name] = balance;
     }
     auto check_state = [&](const store::Store& st) {
-        for (const auto& [a, account] : accounts) EXPECT_EQ(read_account(st, a), account) << to_hex(a);
+        for (const auto& [a, account] : accounts)
+            EXPECT_EQ(read_account(st, a), account) << to_hex(a);
         for (const auto& [name, balance] : users) EXPECT_EQ(read_user(st, name), balance) << name;
         // Keys no block touched still read their genesis values.
         for (const auto& [a, account] : w->genesis.alloc.accounts)
@@ -255,7 +259,8 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         ASSERT_TRUE(b);
         for (size_t i = 0; i < b->size(); ++i) {
             EXPECT_EQ((**reopened->transaction(b->tx_hashes[i]))["hash"], to_hex(b->tx_hashes[i]));
-            EXPECT_EQ((**reopened->receipt(b->tx_hashes[i]))["transaction_hash"], to_hex(b->tx_hashes[i]));
+            EXPECT_EQ((**reopened->receipt(b->tx_hashes[i]))["transaction_hash"],
+                      to_hex(b->tx_hashes[i]));
         }
     }
     Hash absent = hashes.back();
@@ -309,8 +314,10 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
         store::testing::clear_cache(*s);
         ASSERT_TRUE(s->commit(*b, *outcome));
         for (int rep = 0; rep < 3; ++rep) {
-            for (const auto& [a, account] : outcome->writes.accounts) EXPECT_EQ(read_account(*s, a), account) << to_hex(a);
-            for (const auto& [name, balance] : outcome->writes.users) EXPECT_EQ(read_user(*s, name), balance) << name;
+            for (const auto& [a, account] : outcome->writes.accounts)
+                EXPECT_EQ(read_account(*s, a), account) << to_hex(a);
+            for (const auto& [name, balance] : outcome->writes.users)
+                EXPECT_EQ(read_user(*s, name), balance) << name;
         }
     }
     stop = true;
@@ -325,15 +332,16 @@ TEST(store, an_account_cache_too_large_to_map_is_an_error_and_writes_nothing) {
     const auto created = store::Store::init(dir, small_genesis(), huge);
     ASSERT_FALSE(created);
     EXPECT_EQ(created.error().code, store::StoreErrorCode::out_of_memory);
-    EXPECT_EQ(created.error().message,
-              "cannot allocate an account cache of " + std::to_string(huge.account_cache_bytes) + " bytes");
+    EXPECT_EQ(created.error().message, "cannot allocate an account cache of " +
+                                           std::to_string(huge.account_cache_bytes) + " bytes");
     EXPECT_FALSE(std::filesystem::exists(dir));
     // A one-set cache (the smallest) works, evicting as it goes.
     store::Options tiny;
     tiny.account_cache_bytes = 0;
     auto s = store::Store::init(dir, small_genesis(), tiny);
     ASSERT_TRUE(s) << s.error().message;
-    EXPECT_EQ(read_account(**s, address("0x2222222222222222222222222222222222222222")), (state::Account{0, 1000}));
+    EXPECT_EQ(read_account(**s, address("0x2222222222222222222222222222222222222222")),
+              (state::Account{0, 1000}));
 }
 
 /// A block larger than Options::max_block_bytes is refused with the sizes named, and nothing of it
@@ -365,7 +373,8 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
         ASSERT_FALSE(refused);
         EXPECT_EQ(refused.error().code, store::StoreErrorCode::invalid_argument);
         EXPECT_EQ(refused.error().message, "commit: a block of " + std::to_string(size) +
-                                               " bytes is more than the store takes (" + std::to_string(size - 1) + ")");
+                                               " bytes is more than the store takes (" +
+                                               std::to_string(size - 1) + ")");
         EXPECT_EQ((*s)->head().number, 0u);
         EXPECT_EQ(test::dump_datadir(dir), before);
     }
@@ -384,7 +393,8 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
     const auto created = store::Store::init(other, w->genesis, past);
     ASSERT_FALSE(created);
     EXPECT_EQ(created.error().code, store::StoreErrorCode::invalid_argument);
-    EXPECT_EQ(created.error().message, "max_block_bytes 1073741825 is more than a store can take (1073741824)");
+    EXPECT_EQ(created.error().message,
+              "max_block_bytes 1073741825 is more than a store can take (1073741824)");
     EXPECT_FALSE(std::filesystem::exists(other));
 }
 
@@ -417,7 +427,8 @@ TEST(store, second_writer_in_another_process_is_locked) {
     ASSERT_TRUE(s);
     std::ofstream{tmp.path() / "empty.rlp"};
     const std::string err = (tmp.path() / "stderr").string();
-    const pid_t child = test::spawn_cli({"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
+    const pid_t child = test::spawn_cli(
+        {"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
     ASSERT_GT(child, 0);
     auto child_stderr = [&err] {
         std::ifstream in{err};
@@ -428,7 +439,8 @@ TEST(store, second_writer_in_another_process_is_locked) {
 
     // Once this process lets go, the other one gets in.
     s.reset();
-    const pid_t again = test::spawn_cli({"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
+    const pid_t again = test::spawn_cli(
+        {"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
     EXPECT_EQ(test::wait_child(again), 0) << child_stderr();
 }
 
@@ -456,7 +468,8 @@ TEST(store, init_refuses_anything_but_a_missing_path_or_an_empty_directory) {
     auto file = store::Store::init(tmp.path() / "file", g);
     ASSERT_FALSE(file);
     EXPECT_STORE_CODE(file.error().code, store::StoreErrorCode::already_initialized);
-    EXPECT_EQ(file.error().message, (tmp.path() / "file").string() + " exists and is not a directory");
+    EXPECT_EQ(file.error().message,
+              (tmp.path() / "file").string() + " exists and is not a directory");
 }
 
 TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
@@ -505,11 +518,13 @@ TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
         options.create_if_missing = true;
         options.create_missing_column_families = true;
         std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-        for (const char* name : {"default", "headers", "blocks", "transactions", "receipts", "accounts", "users", "meta"})
+        for (const char* name : {"default", "headers", "blocks", "transactions", "receipts",
+                                 "accounts", "users", "meta"})
             cfs.emplace_back(name, rocksdb::ColumnFamilyOptions{});
         std::vector<rocksdb::ColumnFamilyHandle*> handles;
         rocksdb::DB* raw = nullptr;
-        ASSERT_TRUE(rocksdb::DB::Open(options, (p / "lookalike").string(), cfs, &handles, &raw).ok());
+        ASSERT_TRUE(
+            rocksdb::DB::Open(options, (p / "lookalike").string(), cfs, &handles, &raw).ok());
         for (auto* h : handles) (void)raw->DestroyColumnFamilyHandle(h);
         delete raw;
     }

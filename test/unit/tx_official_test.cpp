@@ -31,9 +31,8 @@ const std::filesystem::path kTransactionTests =
 
 /// Latest first: a case is judged by the first of these it has a result for.
 constexpr std::array<const char*, 13> kForks{
-    "Cancun",   "Shanghai",          "Paris",          "London",    "Berlin",
-    "Istanbul", "ConstantinopleFix", "Constantinople", "Byzantium", "EIP158",
-    "EIP150",   "Homestead",         "Frontier",
+    "Cancun",         "Shanghai",  "Paris",  "London", "Berlin",    "Istanbul", "ConstantinopleFix",
+    "Constantinople", "Byzantium", "EIP158", "EIP150", "Homestead", "Frontier",
 };
 
 constexpr size_t kExpectedCases = 210;
@@ -48,10 +47,10 @@ struct OfficialCase {
     std::string fork;  ///< the fork whose result is used
     std::string txbytes;
     bool valid{false};
-    std::string hash;       ///< valid cases
-    std::string sender;     ///< valid cases
+    std::string hash;           ///< valid cases
+    std::string sender;         ///< valid cases
     uint64_t intrinsic_gas{0};  ///< valid cases
-    std::string exception;  ///< invalid cases (a hint only: any rejection passes)
+    std::string exception;      ///< invalid cases (a hint only: any rejection passes)
 };
 
 /// Reads one fixture file into a case; a malformed fixture becomes an error message.
@@ -115,9 +114,11 @@ const LoadedCases& all_cases() {
         std::vector<std::filesystem::path> files;
         for (auto it = std::filesystem::recursive_directory_iterator{kTransactionTests, ec};
              !ec && it != std::filesystem::recursive_directory_iterator{}; it.increment(ec)) {
-            if (it->is_regular_file() && it->path().extension() == ".json") files.push_back(it->path());
+            if (it->is_regular_file() && it->path().extension() == ".json")
+                files.push_back(it->path());
         }
-        if (ec) out.errors.push_back("cannot list " + kTransactionTests.string() + ": " + ec.message());
+        if (ec)
+            out.errors.push_back("cannot list " + kTransactionTests.string() + ": " + ec.message());
         std::sort(files.begin(), files.end());
         for (const auto& f : files) {
             std::string error;
@@ -156,9 +157,12 @@ std::optional<std::string> check(const OfficialCase& c) {
     if (!sender) return "recover_sender failed: " + tx::describe(sender.error());
 
     std::string failures;
-    const auto fail = [&](const std::string& what) { failures += (failures.empty() ? "" : "; ") + what; };
+    const auto fail = [&](const std::string& what) {
+        failures += (failures.empty() ? "" : "; ") + what;
+    };
     if (const auto h = to_hex(keccak256(*bytes)); h != c.hash) fail("hash " + h + " != " + c.hash);
-    if (const auto h = to_hex(tx::hash_of(*bytes)); h != c.hash) fail("hash_of " + h + " != " + c.hash);
+    if (const auto h = to_hex(tx::hash_of(*bytes)); h != c.hash)
+        fail("hash_of " + h + " != " + c.hash);
     if (const auto s = to_hex(*sender); s != c.sender) fail("sender " + s + " != " + c.sender);
     if (const auto g = tx::intrinsic_gas(*decoded); g != c.intrinsic_gas)
         fail("intrinsic gas " + std::to_string(g) + " != " + std::to_string(c.intrinsic_gas));
@@ -185,7 +189,8 @@ class tx_official : public testing::TestWithParam<OfficialCase> {};
 
 TEST_P(tx_official, case) {
     const OfficialCase& c = GetParam();
-    SCOPED_TRACE(c.file + " \"" + c.key + "\" (" + c.fork + ", " + (c.valid ? "valid" : c.exception) + ")");
+    SCOPED_TRACE(c.file + " \"" + c.key + "\" (" + c.fork + ", " +
+                 (c.valid ? "valid" : c.exception) + ")");
     const auto failure = check(c);
     EXPECT_FALSE(failure.has_value()) << c.name << ": " << failure.value_or("");
 }
@@ -220,7 +225,8 @@ TEST(tx_official_summary, all_cases_pass) {
 // The harness itself must notice every kind of mismatch, or the 210 passes above mean little.
 TEST(tx_official_summary, harness_detects_mismatches) {
     const auto& cases = all_cases().cases;
-    const auto first_valid = std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c.valid; });
+    const auto first_valid =
+        std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c.valid; });
     ASSERT_NE(first_valid, cases.end());
     ASSERT_FALSE(check(*first_valid).has_value());
 

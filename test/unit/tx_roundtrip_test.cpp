@@ -112,8 +112,9 @@ public:
         t.max_fee_per_gas = u256_value();
         if (t.type == TxType::dynamic_fee) {
             // Mostly within the cap, sometimes any value.
-            t.max_priority_fee_per_gas =
-                chance(80) && t.max_fee_per_gas != 0 ? t.max_fee_per_gas / (below(4) + 1) : u256_value();
+            t.max_priority_fee_per_gas = chance(80) && t.max_fee_per_gas != 0
+                                             ? t.max_fee_per_gas / (below(4) + 1)
+                                             : u256_value();
         } else {
             t.max_priority_fee_per_gas = t.max_fee_per_gas;  // decode fills both from the gas price
         }
@@ -157,30 +158,35 @@ std::set<TxErrorCode> violations(const Transaction& t, uint64_t chain_id) {
     for (uint8_t b : t.data) gas += b ? 16 : 4;
     for (const auto& e : t.access_list) gas += 2'400 + 1'900 * e.storage_keys.size();
     if (t.gas_limit < gas) out.insert(TxErrorCode::intrinsic_gas_too_low);
-    if (u512{t.gas_limit} * u512{t.max_fee_per_gas} > u512{~u256{0}}) out.insert(TxErrorCode::fee_cap_overflow);
-    if (t.max_priority_fee_per_gas > t.max_fee_per_gas) out.insert(TxErrorCode::priority_fee_above_cap);
+    if (u512{t.gas_limit} * u512{t.max_fee_per_gas} > u512{~u256{0}})
+        out.insert(TxErrorCode::fee_cap_overflow);
+    if (t.max_priority_fee_per_gas > t.max_fee_per_gas)
+        out.insert(TxErrorCode::priority_fee_above_cap);
     if (!t.to && t.data.size() > tx::kMaxInitCodeSize) out.insert(TxErrorCode::init_code_too_large);
     if (t.s > kHalfN) out.insert(TxErrorCode::high_s);
     return out;
 }
 
-void expect_validate_matches_oracle(const Transaction& t, uint64_t chain_id, const std::string& label) {
+void expect_validate_matches_oracle(const Transaction& t, uint64_t chain_id,
+                                    const std::string& label) {
     const auto expected = violations(t, chain_id);
     const auto result = tx::validate(t, chain_id);
     if (expected.empty()) {
         EXPECT_TRUE(result) << label << ": " << tx::describe(result.error());
     } else if (!result) {
-        EXPECT_TRUE(expected.count(result.error().code)) << label << ": unexpected " << tx::describe(result.error());
+        EXPECT_TRUE(expected.count(result.error().code))
+            << label << ": unexpected " << tx::describe(result.error());
     } else {
-        ADD_FAILURE() << label << ": validate passed, but the oracle finds " << tx::to_string(*expected.begin());
+        ADD_FAILURE() << label << ": validate passed, but the oracle finds "
+                      << tx::to_string(*expected.begin());
     }
 }
 
 /// Changes enc[pos] to another value and checks that the result cannot pass as a transaction
 /// of `sender`: it must fail to decode, to validate or to recover, or recover someone else.
 /// Returns true if the mutant was a fully valid transaction (of someone else).
-bool check_mutant(Bytes enc, size_t pos, uint8_t x, const Transaction& original, const Address& sender,
-                  const std::string& label) {
+bool check_mutant(Bytes enc, size_t pos, uint8_t x, const Transaction& original,
+                  const Address& sender, const std::string& label) {
     enc[pos] ^= x;  // x != 0
     const auto decoded = tx::decode(enc);
     if (!decoded) return false;
@@ -201,7 +207,8 @@ bool check_mutant(Bytes enc, size_t pos, uint8_t x, const Transaction& original,
 TEST(tx_roundtrip, random_transactions) {
     constexpr size_t kCount = 3'000;
     Generator gen{0xba22e1};
-    size_t by_type[3] = {}, pre155 = 0, creations = 0, valid = 0, with_access_list = 0, big_values = 0;
+    size_t by_type[3] = {}, pre155 = 0, creations = 0, valid = 0, with_access_list = 0,
+           big_values = 0;
     size_t mutants = 0, mutants_valid = 0;
 
     for (size_t i = 0; i < kCount; ++i) {
@@ -223,7 +230,8 @@ TEST(tx_roundtrip, random_transactions) {
         else
             EXPECT_EQ(enc[0], static_cast<uint8_t>(t.type)) << label;
         const auto decoded = tx::decode(enc);
-        ASSERT_TRUE(decoded) << label << ": " << tx::describe(decoded.error()) << "\n" << to_hex(enc);
+        ASSERT_TRUE(decoded) << label << ": " << tx::describe(decoded.error()) << "\n"
+                             << to_hex(enc);
         EXPECT_TRUE(*decoded == t) << label << ": decode(encode(tx)) != tx\n" << to_hex(enc);
         EXPECT_EQ(tx::encode(*decoded), enc) << label;
         EXPECT_EQ(tx::signing_hash(*decoded), tx::signing_hash(t)) << label;
@@ -243,12 +251,15 @@ TEST(tx_roundtrip, random_transactions) {
         // bytes plus a few in the signature (the last 67 bytes hold v, r and s).
         if (i % 32 == 0) {
             for (size_t pos = 0; pos < enc.size(); ++pos) {
-                mutants_valid += check_mutant(enc, pos, static_cast<uint8_t>(1u << gen.below(8)), t, *sender, label);
+                mutants_valid += check_mutant(enc, pos, static_cast<uint8_t>(1u << gen.below(8)), t,
+                                              *sender, label);
                 ++mutants;
             }
         } else {
             for (int k = 0; k < 6; ++k) {
-                const size_t pos = k < 3 ? gen.below(enc.size()) : enc.size() - 1 - gen.below(std::min<size_t>(67, enc.size()));
+                const size_t pos =
+                    k < 3 ? gen.below(enc.size())
+                          : enc.size() - 1 - gen.below(std::min<size_t>(67, enc.size()));
                 const auto x = static_cast<uint8_t>(gen.below(255) + 1);
                 mutants_valid += check_mutant(enc, pos, x, t, *sender, label);
                 ++mutants;
@@ -262,11 +273,12 @@ TEST(tx_roundtrip, random_transactions) {
         big_values += t.value > (u256{1} << 200);
         if (HasFatalFailure()) return;
     }
-    std::cout << "tx_roundtrip: " << kCount << " transactions (" << by_type[0] << " legacy of which " << pre155
-              << " pre-EIP-155, " << by_type[1] << " type 1, " << by_type[2] << " type 2; " << creations
-              << " creations, " << with_access_list << " with access lists, " << big_values
-              << " values > 2^200, " << valid << " valid); " << mutants << " single-byte mutants, "
-              << mutants_valid << " of them valid transactions of other senders\n";
+    std::cout << "tx_roundtrip: " << kCount << " transactions (" << by_type[0]
+              << " legacy of which " << pre155 << " pre-EIP-155, " << by_type[1] << " type 1, "
+              << by_type[2] << " type 2; " << creations << " creations, " << with_access_list
+              << " with access lists, " << big_values << " values > 2^200, " << valid << " valid); "
+              << mutants << " single-byte mutants, " << mutants_valid
+              << " of them valid transactions of other senders\n";
     // The generator must actually reach every kind it is meant to.
     EXPECT_GT(pre155, kCount / 20);
     EXPECT_GT(by_type[1], kCount / 10);
@@ -281,8 +293,10 @@ TEST(tx_roundtrip, random_transactions) {
 
 // The legacy EIP-155 chain ids the design names, including ones whose v needs more than 8 bytes.
 TEST(tx_roundtrip, legacy_chain_ids) {
-    const Hash key = Hash::from_view("4646464646464646464646464646464646464646464646464646464646464646"_hex);
-    for (uint64_t chain : {uint64_t{1}, uint64_t{56}, (uint64_t{1} << 32) + 5, uint64_t{1} << 63, kU64Max}) {
+    const Hash key =
+        Hash::from_view("4646464646464646464646464646464646464646464646464646464646464646"_hex);
+    for (uint64_t chain :
+         {uint64_t{1}, uint64_t{56}, (uint64_t{1} << 32) + 5, uint64_t{1} << 63, kU64Max}) {
         Transaction t;
         t.chain_id = chain;
         t.gas_limit = 21'000;
@@ -295,13 +309,15 @@ TEST(tx_roundtrip, legacy_chain_ids) {
         EXPECT_TRUE(*d == t) << chain;
         EXPECT_EQ(tx::encode(*d), enc) << chain;
         EXPECT_TRUE(tx::validate(*d, chain)) << chain;
-        EXPECT_EQ(tx::recover_sender(*d, tx::signing_hash(*d)).value(), tx::address_of(key).value()) << chain;
+        EXPECT_EQ(tx::recover_sender(*d, tx::signing_hash(*d)).value(), tx::address_of(key).value())
+            << chain;
     }
 }
 
 // EIP-155's worked example (https://eips.ethereum.org/EIPS/eip-155).
 TEST(tx_roundtrip, eip155_known_answer) {
-    const Hash key = Hash::from_view("4646464646464646464646464646464646464646464646464646464646464646"_hex);
+    const Hash key =
+        Hash::from_view("4646464646464646464646464646464646464646464646464646464646464646"_hex);
     Transaction t;
     t.type = TxType::legacy;
     t.chain_id = 1;
@@ -312,14 +328,19 @@ TEST(tx_roundtrip, eip155_known_answer) {
     t.value = 1'000'000'000'000'000'000ull;
 
     // Signing data and hash as the EIP gives them.
-    EXPECT_EQ(keccak256("ec098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a764000080018080"_hex),
-              tx::signing_hash(t));
-    EXPECT_EQ(to_hex(tx::signing_hash(t)), "0xdaf5a779ae972f972197303d7b574746c7ef83eadac0f2791ad23db92e4c8e53");
+    EXPECT_EQ(
+        keccak256(
+            "ec098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a764000080018080"_hex),
+        tx::signing_hash(t));
+    EXPECT_EQ(to_hex(tx::signing_hash(t)),
+              "0xdaf5a779ae972f972197303d7b574746c7ef83eadac0f2791ad23db92e4c8e53");
 
     ASSERT_TRUE(tx::sign(t, key));
     EXPECT_FALSE(t.y_parity);  // v = 37
-    EXPECT_EQ(t.r, u256{"18515461264373351373200002665853028612451056578545711640558177340181847433846"});
-    EXPECT_EQ(t.s, u256{"46948507304638947509940763649030358759909902576025900602547168820602576006531"});
+    EXPECT_EQ(
+        t.r, u256{"18515461264373351373200002665853028612451056578545711640558177340181847433846"});
+    EXPECT_EQ(
+        t.s, u256{"46948507304638947509940763649030358759909902576025900602547168820602576006531"});
     const Bytes expected =
         "f86c098504a817c800825208943535353535353535353535353535353535353535880de0b6b3a76400008025a028ef61340bd939bc2195fe537567866003e1a15d3c71ff63e1590620aa636276a067cbe9d8997f761aecb703304b3800ccf555c9f3dc64214b297fb1966a3b6d83"_hex;
     EXPECT_EQ(to_hex(tx::encode(t)), to_hex(expected));
@@ -338,7 +359,8 @@ TEST(tx_roundtrip, sign_rejects_invalid_keys) {
     Transaction t;
     t.gas_limit = 21'000;
     EXPECT_FALSE(tx::sign(t, Hash{}));  // zero
-    const Hash n = Hash::from_view("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141"_hex);
+    const Hash n =
+        Hash::from_view("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141"_hex);
     EXPECT_FALSE(tx::sign(t, n));  // the group order
     EXPECT_FALSE(tx::address_of(Hash{}).has_value());
     EXPECT_FALSE(tx::address_of(n).has_value());

@@ -25,7 +25,8 @@ using tx::TxType;
 
 namespace {
 
-const u256 kN{"0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141"};  // secp256k1 order
+const u256 kN{
+    "0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141"};  // secp256k1 order
 const u256 kHalfN = kN / 2;
 const u256 kU256Max = ~u256{0};
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
@@ -81,7 +82,8 @@ TxError err(TxErrorCode code, Field field) { return {code, field, {}}; }
 
 std::vector<Row> rows() {
     std::vector<Row> t;
-    const auto add = [&](std::string name, Transaction tx, std::optional<TxError> expected, uint64_t chain_id = 1) {
+    const auto add = [&](std::string name, Transaction tx, std::optional<TxError> expected,
+                         uint64_t chain_id = 1) {
         t.push_back({std::move(name), std::move(tx), chain_id, expected});
     };
     const auto with = [](Transaction tx, auto&& change) {
@@ -93,15 +95,21 @@ std::vector<Row> rows() {
     add("base_dynamic_fee_ok", dynamic_fee_base(), std::nullopt);
 
     // --- signature scalars -------------------------------------------------------------------
-    add("r_zero", with(legacy_base(), [](auto& x) { x.r = 0; }), err(TxErrorCode::invalid_signature, Field::r));
-    add("s_zero", with(legacy_base(), [](auto& x) { x.s = 0; }), err(TxErrorCode::invalid_signature, Field::s));
-    add("r_n", with(legacy_base(), [](auto& x) { x.r = kN; }), err(TxErrorCode::invalid_signature, Field::r));
-    add("r_max", with(legacy_base(), [](auto& x) { x.r = kU256Max; }), err(TxErrorCode::invalid_signature, Field::r));
+    add("r_zero", with(legacy_base(), [](auto& x) { x.r = 0; }),
+        err(TxErrorCode::invalid_signature, Field::r));
+    add("s_zero", with(legacy_base(), [](auto& x) { x.s = 0; }),
+        err(TxErrorCode::invalid_signature, Field::s));
+    add("r_n", with(legacy_base(), [](auto& x) { x.r = kN; }),
+        err(TxErrorCode::invalid_signature, Field::r));
+    add("r_max", with(legacy_base(), [](auto& x) { x.r = kU256Max; }),
+        err(TxErrorCode::invalid_signature, Field::r));
     add("r_n_minus_1_ok", with(legacy_base(), [](auto& x) { x.r = kN - 1; }), std::nullopt);
     add("r_one_ok", with(legacy_base(), [](auto& x) { x.r = 1; }), std::nullopt);
     // s = n is out of range (invalid_signature), which wins over its also being above n/2.
-    add("s_n", with(legacy_base(), [](auto& x) { x.s = kN; }), err(TxErrorCode::invalid_signature, Field::s));
-    add("s_n_minus_1_high", with(legacy_base(), [](auto& x) { x.s = kN - 1; }), err(TxErrorCode::high_s, Field::s));
+    add("s_n", with(legacy_base(), [](auto& x) { x.s = kN; }),
+        err(TxErrorCode::invalid_signature, Field::s));
+    add("s_n_minus_1_high", with(legacy_base(), [](auto& x) { x.s = kN - 1; }),
+        err(TxErrorCode::high_s, Field::s));
     add("s_half_n_plus_1_high", with(legacy_base(), [](auto& x) { x.s = kHalfN + 1; }),
         err(TxErrorCode::high_s, Field::s));
     add("s_half_n_ok", with(legacy_base(), [](auto& x) { x.s = kHalfN; }), std::nullopt);
@@ -110,28 +118,33 @@ std::vector<Row> rows() {
         err(TxErrorCode::high_s, Field::s));
 
     // --- chain id ----------------------------------------------------------------------------
-    add("wrong_chain_id_legacy", legacy_base(), err(TxErrorCode::wrong_chain_id, Field::chain_id), 56);
+    add("wrong_chain_id_legacy", legacy_base(), err(TxErrorCode::wrong_chain_id, Field::chain_id),
+        56);
     add("wrong_chain_id_typed", with(dynamic_fee_base(), [](auto& x) { x.chain_id = 5; }),
         err(TxErrorCode::wrong_chain_id, Field::chain_id));
     add("chain_id_zero_rejected_on_chain_1", with(legacy_base(), [](auto& x) { x.chain_id = 0; }),
         err(TxErrorCode::wrong_chain_id, Field::chain_id));
-    add("large_chain_id_ok", with(dynamic_fee_base(), [](auto& x) { x.chain_id = kU64Max; }), std::nullopt, kU64Max);
+    add("large_chain_id_ok", with(dynamic_fee_base(), [](auto& x) { x.chain_id = kU64Max; }),
+        std::nullopt, kU64Max);
     for (uint64_t chain : {uint64_t{1}, uint64_t{56}, uint64_t{1} << 63}) {
-        add("pre_eip155_any_chain_" + std::to_string(chain), with(legacy_base(), [](auto& x) { x.chain_id.reset(); }),
-            std::nullopt, chain);
+        add("pre_eip155_any_chain_" + std::to_string(chain),
+            with(legacy_base(), [](auto& x) { x.chain_id.reset(); }), std::nullopt, chain);
     }
 
     // --- nonce (EIP-2681) --------------------------------------------------------------------
     add("nonce_max", with(legacy_base(), [](auto& x) { x.nonce = kU64Max; }),
         err(TxErrorCode::nonce_too_big, Field::nonce));
-    add("nonce_max_minus_1_ok", with(legacy_base(), [](auto& x) { x.nonce = kU64Max - 1; }), std::nullopt);
+    add("nonce_max_minus_1_ok", with(legacy_base(), [](auto& x) { x.nonce = kU64Max - 1; }),
+        std::nullopt);
 
     // --- intrinsic gas -----------------------------------------------------------------------
     const auto gas_rows = [&](const std::string& what, Transaction base) {
         const uint64_t intrinsic = tx::intrinsic_gas(base);
-        add("intrinsic_gas_minus_1_" + what, with(base, [&](auto& x) { x.gas_limit = intrinsic - 1; }),
+        add("intrinsic_gas_minus_1_" + what,
+            with(base, [&](auto& x) { x.gas_limit = intrinsic - 1; }),
             err(TxErrorCode::intrinsic_gas_too_low, Field::gas_limit));
-        add("intrinsic_gas_exact_" + what, with(base, [&](auto& x) { x.gas_limit = intrinsic; }), std::nullopt);
+        add("intrinsic_gas_exact_" + what, with(base, [&](auto& x) { x.gas_limit = intrinsic; }),
+            std::nullopt);
     };
     gas_rows("transfer", legacy_base());
     gas_rows("calldata", with(legacy_base(), [](auto& x) { x.data = keep("00ff0000ab"_hex); }));
@@ -144,48 +157,53 @@ std::vector<Row> rows() {
 
     // --- gas limit × fee cap must fit 256 bits -----------------------------------------------
     const u256 largest_price = kU256Max / 21'000;  // 21000 × this fits, 21000 × (this + 1) does not
-    add("fee_cap_overflow_legacy", with(legacy_base(), [&](auto& x) {
-            x.max_fee_per_gas = x.max_priority_fee_per_gas = largest_price + 1;
-        }),
+    add("fee_cap_overflow_legacy",
+        with(legacy_base(),
+             [&](auto& x) { x.max_fee_per_gas = x.max_priority_fee_per_gas = largest_price + 1; }),
         err(TxErrorCode::fee_cap_overflow, Field::gas_limit));
-    add("fee_cap_largest_ok_legacy", with(legacy_base(), [&](auto& x) {
-            x.max_fee_per_gas = x.max_priority_fee_per_gas = largest_price;
-        }),
+    add("fee_cap_largest_ok_legacy",
+        with(legacy_base(),
+             [&](auto& x) { x.max_fee_per_gas = x.max_priority_fee_per_gas = largest_price; }),
         std::nullopt);
-    add("fee_cap_overflow_max_price", with(legacy_base(), [&](auto& x) {
-            x.max_fee_per_gas = x.max_priority_fee_per_gas = kU256Max;
-        }),
+    add("fee_cap_overflow_max_price",
+        with(legacy_base(),
+             [&](auto& x) { x.max_fee_per_gas = x.max_priority_fee_per_gas = kU256Max; }),
         err(TxErrorCode::fee_cap_overflow, Field::gas_limit));
-    add("fee_cap_overflow_typed", with(dynamic_fee_base(), [&](auto& x) { x.max_fee_per_gas = largest_price + 1; }),
+    add("fee_cap_overflow_typed",
+        with(dynamic_fee_base(), [&](auto& x) { x.max_fee_per_gas = largest_price + 1; }),
         err(TxErrorCode::fee_cap_overflow, Field::gas_limit));
-    add("fee_cap_largest_ok_typed", with(dynamic_fee_base(), [&](auto& x) { x.max_fee_per_gas = largest_price; }),
+    add("fee_cap_largest_ok_typed",
+        with(dynamic_fee_base(), [&](auto& x) { x.max_fee_per_gas = largest_price; }),
         std::nullopt);
-    add("fee_cap_max_gas_limit_overflow", with(dynamic_fee_base(), [&](auto& x) {
-            x.gas_limit = kU64Max - 1;
-            x.max_fee_per_gas = (u256{1} << 193);
-        }),
+    add("fee_cap_max_gas_limit_overflow",
+        with(dynamic_fee_base(),
+             [&](auto& x) {
+                 x.gas_limit = kU64Max - 1;
+                 x.max_fee_per_gas = (u256{1} << 193);
+             }),
         err(TxErrorCode::fee_cap_overflow, Field::gas_limit));
 
     // --- priority fee ≤ fee cap (EIP-1559) ---------------------------------------------------
-    add("priority_fee_above_cap", with(dynamic_fee_base(), [](auto& x) {
-            x.max_priority_fee_per_gas = x.max_fee_per_gas + 1;
-        }),
+    add("priority_fee_above_cap",
+        with(dynamic_fee_base(),
+             [](auto& x) { x.max_priority_fee_per_gas = x.max_fee_per_gas + 1; }),
         err(TxErrorCode::priority_fee_above_cap, Field::max_priority_fee_per_gas));
-    add("priority_fee_equal_cap_ok", with(dynamic_fee_base(), [](auto& x) {
-            x.max_priority_fee_per_gas = x.max_fee_per_gas;
-        }),
+    add("priority_fee_equal_cap_ok",
+        with(dynamic_fee_base(), [](auto& x) { x.max_priority_fee_per_gas = x.max_fee_per_gas; }),
         std::nullopt);
-    add("priority_fee_zero_ok", with(dynamic_fee_base(), [](auto& x) { x.max_priority_fee_per_gas = 0; }),
-        std::nullopt);
+    add("priority_fee_zero_ok",
+        with(dynamic_fee_base(), [](auto& x) { x.max_priority_fee_per_gas = 0; }), std::nullopt);
 
     // --- init code size (EIP-3860) -----------------------------------------------------------
     add("init_code_49153", creation_base(tx::kMaxInitCodeSize + 1),
         err(TxErrorCode::init_code_too_large, Field::data));
     add("init_code_49152_ok", creation_base(tx::kMaxInitCodeSize), std::nullopt);
-    add("calldata_49153_not_creation_ok", with(legacy_base(), [](auto& x) {
-            x.data = bytes_of(tx::kMaxInitCodeSize + 1, 0x60);
-            x.gas_limit = tx::intrinsic_gas(x);
-        }),
+    add("calldata_49153_not_creation_ok",
+        with(legacy_base(),
+             [](auto& x) {
+                 x.data = bytes_of(tx::kMaxInitCodeSize + 1, 0x60);
+                 x.gas_limit = tx::intrinsic_gas(x);
+             }),
         std::nullopt);
     return t;
 }
@@ -204,7 +222,8 @@ TEST_P(tx_validate_rule, check) {
         return;
     }
     ASSERT_FALSE(result) << row.name << ": passed, expected " << tx::describe(*row.expected);
-    EXPECT_EQ(result.error(), *row.expected) << tx::describe(result.error()) << " != " << tx::describe(*row.expected);
+    EXPECT_EQ(result.error(), *row.expected)
+        << tx::describe(result.error()) << " != " << tx::describe(*row.expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(table, tx_validate_rule, testing::ValuesIn(rows()), row_name);
@@ -213,8 +232,9 @@ TEST(tx_validate, table_covers_every_validate_error) {
     std::vector<TxErrorCode> seen;
     for (const auto& row : rows())
         if (row.expected) seen.push_back(row.expected->code);
-    for (auto code : {TxErrorCode::invalid_signature, TxErrorCode::high_s, TxErrorCode::wrong_chain_id,
-                      TxErrorCode::nonce_too_big, TxErrorCode::intrinsic_gas_too_low, TxErrorCode::fee_cap_overflow,
+    for (auto code : {TxErrorCode::invalid_signature, TxErrorCode::high_s,
+                      TxErrorCode::wrong_chain_id, TxErrorCode::nonce_too_big,
+                      TxErrorCode::intrinsic_gas_too_low, TxErrorCode::fee_cap_overflow,
                       TxErrorCode::priority_fee_above_cap, TxErrorCode::init_code_too_large}) {
         EXPECT_NE(std::find(seen.begin(), seen.end(), code), seen.end()) << tx::to_string(code);
     }

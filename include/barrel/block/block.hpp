@@ -19,7 +19,7 @@
 
 namespace barrel::block {
 
-enum class [[nodiscard]] BlockErrorCode : uint8_t {
+enum class [[nodiscard]] BlockErrorCode : uint8_t{
     malformed_block,         ///< the outer [header, txs] list is malformed: see rlp
     malformed_header,        ///< see header_field and rlp
     truncated_index,         ///< the offset index is cut off (fewer than 4 + 4·(count+1) bytes)
@@ -53,7 +53,7 @@ std::string describe(const BlockError& error);
 /// A decoded block. Transactions are views into `wire`, which the block owns, so a Block is
 /// move-only (moving a vector keeps its buffer, so the views stay valid).
 struct Block {
-    Bytes wire;  ///< the bytes everything below views into
+    Bytes wire;                    ///< the bytes everything below views into
     std::optional<Header> header;  ///< absent for a bare transaction list
     Hash hash;                     ///< block hash (zero for a bare transaction list)
     std::vector<BytesView> tx_encodings;

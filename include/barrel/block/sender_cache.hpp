@@ -39,8 +39,9 @@ public:
 
     /// Holds at most `capacity` entries (rounded up to a multiple of the shard count). The table
     /// is sized for that capacity at construction, two to four 64-byte slots per entry (two for a
-    /// power of two of at least 1,024: 8 MiB for the default); its pages are mapped when first written, on huge
-    /// pages where the kernel allows. Throws std::bad_alloc if the system will not map that much.
+    /// power of two of at least 1,024: 8 MiB for the default); its pages are mapped when first
+    /// written, on huge pages where the kernel allows. Throws std::bad_alloc if the system will not
+    /// map that much.
     explicit SenderCache(size_t capacity = kDefaultCapacity);
     ~SenderCache();
     SenderCache(const SenderCache&) = delete;
@@ -74,8 +75,8 @@ private:
 
     std::unique_ptr<Shard[]> m_shards;
     size_t m_shard_capacity;
-    size_t m_slot_mask;                    ///< slots per shard - 1
-    std::unique_ptr<ZeroedPages> m_table;  ///< the shards' tables, one after the other
+    size_t m_slot_mask;                         ///< slots per shard - 1
+    std::unique_ptr<ZeroedPages> m_table;       ///< the shards' tables, one after the other
     std::unique_ptr<LookupCounters> m_lookups;  ///< hits and misses, striped by thread
 };
 

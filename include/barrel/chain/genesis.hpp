@@ -16,7 +16,7 @@ struct Genesis {
     exec::ChainConfig config;
     uint64_t gas_limit{200'000'000};  ///< block gas limit blocks are sealed with
     uint64_t timestamp{0};
-    Address coinbase;                 ///< fee recipient of generated blocks
+    Address coinbase;  ///< fee recipient of generated blocks
     /// The initial state as a write set (sorted by key), which is also what its root commits to.
     state::WriteSet alloc;
 

@@ -11,10 +11,10 @@
 
 namespace barrel {
 
-enum class [[nodiscard]] HexError : uint8_t {
-    odd_length,     ///< an odd number of hex digits
-    bad_digit,      ///< a character that is not 0-9, a-f, A-F
-    wrong_length,   ///< a fixed-size value (hash, address) of the wrong size
+enum class [[nodiscard]] HexError : uint8_t{
+    odd_length,    ///< an odd number of hex digits
+    bad_digit,     ///< a character that is not 0-9, a-f, A-F
+    wrong_length,  ///< a fixed-size value (hash, address) of the wrong size
 };
 
 /// Human-readable name of a hex error.
@@ -50,8 +50,12 @@ Expected<FixedBytes<N>, HexError> fixed_from_hex(std::string_view hex) {
     return FixedBytes<N>::from_view(*bytes);
 }
 
-inline Expected<Hash, HexError> hash_from_hex(std::string_view hex) { return fixed_from_hex<32>(hex); }
-inline Expected<Address, HexError> address_from_hex(std::string_view hex) { return fixed_from_hex<20>(hex); }
+inline Expected<Hash, HexError> hash_from_hex(std::string_view hex) {
+    return fixed_from_hex<32>(hex);
+}
+inline Expected<Address, HexError> address_from_hex(std::string_view hex) {
+    return fixed_from_hex<20>(hex);
+}
 
 namespace literals {
 /// "0x..."_hex for tests and constants; aborts on bad hex (compile-time data only).

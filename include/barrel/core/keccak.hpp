@@ -21,7 +21,8 @@ Hash keccak256(std::span<const Bytes> parts) noexcept;
 /// inputs with the same number of 136-byte blocks share one 4-way AVX2 permutation where the CPU
 /// has AVX2 (else, or with `vectorized` false, they are hashed one by one; the results are the
 /// same either way).
-void keccak256_many(std::span<const BytesView> inputs, std::span<Hash> outputs, bool vectorized = true) noexcept;
+void keccak256_many(std::span<const BytesView> inputs, std::span<Hash> outputs,
+                    bool vectorized = true) noexcept;
 
 /// keccak256 of the empty string, the root of an empty list in barrel's Merkle roots.
 inline const Hash& empty_keccak() noexcept {

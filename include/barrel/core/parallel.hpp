@@ -18,9 +18,10 @@ void for_each_index(size_t n, bool parallel, Body&& body) {
         for (size_t i = 0; i < n; ++i) body(i);
         return;
     }
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, n), [&body](const tbb::blocked_range<size_t>& r) {
-        for (size_t i = r.begin(); i != r.end(); ++i) body(i);
-    });
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n),
+                      [&body](const tbb::blocked_range<size_t>& r) {
+                          for (size_t i = r.begin(); i != r.end(); ++i) body(i);
+                      });
 }
 
 /// for_each_index over runs of `group` consecutive indices: body(begin, end) for each run of

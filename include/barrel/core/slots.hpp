@@ -28,7 +28,8 @@ template <class T>
 class Slots {
     // Elements are created and moved where nothing can throw, so every element of [0, size) is
     // always constructed and the destructor may destroy exactly those.
-    static_assert(std::is_nothrow_default_constructible_v<T> && std::is_nothrow_move_constructible_v<T>);
+    static_assert(std::is_nothrow_default_constructible_v<T> &&
+                  std::is_nothrow_move_constructible_v<T>);
 
 public:
     using value_type = T;
@@ -66,7 +67,8 @@ public:
     /// n value-initialised elements, initialised in parallel unless `parallel` is false.
     Slots(size_t n, bool parallel) : m_data{allocate(n)}, m_capacity{n} {
         // ~4 KB of elements per run, so each page is faulted in by one thread.
-        construct_runs(n, sizeof(T) >= 4096 ? 1 : 4096 / sizeof(T), parallel, [](size_t, size_t) noexcept {});
+        construct_runs(n, sizeof(T) >= 4096 ? 1 : 4096 / sizeof(T), parallel,
+                       [](size_t, size_t) noexcept {});
         m_size = n;
     }
 

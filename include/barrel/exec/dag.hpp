@@ -49,7 +49,7 @@ struct Dag {
     std::vector<uint32_t> preds;
     std::vector<uint32_t> succ_begin;
     std::vector<uint32_t> succs;
-    std::vector<uint32_t> level;     ///< 0 for transactions without predecessors
+    std::vector<uint32_t> level;  ///< 0 for transactions without predecessors
     /// Slot of each key of each transaction (3 per transaction, in TxKeys order): distinct keys
     /// are numbered so execution can keep their values in a flat array instead of a map.
     std::vector<uint32_t> key_slot;

@@ -32,8 +32,8 @@ enum class DagFunction : uint8_t {
 /// FISCO BCOS DagTransfer return codes (docs/formats.md says which function returns which when).
 enum class DagCode : int32_t {
     ok = 0,
-    invalid_user_name = -51400,     ///< an empty user name (either name of userTransfer)
-    invalid_amount = -51401,        ///< amount 0 where a positive amount is required
+    invalid_user_name = -51400,  ///< an empty user name (either name of userTransfer)
+    invalid_amount = -51401,     ///< amount 0 where a positive amount is required
     user_not_found = -51402,
     user_exists = -51403,
     insufficient_balance = -51404,
@@ -43,9 +43,9 @@ enum class DagCode : int32_t {
 /// A decoded call. Names are views into the calldata.
 struct DagCall {
     DagFunction function{DagFunction::user_add};
-    std::string_view user;   ///< the user (the sender side for userTransfer)
-    std::string_view to;     ///< receiver, userTransfer only
-    u256 amount;             ///< zero for userBalance
+    std::string_view user;  ///< the user (the sender side for userTransfer)
+    std::string_view to;    ///< receiver, userTransfer only
+    u256 amount;            ///< zero for userBalance
 };
 
 /// The 4-byte selector of a function (keccak256 of its signature).

@@ -37,7 +37,7 @@ enum class Schedule : uint8_t {
     automatic,  ///< dynamic ready queue, or serial when the DAG has no width
     serial,     ///< block order on the calling thread (the baseline)
     levels,     ///< level by level: tbb::parallel_for over each level's blocked range
-    dynamic,    ///< ready queue: tbb::parallel_for_each with a feeder, successors fed as they unblock
+    dynamic,  ///< ready queue: tbb::parallel_for_each with a feeder, successors fed as they unblock
 };
 
 std::string_view to_string(Schedule s) noexcept;
@@ -63,19 +63,19 @@ struct Outcome {
     DagStats dag;
 };
 
-enum class [[nodiscard]] ExecErrorCode : uint8_t {
-    missing_header,         ///< a bare transaction list cannot be executed
-    missing_senders,        ///< stages 1 and 2 have not run: senders or transaction hashes
-                            ///< do not match the transactions one for one
-    nonce_mismatch,         ///< tx nonce != account nonce
-    insufficient_balance,   ///< balance < gas_limit × max fee + value
-    fee_cap_below_base_fee, ///< EIP-1559 max fee below the chain's base fee
-    block_gas_exceeded,     ///< cumulative gas + this tx's gas limit above the header's gas limit
-    balance_overflow,       ///< a credit would exceed 2^256 − 1
-    state_unreadable,       ///< the parent state could not be read (state::ReadErrorCode::io);
-                            ///< not the block's fault, and tx_index is 0
-    state_corrupt,          ///< a parent state value does not decode (ReadErrorCode::corruption);
-                            ///< not the block's fault, and tx_index is 0
+enum class [[nodiscard]] ExecErrorCode : uint8_t{
+    missing_header,          ///< a bare transaction list cannot be executed
+    missing_senders,         ///< stages 1 and 2 have not run: senders or transaction hashes
+                             ///< do not match the transactions one for one
+    nonce_mismatch,          ///< tx nonce != account nonce
+    insufficient_balance,    ///< balance < gas_limit × max fee + value
+    fee_cap_below_base_fee,  ///< EIP-1559 max fee below the chain's base fee
+    block_gas_exceeded,      ///< cumulative gas + this tx's gas limit above the header's gas limit
+    balance_overflow,        ///< a credit would exceed 2^256 − 1
+    state_unreadable,        ///< the parent state could not be read (state::ReadErrorCode::io);
+                             ///< not the block's fault, and tx_index is 0
+    state_corrupt,           ///< a parent state value does not decode (ReadErrorCode::corruption);
+                             ///< not the block's fault, and tx_index is 0
 };
 
 struct ExecError {
@@ -99,7 +99,7 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
                                      const ExecOptions& options = {});
 
 /// How a header disagrees with the outcome of executing its block.
-enum class [[nodiscard]] SealErrorCode : uint8_t {
+enum class [[nodiscard]] SealErrorCode : uint8_t{
     gas_used_mismatch,
     txs_root_mismatch,
     receipts_root_mismatch,
@@ -108,6 +108,7 @@ enum class [[nodiscard]] SealErrorCode : uint8_t {
 std::string_view to_string(SealErrorCode code) noexcept;
 
 /// Checks the header's gas used and roots against the outcome.
-Expected<void, SealErrorCode> check_seal(const block::Header& header, const Outcome& outcome) noexcept;
+Expected<void, SealErrorCode> check_seal(const block::Header& header,
+                                         const Outcome& outcome) noexcept;
 
 }  // namespace barrel::exec

@@ -37,8 +37,8 @@ public:
     JsonWriter& key(std::string_view name);
 
     /// Values, as conventions.hpp defines them.
-    JsonWriter& bytes(BytesView value);      ///< "0x" + two lower-case hex digits per byte
-    JsonWriter& quantity(uint64_t value);    ///< "0x" + minimal lower-case hex ("0x0")
+    JsonWriter& bytes(BytesView value);    ///< "0x" + two lower-case hex digits per byte
+    JsonWriter& quantity(uint64_t value);  ///< "0x" + minimal lower-case hex ("0x0")
     JsonWriter& quantity(const u256& value);
     JsonWriter& null();
 

@@ -49,7 +49,7 @@ std::string_view to_string(Stage s) noexcept;
 
 /// How a block fails to follow the block before it: the store's head, or in a stream the last
 /// block executed.
-enum class [[nodiscard]] LinkErrorCode : uint8_t {
+enum class [[nodiscard]] LinkErrorCode : uint8_t{
     conflicts_with_stored,  ///< at or below the head, and not the block stored at its height
     blocks_missing,         ///< past the head's child: the blocks between are missing
     parent_mismatch,        ///< the head's child by number, but its parent hash is another block's

@@ -13,7 +13,7 @@
 
 namespace barrel::rlp {
 
-enum class [[nodiscard]] DecodingError : uint8_t {
+enum class [[nodiscard]] DecodingError : uint8_t{
     input_too_short,            ///< empty input, or a declared length past the end of the input
     trailing_bytes,             ///< bytes left over after the item (or after a list's items)
     leading_zero,               ///< an integer with a leading zero byte (0 must be 0x80)

@@ -25,10 +25,14 @@ void encode(Bytes& out, const u256& v);
 size_t encoded_length(const u256& v) noexcept;
 
 template <size_t N>
-void encode(Bytes& out, const FixedBytes<N>& v) { encode(out, v.view()); }
+void encode(Bytes& out, const FixedBytes<N>& v) {
+    encode(out, v.view());
+}
 template <size_t N>
-    requires(N >= 2 && N < 256)  // a 1-byte value may be its own encoding; 256+ needs 2 length bytes
-constexpr size_t encoded_length(const FixedBytes<N>&) noexcept { return N < 56 ? N + 1 : N + 2; }
+requires(N >= 2 && N < 256)  // a 1-byte value may be its own encoding; 256+ needs 2 length bytes
+    constexpr size_t encoded_length(const FixedBytes<N>&) noexcept {
+    return N < 56 ? N + 1 : N + 2;
+}
 
 /// A list whose items are already encoded back to back in `payload`.
 void encode_list(Bytes& out, BytesView payload);

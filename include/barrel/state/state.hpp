@@ -24,7 +24,7 @@ struct Account {
 
 /// Why a state read failed: the storage behind a StateReader could not be read, or what it
 /// holds does not decode. Either way there is no state to execute against.
-enum class [[nodiscard]] ReadErrorCode : uint8_t {
+enum class [[nodiscard]] ReadErrorCode : uint8_t{
     io,          ///< the storage failed to read
     corruption,  ///< a stored value does not decode
 };
@@ -53,8 +53,8 @@ public:
 /// Everything a block changed, sorted by key: the input of the state root and of the commit.
 /// `nullopt` never occurs today (nothing is deleted) but keeps the type honest for later.
 struct WriteSet {
-    std::vector<std::pair<Address, Account>> accounts;   ///< sorted by address
-    std::vector<std::pair<std::string, u256>> users;     ///< sorted by name (bytewise)
+    std::vector<std::pair<Address, Account>> accounts;  ///< sorted by address
+    std::vector<std::pair<std::string, u256>> users;    ///< sorted by name (bytewise)
 
     bool empty() const noexcept { return accounts.empty() && users.empty(); }
     size_t size() const noexcept { return accounts.size() + users.size(); }
@@ -80,7 +80,9 @@ struct StringHash {
 class MemoryState final : public StateReader {
 public:
     /// Never fails.
-    ReadResult<Account> account(const Address& address) const override { return find_account(address); }
+    ReadResult<Account> account(const Address& address) const override {
+        return find_account(address);
+    }
     ReadResult<u256> user(std::string_view name) const override { return find_user(name); }
     /// The same reads without the error that memory never has.
     std::optional<Account> find_account(const Address& address) const;
@@ -90,8 +92,13 @@ public:
     void set_user(std::string_view name, const u256& balance);
     void apply(const WriteSet& writes);
 
-    const std::unordered_map<Address, Account, FixedBytesHasher>& accounts() const noexcept { return m_accounts; }
-    const std::unordered_map<std::string, u256, StringHash, std::equal_to<>>& users() const noexcept { return m_users; }
+    const std::unordered_map<Address, Account, FixedBytesHasher>& accounts() const noexcept {
+        return m_accounts;
+    }
+    const std::unordered_map<std::string, u256, StringHash, std::equal_to<>>& users()
+        const noexcept {
+        return m_users;
+    }
 
 private:
     std::unordered_map<Address, Account, FixedBytesHasher> m_accounts;

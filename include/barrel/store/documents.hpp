@@ -27,8 +27,8 @@ std::string header_document(const block::Header& header, const Hash& hash, size_
 /// The transaction's JSON (json/tx_json.hpp) plus block_number, block_hash and index.
 std::string tx_document(const tx::Transaction& tx, const Hash& tx_hash, const Address& sender,
                         uint64_t block_number, const Hash& block_hash, size_t index);
-std::string receipt_document(const exec::Receipt& receipt, const Hash& tx_hash, uint64_t block_number,
-                             size_t index);
+std::string receipt_document(const exec::Receipt& receipt, const Hash& tx_hash,
+                             uint64_t block_number, size_t index);
 std::string account_document(const state::Account& account);
 /// The name is bytes to DagTransfer, so it is stored as hex.
 std::string user_document(std::string_view name, const u256& balance);

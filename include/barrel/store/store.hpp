@@ -22,16 +22,17 @@ namespace barrel::store {
 
 struct StoreTesting;
 
-enum class [[nodiscard]] StoreErrorCode : uint8_t {
+enum class [[nodiscard]] StoreErrorCode : uint8_t{
     not_a_datadir,        ///< the path does not hold a barrel datadir
     already_initialized,  ///< init on a path that already holds data
     locked,               ///< another process has the datadir open
-    io,                   ///< the filesystem or the disk failed (RocksDB IOError: no space, a failed read)
-    corruption,           ///< stored data does not decode, or a file the datadir lists is missing
-    invalid_argument,     ///< the request is beyond what the store takes (an option, a block too large)
-    unsupported,          ///< the linked RocksDB cannot do what barrel needs of it
-    out_of_memory,        ///< a cache or RocksDB could not have the memory asked for
-    internal,             ///< a RocksDB status barrel never provokes (Busy, TimedOut, Aborted, …)
+    io,          ///< the filesystem or the disk failed (RocksDB IOError: no space, a failed read)
+    corruption,  ///< stored data does not decode, or a file the datadir lists is missing
+    invalid_argument,  ///< the request is beyond what the store takes (an option, a block too
+                       ///< large)
+    unsupported,       ///< the linked RocksDB cannot do what barrel needs of it
+    out_of_memory,     ///< a cache or RocksDB could not have the memory asked for
+    internal,          ///< a RocksDB status barrel never provokes (Busy, TimedOut, Aborted, …)
 };
 
 struct StoreError {
@@ -49,8 +50,8 @@ struct Head {
 };
 
 struct Options {
-    bool sync{false};          ///< fsync the WAL at every block commit (--sync)
-    bool read_only{false};     ///< open for queries only (export, get)
+    bool sync{false};       ///< fsync the WAL at every block commit (--sync)
+    bool read_only{false};  ///< open for queries only (export, get)
     /// Memory for the cache of account values in front of RocksDB: 64-byte entries, so the
     /// default holds ~524,000 accounts. Fixed at open; pages are used as entries fill them.
     size_t account_cache_bytes{32u << 20};
@@ -77,12 +78,12 @@ public:
     /// Creates a datadir at `path` (which must not exist or be an empty directory) holding the
     /// genesis state and block 0.
     static Expected<std::unique_ptr<Store>, StoreError> init(const std::filesystem::path& path,
-                                                            const chain::Genesis& genesis,
-                                                            const Options& options = {});
+                                                             const chain::Genesis& genesis,
+                                                             const Options& options = {});
     /// Opens an existing datadir; restores the head and the chain parameters (not the genesis
     /// allocation, which it never reads: docs/formats.md, "Storage").
     static Expected<std::unique_ptr<Store>, StoreError> open(const std::filesystem::path& path,
-                                                            const Options& options = {});
+                                                             const Options& options = {});
     /// A writer flushes its memtables before closing, so that the next open has no WAL to replay
     /// (a failed flush loses nothing: the WAL still holds every committed block).
     ~Store() override;
@@ -102,8 +103,8 @@ public:
     /// Stage 4: encodes the block's documents (header, raw block, transactions, receipts, changed
     /// accounts and users) in parallel and writes them with the new head in one WriteBatch. The
     /// block must be the head's child; its header must carry the outcome's roots.
-    Expected<CommitStats, StoreError> commit(const block::Block& block, const exec::Outcome& outcome,
-                                             bool parallel = true);
+    Expected<CommitStats, StoreError> commit(const block::Block& block,
+                                             const exec::Outcome& outcome, bool parallel = true);
 
     // Queries (JSON documents as stored; nullopt when absent).
     Expected<std::optional<Bytes>, StoreError> raw_block(uint64_t number) const;
@@ -111,11 +112,13 @@ public:
     Expected<std::optional<uint64_t>, StoreError> block_number(const Hash& block_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
-    Expected<std::optional<nlohmann::json>, StoreError> account_document(const Address& address) const;
+    Expected<std::optional<nlohmann::json>, StoreError> account_document(
+        const Address& address) const;
     Expected<std::optional<nlohmann::json>, StoreError> user_document(std::string_view name) const;
 
     /// Writes every memtable to table files and waits for it. Not needed for durability (the WAL
-    /// has every committed block); it shortens the next open's WAL replay. Closing a writer does it.
+    /// has every committed block); it shortens the next open's WAL replay. Closing a writer does
+    /// it.
     Expected<void, StoreError> flush();
 
     struct Impl;

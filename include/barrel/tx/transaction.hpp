@@ -81,7 +81,7 @@ enum class Field : uint8_t {
     s,
 };
 
-enum class [[nodiscard]] TxErrorCode : uint8_t {
+enum class [[nodiscard]] TxErrorCode : uint8_t{
     malformed_rlp,           ///< the field's RLP is malformed: see TxError::rlp
     unsupported_type,        ///< an envelope type other than 1 or 2
     too_few_fields,          ///< the transaction list ends before all fields were read

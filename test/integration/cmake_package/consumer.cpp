@@ -74,7 +74,8 @@ Expected<Sealed, std::string> seal(block::Header header, const std::vector<Bytes
     const std::vector<BytesView> views(encodings.begin(), encodings.end());
     auto decoded = block::decode_block(block::encode_block(header, views));
     if (!decoded) return unexpected("decode: " + block::describe(decoded.error()));
-    if (auto verified = block::recover_senders(*decoded, genesis.config.chain_id, nullptr); !verified)
+    if (auto verified = block::recover_senders(*decoded, genesis.config.chain_id, nullptr);
+        !verified)
         return unexpected("verify: " + block::describe(verified.error()));
     auto outcome = exec::execute(*decoded, parent, parent_root, genesis.config);
     if (!outcome) return unexpected("execute: " + exec::describe(outcome.error()));
@@ -86,7 +87,8 @@ Expected<Sealed, std::string> seal(block::Header header, const std::vector<Bytes
     return s;
 }
 
-block::Header child_header(const Hash& parent_hash, uint64_t number, const chain::Genesis& genesis) {
+block::Header child_header(const Hash& parent_hash, uint64_t number,
+                           const chain::Genesis& genesis) {
     block::Header h;
     h.parent_hash = parent_hash;
     h.number = number;
@@ -114,7 +116,8 @@ int run(const std::filesystem::path& datadir) {
     chain::Genesis genesis;
     genesis.config.chain_id = kChainId;
     genesis.timestamp = 1'700'000'000;
-    genesis.coinbase = Address::from_view(keccak256(as_bytes("barrel consumer: coinbase")).view().first(20));
+    genesis.coinbase =
+        Address::from_view(keccak256(as_bytes("barrel consumer: coinbase")).view().first(20));
     const u256 funds = u256{1'000'000} * kGwei * kGwei;  // 10^6 ether
     genesis.alloc.accounts = {{*alice, {0, funds}}, {*bob, {0, funds}}};
     std::sort(genesis.alloc.accounts.begin(), genesis.alloc.accounts.end(),
@@ -130,9 +133,8 @@ int run(const std::filesystem::path& datadir) {
         return fail("the store's block 0 is not genesis_header(genesis)");
 
     // ---- block 1: sealed by the proposer, imported by the pipeline --------------------------
-    auto txs1 = sign_transfers({{&alice_key, 0, *bob, 1'000},
-                                {&bob_key, 0, *alice, 500},
-                                {&alice_key, 1, *bob, 7}});
+    auto txs1 = sign_transfers(
+        {{&alice_key, 0, *bob, 1'000}, {&bob_key, 0, *alice, 500}, {&alice_key, 1, *bob, 7}});
     if (!txs1) return fail("signing failed");
     state::MemoryState proposer_state = chain::genesis_state(genesis);
     auto block1 = seal(child_header(genesis_head.hash, 1, genesis), *txs1, proposer_state,
@@ -144,9 +146,10 @@ int run(const std::filesystem::path& datadir) {
     if ((*store)->head().number != 1 || (*store)->head().state_root != block1->header.state_root)
         return fail("head after block 1 is not block 1's state");
     proposer_state.apply(block1->outcome.writes);
-    std::printf("block 1: %zu transactions, %s, decode %.2f verify %.2f execute %.2f commit %.2f ms\n",
-                imported1->transactions, to_hex(imported1->hash).c_str(), imported1->times.decode_ms,
-                imported1->times.verify_ms, imported1->times.execute_ms, imported1->times.commit_ms);
+    std::printf(
+        "block 1: %zu transactions, %s, decode %.2f verify %.2f execute %.2f commit %.2f ms\n",
+        imported1->transactions, to_hex(imported1->hash).c_str(), imported1->times.decode_ms,
+        imported1->times.verify_ms, imported1->times.execute_ms, imported1->times.commit_ms);
 
     // ---- block 2: a consensus round --------------------------------------------------------
     auto txs2 = sign_transfers({{&bob_key, 1, *alice, 42}, {&alice_key, 2, *alice, 0}});
@@ -160,8 +163,9 @@ int run(const std::filesystem::path& datadir) {
     if (!check) return fail(pipeline::describe(check.error()));
     const exec::Outcome& mine = check->outcome;
     const block::Header& proposed = block2->header;
-    const bool vote = mine.state_root == proposed.state_root && mine.txs_root == proposed.txs_root &&
-                      mine.receipts_root == proposed.receipts_root && mine.gas_used == proposed.gas_used;
+    const bool vote =
+        mine.state_root == proposed.state_root && mine.txs_root == proposed.txs_root &&
+        mine.receipts_root == proposed.receipts_root && mine.gas_used == proposed.gas_used;
     std::printf("proposal 2: %s, state root %s: vote %s\n", to_hex(check->block_hash).c_str(),
                 to_hex(mine.state_root).c_str(), vote ? "yes" : "no");
     if (!vote) return fail("check_proposal disagrees with the proposer's roots");
@@ -190,10 +194,12 @@ int run(const std::filesystem::path& datadir) {
     // The committed state reads back through the store's StateReader.
     const auto bob_account = (*store)->account(*bob);
     if (!bob_account) return fail(bob_account.error().message);
-    if (!*bob_account || (*bob_account)->nonce != 2) return fail("bob's nonce is not 2 after his two transfers");
+    if (!*bob_account || (*bob_account)->nonce != 2)
+        return fail("bob's nonce is not 2 after his two transfers");
 
     const auto stats = senders.stats();
-    std::printf("sender cache: %llu hits, %llu misses\n", static_cast<unsigned long long>(stats.hits),
+    std::printf("sender cache: %llu hits, %llu misses\n",
+                static_cast<unsigned long long>(stats.hits),
                 static_cast<unsigned long long>(stats.misses));
     return 0;
 }
@@ -201,7 +207,8 @@ int run(const std::filesystem::path& datadir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const std::filesystem::path datadir = argc > 1 ? std::filesystem::path{argv[1]} : fresh_datadir();
+    const std::filesystem::path datadir =
+        argc > 1 ? std::filesystem::path{argv[1]} : fresh_datadir();
     const int status = run(datadir);
     if (status == 0) {
         std::error_code ignored;
