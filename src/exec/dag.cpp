@@ -142,9 +142,10 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
     };
     static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
     const auto word_at = [](std::string_view bytes, size_t from) {
+        const auto* at = reinterpret_cast<const uint8_t*>(bytes.data()) + from;
+        if (bytes.size() >= from + 8) return load_be_u64(at);
         uint8_t word[8] = {};  // zero-padded past the key's end
-        if (bytes.size() > from)
-            std::memcpy(word, bytes.data() + from, std::min<size_t>(8, bytes.size() - from));
+        if (bytes.size() > from) std::memcpy(word, at, bytes.size() - from);
         return load_be_u64(word);
     };
     const size_t n = dag.slots.size();

@@ -265,12 +265,13 @@ struct Loaded {
     std::vector<uint32_t> key_order;
 };
 
-/// Every key's parent value, or state_corrupt / state_unreadable if any read failed (corruption
-/// wins when both happened: it is the one a user must act on).
-Expected<Loaded, ExecError> load(const state::StateReader& parent, const Dag& dag, bool parallel) {
-    Loaded out;
+/// Every key's parent value into `slots` (zeroed, one per DAG key), or state_corrupt /
+/// state_unreadable if any read failed (corruption wins when both happened: it is the one a user
+/// must act on).
+Expected<Loaded, ExecError> load(const state::StateReader& parent, const Dag& dag,
+                                 std::vector<Slot> slots, bool parallel) {
+    Loaded out{std::move(slots), {}};
     std::atomic<bool> unreadable{false}, corrupt{false};
-    out.slots.resize(dag.slots.size());
     // The reads are independent of each other, and after a commit each one waits on memory (or on
     // RocksDB); inside the DAG, a chain of transactions would wait on its reads one after another.
     auto read_all = [&] {
@@ -652,17 +653,20 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     //    computes: it is hashed beside this serial part of planning.
     StaticChecks checked;
     Dag dag;
+    std::vector<Slot> slots;
     both(
         parallel,
         [&] {
             checked = check_static(block, plan.txs, config, out.receipts);
             dag = build_dag(plan.keys);
+            // Zeroed here, beside the root's hashing, rather than on load's serial path.
+            slots.resize(dag.slots.size());
         },
         [&] { out.txs_root = block::merkle_root(block.tx_hashes, parallel); });
     out.gas_used = checked.gas_used;
 
     // 3. Load every key's parent value, before any transaction runs.
-    auto loaded_or = load(parent, dag, parallel);
+    auto loaded_or = load(parent, dag, std::move(slots), parallel);
     if (!loaded_or) return unexpected(loaded_or.error());
     Loaded& loaded = *loaded_or;
 
