@@ -4,8 +4,8 @@
 /// bytes) that any number of threads read while others write, with reads that write nothing.
 ///
 /// Why not a map under a reader lock: the store's state cache is read ~5,000 times per block
-/// right after a commit has flushed the CPU caches. A node-based map under a shared_mutex cost
-/// ~370 ns per read there (lock word, bucket, previous node, node: four dependent misses, and the
+/// right after a commit has flushed the CPU caches. A node-based map under a shared_mutex paid
+/// four dependent cache misses per read there (lock word, bucket, previous node, node; and the
 /// lock's atomic read-modify-write stops the core from overlapping one read's misses with the
 /// next). Here an entry is one 64-byte line with its own sequence word (a seqlock): a read is
 /// plain loads of one set of adjacent lines and a re-check of the sequence word.
@@ -59,8 +59,8 @@ public:
 
     /// At most `bytes` of entries (at least one set); the table is allocated zeroed and lazily, on
     /// huge pages where the kernel allows (core/zeroed_pages.hpp: lookups land on random pages,
-    /// and with 4 KiB pages each read after a commit also missed the TLB; BM_state_reads/flushed
-    /// ~30% faster with them). Throws std::bad_alloc if the system will not map that much.
+    /// and with 4 KiB pages each read after a commit also missed the TLB; docs/benchmarks.md,
+    /// "Account cache"). Throws std::bad_alloc if the system will not map that much.
     explicit SeqlockCache(size_t bytes) : m_memory{table_bytes(bytes)} {
         m_set_mask = m_memory.size() / (kWays * kEntryBytes) - 1;
         m_words = static_cast<uint64_t*>(m_memory.data());

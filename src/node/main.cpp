@@ -14,9 +14,9 @@ int main(int argc, char** argv) {
 #if defined(__GLIBC__)
     // glibc raises its mmap threshold every time a large block is freed; from then on the
     // per-block buffers (wire blocks, document vectors, write batches: MiBs each, freed every
-    // block) come from the heap arenas of whichever TBB thread ran, and fragment them. Measured,
-    // a 100-block import then peaked 16% above a 20-block one; with a fixed 1 MiB threshold,
-    // 7% (docs/benchmarks.md, "Memory"). Setting the thresholds turns the adjustment off.
+    // block) come from the heap arenas of whichever TBB thread ran, and fragment them, so a long
+    // import's peak memory kept growing with its length (docs/benchmarks.md, "Memory", measures
+    // both). Setting the thresholds turns the adjustment off.
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 20);
 #endif

@@ -55,7 +55,7 @@ public:
 
     /// Starts loading the memory that find(tx_hash) will read, without waiting for it. A cache
     /// the size of a transaction pool is out of the CPU caches when a block arrives (the previous
-    /// commit evicted it), and each lookup then waits ~300 ns on memory; a loop that prefetches
+    /// commit evicted it), and each lookup then waits on memory; a loop that prefetches
     /// a few hashes ahead overlaps those waits. Thread-safe; changes nothing.
     void prefetch(const Hash& tx_hash) const noexcept;
 
