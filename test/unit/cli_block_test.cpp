@@ -10,13 +10,11 @@
 
 #include "block_fixtures.hpp"
 #include "cli_run.hpp"
+#include "test_files.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -25,6 +23,7 @@ using barrel::Bytes;
 using barrel::BytesView;
 using barrel::test::BadInputCase;
 using barrel::test::run_cli;
+using barrel::test::ScratchDir;
 using barrel::test::TxSet;
 using nlohmann::json;
 
@@ -32,36 +31,6 @@ namespace block = barrel::block;
 namespace tx = barrel::tx;
 
 namespace {
-
-/// A fresh directory, removed with everything in it at scope exit.
-class TempDir {
-public:
-    TempDir() {
-        std::string pattern =
-            (std::filesystem::path{::testing::TempDir()} / "barrel-cli-block-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        m_path = pattern;
-    }
-    ~TempDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(m_path, ec);
-    }
-    TempDir(const TempDir&) = delete;
-    TempDir& operator=(const TempDir&) = delete;
-
-    std::string file(const std::string& name) const { return (m_path / name).string(); }
-    std::string write(const std::string& name, BytesView bytes) const {
-        const std::string path = file(name);
-        std::ofstream out{path, std::ios::binary};
-        out.write(reinterpret_cast<const char*>(bytes.data()),
-                  static_cast<std::streamsize>(bytes.size()));
-        if (!out) throw std::runtime_error("cannot write " + path);
-        return path;
-    }
-
-private:
-    std::filesystem::path m_path;
-};
 
 std::string as_string(BytesView bytes) { return {bytes.begin(), bytes.end()}; }
 
@@ -154,7 +123,7 @@ TEST(cli_block, inspect_single_block_of_every_kind) {
     EXPECT_EQ(list[3].at("type"), "0x2");
 
     // The same from a file, with --chain-id matching the block's, and with --threads 1.
-    TempDir dir;
+    ScratchDir dir;
     const std::string path = dir.write("block.bin", wire);
     const auto stdin_out = run_cli({"block", "inspect", "-"}, as_string(wire)).out;
     for (const auto& args : std::vector<std::vector<std::string>>{
@@ -207,7 +176,7 @@ TEST(cli_block, inspect_chain_file_of_three_blocks) {
     }
     const Bytes chain = concat(wires);
 
-    TempDir dir;
+    ScratchDir dir;
     const auto r = run_cli({"block", "inspect", dir.write("chain.rlp", chain)});
     ASSERT_EQ(r.status, 0) << r.err;
     const json doc = json::parse(r.out);
@@ -282,7 +251,7 @@ TEST(cli_block, inspect_help_lists_the_command) {
 }
 
 TEST(cli_block, inspect_bad_input) {
-    TempDir dir;
+    ScratchDir dir;
     const block::Header header = barrel::test::sample_header();
     const TxSet txs = barrel::test::mixed_txs(4);
     const Bytes wire = block::encode_block(header, txs.views());
@@ -321,8 +290,8 @@ TEST(cli_block, inspect_bad_input) {
     list_with_bad[2] = c0;
     const Bytes malformed_list = block::encode_plain_tx_list(list_with_bad);
 
-    const std::string missing = dir.file("missing.bin");
-    const std::string directory = dir.file("");
+    const std::string missing = dir / "missing.bin";
+    const std::string directory = dir / "";
 
     const std::vector<BadInputCase> cases{
         {{"block", "inspect"}, "", "error: block inspect: missing argument FILE"},

@@ -4,6 +4,7 @@
 #include <barrel/cli/files.hpp>
 
 #include "rlp_build.hpp"
+#include "test_files.hpp"
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -58,9 +59,8 @@ TEST(cli_files, chain_reader_hands_on_what_is_not_a_block_whole) {
 }
 
 TEST(cli_files, open_and_create_say_why_not) {
-    const auto dir = std::filesystem::path{::testing::TempDir()} / "barrel-cli-files";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
+    const barrel::test::ScratchDir scratch;
+    const std::filesystem::path& dir = scratch.path();
     const auto missing = cli::ChainReader::open((dir / "missing").string());
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().reason, "No such file or directory");
@@ -95,5 +95,4 @@ TEST(cli_files, open_and_create_say_why_not) {
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator{dir},
                             std::filesystem::directory_iterator{}),
               1);
-    std::filesystem::remove_all(dir);
 }

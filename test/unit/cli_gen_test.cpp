@@ -5,68 +5,27 @@
 #include <barrel/chain/genesis.hpp>
 
 #include "cli_run.hpp"
-#include "gen/workload.hpp"
+#include "test_files.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
+using barrel::test::generate_or_throw;
+using barrel::test::read_text;
 using barrel::test::run_cli;
-namespace fs = std::filesystem;
-
-namespace {
-
-/// A fresh empty directory, removed with everything in it at the end of the test.
-class TempDir {
-public:
-    TempDir() {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_path = fs::temp_directory_path() /
-                 ("barrel-cli-gen-" + std::string{info->name()} + "-" + std::to_string(::getpid()));
-        fs::remove_all(m_path);
-        fs::create_directories(m_path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(m_path, ec);
-    }
-    std::string file(const std::string& name) const { return (m_path / name).string(); }
-    std::vector<std::string> entries() const {
-        std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(m_path))
-            out.push_back(e.path().filename().string());
-        std::sort(out.begin(), out.end());
-        return out;
-    }
-
-private:
-    fs::path m_path;
-};
-
-std::string read_file(const std::string& path) {
-    std::ifstream in{path, std::ios::binary};
-    return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-}
-
-void write_file(const std::string& path, const std::string& text) {
-    std::ofstream out{path, std::ios::binary};
-    out << text;
-}
-
-}  // namespace
+using barrel::test::ScratchDir;
+using barrel::test::write_text;
 
 TEST(cli_gen, bad_options_write_nothing) {
-    TempDir dir;
-    const std::string g = dir.file("genesis.json");
-    const std::string c = dir.file("chain.bin");
+    ScratchDir dir;
+    const std::string g = dir / "genesis.json";
+    const std::string c = dir / "chain.bin";
     // A genesis from an earlier run must survive a failed one untouched.
-    const std::string existing = dir.file("existing.json");
-    write_file(existing, "earlier");
-    const std::string missing_dir = dir.file("missing/chain.bin");
+    const std::string existing = dir / "existing.json";
+    write_text(existing, "earlier");
+    const std::string missing_dir = dir / "missing/chain.bin";
 
     struct Case {
         std::vector<std::string> args;
@@ -109,18 +68,17 @@ TEST(cli_gen, bad_options_write_nothing) {
          "error: gen: unexpected argument 'extra'"},
         {{"gen", "--genesis", c, "--out", c, "--blocks", "1"},
          "error: --genesis and --out name the same file '" + c + "'"},
-        {{"gen", "--genesis", dir.file("sub/../chain.bin"), "--out", dir.file("./chain.bin"),
-          "--blocks", "1"},
-         "error: --genesis and --out name the same file '" + dir.file("./chain.bin") + "'"},
+        {{"gen", "--genesis", dir / "sub/../chain.bin", "--out", dir / "./chain.bin", "--blocks",
+          "1"},
+         "error: --genesis and --out name the same file '" + dir / "./chain.bin" + "'"},
         {{"gen", "--genesis", existing, "--out", missing_dir, "--blocks", "1", "--txs", "5",
           "--accounts", "4"},
          "error: --out: cannot write '" + missing_dir + "': No such file or directory"},
-        {{"gen", "--genesis", dir.file("missing/g.json"), "--out", c, "--blocks", "1", "--txs",
-          "5"},
-         "error: --genesis: cannot write '" + dir.file("missing/g.json") +
+        {{"gen", "--genesis", dir / "missing/g.json", "--out", c, "--blocks", "1", "--txs", "5"},
+         "error: --genesis: cannot write '" + dir / "missing/g.json" +
              "': No such file or directory"},
-        {{"gen", "--genesis", g, "--out", dir.file(""), "--blocks", "1", "--txs", "5"},
-         "error: --out: '" + dir.file("") + "' is a directory"},
+        {{"gen", "--genesis", g, "--out", dir / "", "--blocks", "1", "--txs", "5"},
+         "error: --out: '" + dir / "" + "' is a directory"},
     };
     for (const auto& tc : cases) {
         std::string joined;
@@ -131,33 +89,30 @@ TEST(cli_gen, bad_options_write_nothing) {
         EXPECT_EQ(r.err, tc.error + "\n");
         EXPECT_EQ(r.out, "");
         EXPECT_EQ(dir.entries(), std::vector<std::string>{"existing.json"});
-        EXPECT_EQ(read_file(existing), "earlier");
+        EXPECT_EQ(read_text(existing), "earlier");
     }
 }
 
 TEST(cli_gen, writes_what_generate_gives) {
-    TempDir dir;
-    barrel::gen::Options o;
-    o.blocks = 2;
-    o.txs = 50;
-    o.accounts = 20;
-    o.hot_accounts = 3;
-    o.hot_ratio = 0.25;
-    o.mix = barrel::gen::Mix::mixed;
-    o.seed = 7;
-    o.chain_id = 5;
-    const auto expected = barrel::gen::generate(o);
-    ASSERT_TRUE(expected) << expected.error();
+    ScratchDir dir;
+    const auto expected = generate_or_throw({.seed = 7,
+                                             .blocks = 2,
+                                             .txs = 50,
+                                             .accounts = 20,
+                                             .hot_accounts = 3,
+                                             .hot_ratio = 0.25,
+                                             .mix = barrel::gen::Mix::mixed,
+                                             .chain_id = 5});
     std::string expected_chain;
-    for (const auto& b : expected->blocks) expected_chain.append(b.begin(), b.end());
+    for (const auto& b : expected.blocks) expected_chain.append(b.begin(), b.end());
 
     const std::vector<std::string> options = {
         "--blocks",    "2",    "--txs", "50",    "--accounts", "20", "--hot-accounts", "3",
         "--hot-ratio", "0.25", "--mix", "mixed", "--seed",     "7",  "--chain-id",     "5"};
     for (const char* threads : {"1", "2", "4"}) {
         SCOPED_TRACE(std::string{"--threads "} + threads);
-        const std::string g = dir.file(std::string{"genesis-"} + threads + ".json");
-        const std::string c = dir.file(std::string{"chain-"} + threads + ".bin");
+        const std::string g = dir / (std::string{"genesis-"} + threads + ".json");
+        const std::string c = dir / (std::string{"chain-"} + threads + ".bin");
         std::vector<std::string> args = {"--threads", threads, "gen", "--genesis", g, "--out", c};
         args.insert(args.end(), options.begin(), options.end());
         const auto r = run_cli(args);
@@ -167,13 +122,13 @@ TEST(cli_gen, writes_what_generate_gives) {
                              std::to_string(expected_chain.size()) +
                              " bytes) and the genesis of chain 5 to " + g + "\n");
 
-        const std::string genesis_text = read_file(g);
-        EXPECT_EQ(genesis_text, barrel::chain::to_json_text(expected->genesis));
+        const std::string genesis_text = read_text(g);
+        EXPECT_EQ(genesis_text, barrel::chain::to_json_text(expected.genesis));
         const auto genesis = barrel::chain::parse_genesis(genesis_text);
         ASSERT_TRUE(genesis) << genesis.error();
-        EXPECT_EQ(*genesis, expected->genesis);
+        EXPECT_EQ(*genesis, expected.genesis);
 
-        const std::string chain = read_file(c);
+        const std::string chain = read_text(c);
         EXPECT_EQ(chain, expected_chain);
         // The chain file is the blocks back to back: walk it.
         barrel::BytesView rest = barrel::as_bytes(chain);
@@ -181,9 +136,9 @@ TEST(cli_gen, writes_what_generate_gives) {
         while (!rest.empty()) {
             const auto one = barrel::block::split_block(rest);
             ASSERT_TRUE(one) << barrel::block::describe(one.error());
-            ASSERT_LT(blocks, expected->blocks.size());
-            EXPECT_TRUE(std::equal(one->begin(), one->end(), expected->blocks[blocks].begin(),
-                                   expected->blocks[blocks].end()));
+            ASSERT_LT(blocks, expected.blocks.size());
+            EXPECT_TRUE(std::equal(one->begin(), one->end(), expected.blocks[blocks].begin(),
+                                   expected.blocks[blocks].end()));
             const auto decoded =
                 barrel::block::decode_block(barrel::Bytes(one->begin(), one->end()));
             ASSERT_TRUE(decoded) << barrel::block::describe(decoded.error());
@@ -198,26 +153,20 @@ TEST(cli_gen, writes_what_generate_gives) {
 }
 
 TEST(cli_gen, overwrites_existing_files_and_defaults) {
-    TempDir dir;
-    const std::string g = dir.file("g.json");
-    const std::string c = dir.file("c.bin");
-    write_file(g, "old genesis");
-    write_file(c, "old chain");
+    ScratchDir dir;
+    const std::string g = dir / "g.json";
+    const std::string c = dir / "c.bin";
+    write_text(g, "old genesis");
+    write_text(c, "old chain");
     // Defaults: transfer mix, seed 1, chain 1; a small --accounts shrinks the default hot set.
     const auto r = run_cli({"gen", "--genesis", g, "--out", c, "--blocks", "1", "--txs", "10",
                             "--accounts", "2", "--hot-ratio=1"});
     ASSERT_EQ(r.status, 0) << r.err;
-    barrel::gen::Options o;
-    o.blocks = 1;
-    o.txs = 10;
-    o.accounts = 2;
-    o.hot_accounts = 2;
-    o.hot_ratio = 1;
-    const auto expected = barrel::gen::generate(o);
-    ASSERT_TRUE(expected) << expected.error();
-    EXPECT_EQ(read_file(g), barrel::chain::to_json_text(expected->genesis));
-    const std::string chain = read_file(c);
-    EXPECT_EQ(chain, std::string(expected->blocks[0].begin(), expected->blocks[0].end()));
+    const auto expected = generate_or_throw(
+        {.blocks = 1, .txs = 10, .accounts = 2, .hot_accounts = 2, .hot_ratio = 1});
+    EXPECT_EQ(read_text(g), barrel::chain::to_json_text(expected.genesis));
+    const std::string chain = read_text(c);
+    EXPECT_EQ(chain, std::string(expected.blocks[0].begin(), expected.blocks[0].end()));
     EXPECT_EQ(dir.entries(), (std::vector<std::string>{"c.bin", "g.json"}));
 }
 

@@ -14,14 +14,12 @@
 #include <barrel/store/store.hpp>
 
 #include "cli_run.hpp"
-#include "gen/workload.hpp"
 #include "store_dump.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <set>
 
 using namespace barrel;
@@ -29,27 +27,15 @@ using barrel::test::CliResult;
 using barrel::test::Dump;
 using barrel::test::dump_datadir;
 using barrel::test::dump_diff;
+using barrel::test::generate_or_throw;
+using barrel::test::read_file;
 using barrel::test::run_cli;
 using barrel::test::ScratchDir;
+using barrel::test::write_file;
+using barrel::test::write_text;
 using nlohmann::json;
 
 namespace {
-
-void write_file(const std::string& path, BytesView bytes) {
-    std::ofstream f{path, std::ios::binary | std::ios::trunc};
-    f.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-    ASSERT_TRUE(f.good()) << path;
-}
-
-void write_text(const std::string& path, std::string_view text) {
-    write_file(path, as_bytes(text));
-}
-
-Bytes read_file(const std::string& path) {
-    std::ifstream f{path, std::ios::binary};
-    return Bytes(std::istreambuf_iterator<char>{f}, std::istreambuf_iterator<char>{});
-}
 
 Bytes concat(const std::vector<Bytes>& blocks, size_t count) {
     Bytes out;
@@ -73,17 +59,13 @@ struct TestChain {
     std::string chain_path;
 
     TestChain() {
-        gen::Options o;
-        o.seed = 7;
-        o.blocks = kBlocks;
-        o.txs = kTxs;
-        o.accounts = 150;
-        o.hot_accounts = 3;
-        o.hot_ratio = 0.2;
-        o.mix = gen::Mix::mixed;
-        auto generated = gen::generate(o);
-        if (!generated) throw std::runtime_error(generated.error());
-        w = std::move(generated).value();
+        w = generate_or_throw({.seed = 7,
+                               .blocks = kBlocks,
+                               .txs = kTxs,
+                               .accounts = 150,
+                               .hot_accounts = 3,
+                               .hot_ratio = 0.2,
+                               .mix = gen::Mix::mixed});
         genesis_path = dir / "genesis.json";
         chain_path = dir / "chain.rlp";
         write_text(genesis_path, chain::to_json_text(w.genesis));
@@ -507,15 +489,9 @@ TEST(cli_node, bad_input_is_exit_2_with_one_exact_line_and_leaves_the_datadir_as
                    chain_with(4, with_header(4, [](block::Header& h) { h.chain_id = 2; })))),
                "block 5: verify: wrong_chain_id");
     {
-        gen::Options o;
-        o.blocks = 1;
-        o.txs = 5;
-        o.accounts = 4;
-        o.hot_accounts = 1;
-        o.chain_id = 2;
-        const auto other = gen::generate(o);
-        ASSERT_TRUE(other);
-        expect_bad("another chain", import_args(bad_file("other.rlp", other->blocks[0])),
+        const auto other = generate_or_throw(
+            {.blocks = 1, .txs = 5, .accounts = 4, .hot_accounts = 1, .chain_id = 2});
+        expect_bad("another chain", import_args(bad_file("other.rlp", other.blocks[0])),
                    "block 1: verify: wrong_chain_id");
     }
     // Truncated files: inside block 5's transactions, and inside its header.

@@ -7,14 +7,15 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
-#include "gen/workload.hpp"
-#include "store_dump.hpp"
+#include "test_files.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <variant>
 
 using namespace barrel;
+using barrel::test::generate_or_throw;
 using barrel::test::ScratchDir;
 using pipeline::LinkError;
 using pipeline::LinkErrorCode;
@@ -24,17 +25,8 @@ using pipeline::Stage;
 namespace {
 
 const gen::Workload& test_chain() {
-    static const gen::Workload w = [] {
-        gen::Options o;
-        o.seed = 19;
-        o.blocks = 3;
-        o.txs = 30;
-        o.accounts = 20;
-        o.mix = gen::Mix::mixed;
-        auto g = gen::generate(o);
-        if (!g) throw std::runtime_error(g.error());
-        return std::move(g).value();
-    }();
+    static const gen::Workload w = generate_or_throw(
+        {.seed = 19, .blocks = 3, .txs = 30, .accounts = 20, .mix = gen::Mix::mixed});
     return w;
 }
 

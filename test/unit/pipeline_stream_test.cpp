@@ -7,9 +7,9 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
-#include "gen/workload.hpp"
 #include "pipeline/testing.hpp"
 #include "store_dump.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -22,6 +22,7 @@
 using namespace barrel;
 using barrel::test::dump_datadir;
 using barrel::test::dump_diff;
+using barrel::test::generate_or_throw;
 using barrel::test::ScratchDir;
 
 namespace {
@@ -29,19 +30,13 @@ namespace {
 /// Consecutive blocks share hot accounts and DagTransfer users, so a block's reads depend on
 /// what the blocks just before it wrote.
 const gen::Workload& test_chain() {
-    static const gen::Workload w = [] {
-        gen::Options o;
-        o.seed = 11;
-        o.blocks = 8;
-        o.txs = 150;
-        o.accounts = 60;
-        o.hot_accounts = 2;
-        o.hot_ratio = 0.4;
-        o.mix = gen::Mix::mixed;
-        auto g = gen::generate(o);
-        if (!g) throw std::runtime_error(g.error());
-        return std::move(g).value();
-    }();
+    static const gen::Workload w = generate_or_throw({.seed = 11,
+                                                      .blocks = 8,
+                                                      .txs = 150,
+                                                      .accounts = 60,
+                                                      .hot_accounts = 2,
+                                                      .hot_ratio = 0.4,
+                                                      .mix = gen::Mix::mixed});
     return w;
 }
 

@@ -14,15 +14,14 @@
 
 #include "child_process.hpp"
 #include "cli_run.hpp"
-#include "gen/workload.hpp"
 #include "store_dump.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -30,8 +29,11 @@
 using namespace barrel;
 using barrel::test::dump_datadir;
 using barrel::test::dump_diff;
+using barrel::test::generate_or_throw;
 using barrel::test::run_cli;
 using barrel::test::ScratchDir;
+using barrel::test::write_file;
+using barrel::test::write_text;
 
 namespace {
 
@@ -72,27 +74,22 @@ TEST(store_crash, killed_imports_resume_to_the_uninterrupted_result) {
 #ifdef BARREL_UNDER_TSAN
     GTEST_SKIP() << "twenty imports under ThreadSanitizer take minutes";
 #endif
-    gen::Options o;
-    o.seed = 11;
-    o.blocks = 30;
-    o.txs = 200;
-    o.accounts = 400;
-    o.hot_accounts = 4;
-    o.hot_ratio = 0.1;
-    o.mix = gen::Mix::mixed;
-    const auto w = gen::generate(o);
-    ASSERT_TRUE(w) << w.error();
+    const gen::Options o{.seed = 11,
+                         .blocks = 30,
+                         .txs = 200,
+                         .accounts = 400,
+                         .hot_accounts = 4,
+                         .hot_ratio = 0.1,
+                         .mix = gen::Mix::mixed};
+    const auto w = generate_or_throw(o);
 
     ScratchDir tmp;
     const std::string genesis = tmp / "genesis.json";
     const std::string chain_file = tmp / "chain.rlp";
-    std::ofstream{genesis} << chain::to_json_text(w->genesis);
-    {
-        std::ofstream f{chain_file, std::ios::binary};
-        for (const auto& b : w->blocks)
-            f.write(reinterpret_cast<const char*>(b.data()),
-                    static_cast<std::streamsize>(b.size()));
-    }
+    write_text(genesis, chain::to_json_text(w.genesis));
+    Bytes chain_bytes;
+    for (const auto& b : w.blocks) chain_bytes.insert(chain_bytes.end(), b.begin(), b.end());
+    write_file(chain_file, chain_bytes);
 
     // The uninterrupted import first: its duration scales the kill delays, so that on a fast, a
     // slow or a busy machine alike the kills land all through the import.

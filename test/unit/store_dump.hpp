@@ -2,12 +2,11 @@
 // Test-only helpers for datadirs: a dump of every key and value of every column family, read
 // with RocksDB directly (read-only, which takes no lock, so it works beside an open Store and
 // sees exactly what is on disk), to prove that a failed operation changed nothing and that two
-// ways of building a datadir give the same one; and scratch directories.
+// ways of building a datadir give the same one. Scratch directories are in test_files.hpp.
 
-#include <gtest/gtest.h>
+#include "test_files.hpp"
 #include <rocksdb/db.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -122,28 +121,5 @@ inline std::string dump_diff(const Dump& a, const Dump& b) {
     if (shown > 8) out << "... " << shown - 8 << " more differences\n";
     return out.str();
 }
-
-/// A fresh directory under the test temp dir, removed with everything in it at scope exit.
-class ScratchDir {
-public:
-    ScratchDir() {
-        std::string pattern =
-            (std::filesystem::path{::testing::TempDir()} / "barrel-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-        m_path = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        std::filesystem::remove_all(m_path, ec);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-
-    const std::filesystem::path& path() const noexcept { return m_path; }
-    std::string operator/(const std::string& name) const { return (m_path / name).string(); }
-
-private:
-    std::filesystem::path m_path;
-};
 
 }  // namespace barrel::test

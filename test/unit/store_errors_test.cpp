@@ -8,12 +8,13 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
-#include "gen/workload.hpp"
 #include "store/errors.hpp"
 #include "store_dump.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 
 using namespace barrel;
+using barrel::test::generate_or_throw;
 using barrel::test::ScratchDir;
 
 namespace {
@@ -29,14 +30,7 @@ struct Fixture {
     gen::Workload w;
 
     Fixture() {
-        gen::Options o;
-        o.blocks = 1;
-        o.txs = 12;
-        o.accounts = 8;
-        o.mix = gen::Mix::mixed;
-        auto generated = gen::generate(o);
-        EXPECT_TRUE(generated) << generated.error();
-        w = std::move(generated).value();
+        w = generate_or_throw({.blocks = 1, .txs = 12, .accounts = 8, .mix = gen::Mix::mixed});
         EXPECT_TRUE(store::Store::init(dir, w.genesis));
     }
 

@@ -8,26 +8,20 @@
 #include <barrel/exec/execute.hpp>
 #include <barrel/store/store.hpp>
 
-#include "gen/workload.hpp"
 #include "store/testing.hpp"
 #include "store_dump.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 using namespace barrel;
+using barrel::test::generate_or_throw;
 using barrel::test::ScratchDir;
 
 namespace {
 
 gen::Workload workload(size_t blocks) {
-    gen::Options o;
-    o.blocks = blocks;
-    o.txs = 30;
-    o.accounts = 16;
-    o.mix = gen::Mix::mixed;
-    auto w = gen::generate(o);
-    EXPECT_TRUE(w) << w.error();
-    return w ? std::move(w).value() : gen::Workload{};
+    return generate_or_throw({.blocks = blocks, .txs = 30, .accounts = 16, .mix = gen::Mix::mixed});
 }
 
 std::unique_ptr<store::Store> open_ok(const std::filesystem::path& dir, bool read_only) {

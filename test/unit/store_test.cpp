@@ -12,21 +12,22 @@
 #include <barrel/store/store.hpp>
 
 #include "child_process.hpp"
-#include "gen/workload.hpp"
 #include "store/testing.hpp"
 #include "store_dump.hpp"
+#include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
 #include <atomic>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <set>
 #include <thread>
 
 using namespace barrel;
+using barrel::test::generate_or_throw;
+using barrel::test::read_text;
 using barrel::test::ScratchDir;
+using barrel::test::write_text;
 using nlohmann::json;
 
 namespace {
@@ -143,29 +144,26 @@ TEST(store, init_then_reopen_restores_head_genesis_and_state) {
 }
 
 TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
-    gen::Options o;
-    o.blocks = 2;
-    o.txs = 60;
-    o.accounts = 40;
-    o.hot_accounts = 2;
-    o.hot_ratio = 0.3;
-    o.mix = gen::Mix::mixed;
-    const auto w = gen::generate(o);
-    ASSERT_TRUE(w) << w.error();
+    const auto w = generate_or_throw({.blocks = 2,
+                                      .txs = 60,
+                                      .accounts = 40,
+                                      .hot_accounts = 2,
+                                      .hot_ratio = 0.3,
+                                      .mix = gen::Mix::mixed});
 
     ScratchDir tmp;
     const auto dir = tmp.path() / "data";
-    auto s = init_ok(dir, w->genesis);
+    auto s = init_ok(dir, w.genesis);
     ASSERT_TRUE(s);
 
     std::vector<exec::Outcome> outcomes;
     std::vector<Hash> hashes;
-    for (size_t k = 0; k < w->blocks.size(); ++k) {
+    for (size_t k = 0; k < w.blocks.size(); ++k) {
         SCOPED_TRACE("block " + std::to_string(k + 1));
-        auto b = block::decode_block(w->blocks[k]);
+        auto b = block::decode_block(w.blocks[k]);
         ASSERT_TRUE(b);
-        ASSERT_TRUE(block::recover_senders(*b, w->genesis.config.chain_id, nullptr));
-        auto outcome = exec::execute(*b, *s, s->head().state_root, w->genesis.config);
+        ASSERT_TRUE(block::recover_senders(*b, w.genesis.config.chain_id, nullptr));
+        auto outcome = exec::execute(*b, *s, s->head().state_root, w.genesis.config);
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         ASSERT_TRUE(exec::check_seal(*b->header, *outcome));
         const auto stats = s->commit(*b, *outcome);
@@ -178,7 +176,7 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         EXPECT_EQ(s->head().state_root, b->header->state_root);
 
         // Every document of the block, as JSON.
-        EXPECT_EQ(**s->raw_block(k + 1), w->blocks[k]);
+        EXPECT_EQ(**s->raw_block(k + 1), w.blocks[k]);
         EXPECT_EQ(**s->block_number(b->hash), k + 1);
         const json header = **s->header(k + 1);
         EXPECT_EQ(header, json::parse(store::header_document(*b->header, b->hash, b->size())));
@@ -191,7 +189,7 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
             EXPECT_EQ(tx, json::parse(store::tx_document(b->txs[i], b->tx_hashes[i], b->senders[i],
                                                          k + 1, b->hash, i)));
             EXPECT_EQ(tx["hash"], to_hex(b->tx_hashes[i]));
-            EXPECT_EQ(tx["sender"], to_hex(w->senders[k][i]));
+            EXPECT_EQ(tx["sender"], to_hex(w.senders[k][i]));
             EXPECT_EQ(tx["block_number"], to_hex_quantity(uint64_t{k + 1}));
             EXPECT_EQ(tx["block_hash"], to_hex(b->hash));
             EXPECT_EQ(tx["index"], to_hex_quantity(uint64_t{i}));
@@ -233,7 +231,7 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
             EXPECT_EQ(read_account(st, a), account) << to_hex(a);
         for (const auto& [name, balance] : users) EXPECT_EQ(read_user(st, name), balance) << name;
         // Keys no block touched still read their genesis values.
-        for (const auto& [a, account] : w->genesis.alloc.accounts)
+        for (const auto& [a, account] : w.genesis.alloc.accounts)
             if (!accounts.contains(a)) {
                 EXPECT_EQ(read_account(st, a), account);
             }
@@ -254,8 +252,8 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
     ASSERT_TRUE(reopened->flush());
     store::testing::clear_cache(*reopened);
     check_state(*reopened);
-    for (size_t k = 0; k < w->blocks.size(); ++k) {
-        const auto b = block::decode_block(w->blocks[k]);
+    for (size_t k = 0; k < w.blocks.size(); ++k) {
+        const auto b = block::decode_block(w.blocks[k]);
         ASSERT_TRUE(b);
         for (size_t i = 0; i < b->size(); ++i) {
             EXPECT_EQ((**reopened->transaction(b->tx_hashes[i]))["hash"], to_hex(b->tx_hashes[i]));
@@ -276,25 +274,21 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
     // hammer every account the chain touches while blocks commit, the cache emptied before each
     // commit so that fills race it; after each commit every read must give the new value. A cache
     // of a few entries keeps evicting, so reads keep missing.
-    gen::Options o;
-    o.blocks = 6;
-    o.txs = 40;
-    o.accounts = 24;
-    o.mix = gen::Mix::mixed;  // DagTransfer users too: their cache follows the same rule
-    const auto w = gen::generate(o);
-    ASSERT_TRUE(w) << w.error();
+    // A mixed workload: DagTransfer users too, their cache follows the same rule.
+    const auto w =
+        generate_or_throw({.blocks = 6, .txs = 40, .accounts = 24, .mix = gen::Mix::mixed});
     ScratchDir tmp;
     store::Options small;
     small.account_cache_bytes = 1024;
     small.user_cache_entries = 4;  // one per shard at most: every fill of a new user evicts
-    auto created = store::Store::init(tmp.path() / "data", w->genesis, small);
+    auto created = store::Store::init(tmp.path() / "data", w.genesis, small);
     ASSERT_TRUE(created) << created.error().message;
     auto s = std::move(created).value();
 
     std::vector<Address> touched;
-    for (const auto& [a, account] : w->genesis.alloc.accounts) touched.push_back(a);
+    for (const auto& [a, account] : w.genesis.alloc.accounts) touched.push_back(a);
     std::vector<std::string> users;
-    for (const auto& [name, balance] : w->genesis.alloc.users) users.push_back(name);
+    for (const auto& [name, balance] : w.genesis.alloc.users) users.push_back(name);
     std::atomic<bool> stop{false};
     std::vector<std::thread> readers;
     for (int r = 0; r < 2; ++r)
@@ -304,12 +298,12 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
                 for (const auto& name : users) (void)s->user(name);
             }
         });
-    for (size_t k = 0; k < w->blocks.size(); ++k) {
+    for (size_t k = 0; k < w.blocks.size(); ++k) {
         SCOPED_TRACE("block " + std::to_string(k + 1));
-        auto b = block::decode_block(w->blocks[k]);
+        auto b = block::decode_block(w.blocks[k]);
         ASSERT_TRUE(b);
-        b->senders = w->senders[k];
-        auto outcome = exec::execute(*b, *s, s->head().state_root, w->genesis.config);
+        b->senders = w.senders[k];
+        auto outcome = exec::execute(*b, *s, s->head().state_root, w.genesis.config);
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         store::testing::clear_cache(*s);
         ASSERT_TRUE(s->commit(*b, *outcome));
@@ -348,15 +342,10 @@ TEST(store, an_account_cache_too_large_to_map_is_an_error_and_writes_nothing) {
 /// is written; one of exactly that size is taken. A limit past what any store can take is refused
 /// at open, before the path is touched.
 TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
-    gen::Options o;
-    o.blocks = 1;
-    o.txs = 20;
-    o.accounts = 20;
-    const auto w = gen::generate(o);
-    ASSERT_TRUE(w) << w.error();
-    auto b = block::decode_block(w->blocks[0]);
+    const auto w = generate_or_throw({.blocks = 1, .txs = 20, .accounts = 20});
+    auto b = block::decode_block(w.blocks[0]);
     ASSERT_TRUE(b);
-    b->senders = w->senders[0];
+    b->senders = w.senders[0];
     const size_t size = b->wire.size();
 
     ScratchDir tmp;
@@ -364,9 +353,9 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
     store::Options limited;
     limited.max_block_bytes = size - 1;
     {
-        auto s = store::Store::init(dir, w->genesis, limited);
+        auto s = store::Store::init(dir, w.genesis, limited);
         ASSERT_TRUE(s) << s.error().message;
-        const auto outcome = exec::execute(*b, **s, (*s)->head().state_root, w->genesis.config);
+        const auto outcome = exec::execute(*b, **s, (*s)->head().state_root, w.genesis.config);
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         const test::Dump before = test::dump_datadir(dir);
         const auto refused = (*s)->commit(*b, *outcome);
@@ -382,7 +371,7 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
     exact.max_block_bytes = size;
     auto s = open_ok(dir, exact);
     ASSERT_TRUE(s);
-    const auto outcome = exec::execute(*b, *s, s->head().state_root, w->genesis.config);
+    const auto outcome = exec::execute(*b, *s, s->head().state_root, w.genesis.config);
     ASSERT_TRUE(outcome);
     ASSERT_TRUE(s->commit(*b, *outcome));
     EXPECT_EQ(s->head().number, 1u);
@@ -390,7 +379,7 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
     store::Options past;
     past.max_block_bytes = store::Options::kMaxBlockBytes + 1;
     const auto other = tmp.path() / "other";
-    const auto created = store::Store::init(other, w->genesis, past);
+    const auto created = store::Store::init(other, w.genesis, past);
     ASSERT_FALSE(created);
     EXPECT_EQ(created.error().code, store::StoreErrorCode::invalid_argument);
     EXPECT_EQ(created.error().message,
@@ -425,15 +414,12 @@ TEST(store, second_writer_in_another_process_is_locked) {
     const auto dir = tmp.path() / "data";
     auto s = init_ok(dir, small_genesis());
     ASSERT_TRUE(s);
-    std::ofstream{tmp.path() / "empty.rlp"};
+    write_text(tmp.path() / "empty.rlp", "");
     const std::string err = (tmp.path() / "stderr").string();
     const pid_t child = test::spawn_cli(
         {"import", "--datadir", dir.string(), (tmp.path() / "empty.rlp").string()}, err);
     ASSERT_GT(child, 0);
-    auto child_stderr = [&err] {
-        std::ifstream in{err};
-        return std::string{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-    };
+    auto child_stderr = [&err] { return read_text(err); };
     EXPECT_EQ(test::wait_child(child), 2) << child_stderr();
     EXPECT_EQ(child_stderr(), "error: datadir " + dir.string() + " is in use by another process\n");
 
@@ -453,7 +439,7 @@ TEST(store, init_refuses_anything_but_a_missing_path_or_an_empty_directory) {
     EXPECT_TRUE(init_ok(tmp.path() / "empty", g));
 
     std::filesystem::create_directory(tmp.path() / "full");
-    std::ofstream{tmp.path() / "full" / "something"} << "x";
+    write_text(tmp.path() / "full" / "something", "x");
     auto full = store::Store::init(tmp.path() / "full", g);
     ASSERT_FALSE(full);
     EXPECT_STORE_CODE(full.error().code, store::StoreErrorCode::already_initialized);
@@ -464,7 +450,7 @@ TEST(store, init_refuses_anything_but_a_missing_path_or_an_empty_directory) {
     ASSERT_FALSE(twice);
     EXPECT_STORE_CODE(twice.error().code, store::StoreErrorCode::already_initialized);
 
-    std::ofstream{tmp.path() / "file"} << "x";
+    write_text(tmp.path() / "file", "x");
     auto file = store::Store::init(tmp.path() / "file", g);
     ASSERT_FALSE(file);
     EXPECT_STORE_CODE(file.error().code, store::StoreErrorCode::already_initialized);
@@ -483,7 +469,7 @@ TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
     EXPECT_STORE_CODE(open_error(p / "empty"), store::StoreErrorCode::not_a_datadir);
     EXPECT_TRUE(std::filesystem::is_empty(p / "empty"));
 
-    std::ofstream{p / "file"} << "not a directory";
+    write_text(p / "file", "not a directory");
     EXPECT_STORE_CODE(open_error(p / "file"), store::StoreErrorCode::not_a_datadir);
 
     // A directory that merely has a CURRENT file (whatever it says).
@@ -491,7 +477,7 @@ TEST(store, open_refuses_what_is_not_a_barrel_datadir) {
         SCOPED_TRACE(current);
         std::filesystem::remove_all(p / "current");
         std::filesystem::create_directory(p / "current");
-        std::ofstream{p / "current" / "CURRENT"} << current;
+        write_text(p / "current" / "CURRENT", current);
         EXPECT_STORE_CODE(open_error(p / "current"), store::StoreErrorCode::not_a_datadir);
         store::Options ro;
         ro.read_only = true;
