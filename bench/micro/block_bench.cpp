@@ -241,13 +241,7 @@ void BM_sender_cache_find(benchmark::State& state) {
     std::vector<uint8_t> flush(64u << 20);
     size_t hits = 0;
     for (auto _ : state) {
-        if (flushed) {
-            state.PauseTiming();
-            for (size_t i = 0; i < flush.size(); i += 64)
-                flush[i] = static_cast<uint8_t>(flush[i] + 1);
-            benchmark::ClobberMemory();
-            state.ResumeTiming();
-        }
+        if (flushed) bench::flush_cpu_caches(state, flush);
         for (size_t i = 0; i < lookups.size(); ++i) {
             if (i + 8 < lookups.size()) cache.prefetch(lookups[i + 8]);
             hits += cache.find(lookups[i]).has_value();

@@ -7,11 +7,22 @@
 #include <barrel/rlp/encode.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
 
 namespace barrel::bench {
+
+/// Evicts the CPU caches outside the timing, as a block's commit does between two blocks: one
+/// write per 64-byte line of `buffer`, which must be larger than the last-level cache.
+inline void flush_cpu_caches(benchmark::State& state, std::vector<uint8_t>& buffer) {
+    state.PauseTiming();
+    for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = static_cast<uint8_t>(buffer[i] + 1);
+    benchmark::ClobberMemory();
+    state.ResumeTiming();
+}
 
 /// The private key of sender i (keccak256 of its index: fixed and valid with overwhelming odds).
 inline Hash sender_key(uint64_t i) {

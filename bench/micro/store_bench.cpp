@@ -27,6 +27,7 @@
 #include <barrel/exec/execute.hpp>
 #include <barrel/store/store.hpp>
 
+#include "fixtures.hpp"
 #include "gen/workload.hpp"
 #include "store/block_batch.hpp"
 #include <benchmark/benchmark.h>
@@ -168,13 +169,7 @@ void BM_state_reads(benchmark::State& state) {
     const bool flushed = state.range(1) != 0;
     std::vector<uint8_t> flush(flushed ? 64u << 20 : 0);
     for (auto _ : state) {
-        if (flushed) {
-            state.PauseTiming();
-            for (size_t i = 0; i < flush.size(); i += 64)
-                flush[i] = static_cast<uint8_t>(flush[i] + 1);
-            benchmark::ClobberMemory();
-            state.ResumeTiming();
-        }
+        if (flushed) bench::flush_cpu_caches(state, flush);
         arena.execute([&] {
             tbb::parallel_for(tbb::blocked_range<size_t>(0, addresses.size()),
                               [&](const tbb::blocked_range<size_t>& r) {
