@@ -118,3 +118,23 @@ TEST(store_reopen, a_datadir_without_the_chain_document_opens_and_its_first_writ
     }
     EXPECT_EQ(test::dump_datadir(dir)["meta"].at("chain"), chain_document);
 }
+
+TEST(store_reopen, a_damaged_chain_document_is_refused_as_corruption_and_nothing_is_written) {
+    const auto w = workload(1);
+    ScratchDir tmp;
+    const auto dir = tmp.path() / "data";
+    ASSERT_TRUE(store::Store::init(dir, w.genesis));
+    test::write_raw(dir, "meta", "chain", std::string{"{\"chain_id\":"});
+    const auto before = test::dump_datadir(dir);
+    for (const bool read_only : {true, false}) {
+        SCOPED_TRACE(read_only ? "read-only" : "writer");
+        store::Options o;
+        o.read_only = read_only;
+        const auto s = store::Store::open(dir, o);
+        ASSERT_FALSE(s);
+        EXPECT_EQ(s.error().code, store::StoreErrorCode::corruption);
+        EXPECT_TRUE(s.error().message.find("stored chain parameters: ") != std::string::npos)
+            << s.error().message;
+    }
+    EXPECT_EQ(test::dump_diff(before, test::dump_datadir(dir)), "");
+}
