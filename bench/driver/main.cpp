@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -49,11 +50,28 @@ struct Args {
     bool quick{false};  ///< only the all-threads runs
 };
 
+/// How a run ends early: one line "error: MESSAGE" and the exit status. Thrown rather than
+/// exited with, so that the outputs' temporary files and the scratch datadirs are removed on
+/// the way out.
+struct Failure {
+    int status;
+    std::string message;
+};
+
 /// A mistake in the arguments or the input: one line, exit status 2 (the usage is --help's).
-[[noreturn]] void usage_error(const std::string& msg) {
-    std::cerr << "error: " << msg << "\n";
-    std::exit(2);
-}
+[[noreturn]] void usage_error(const std::string& msg) { throw Failure{2, msg}; }
+
+/// The largest --input, in all: every block is held in memory, decoded, for the whole run
+/// (docs/formats.md, "Limits").
+constexpr size_t kMaxInputBytes = store::Options::kMaxBlockBytes;
+static_assert(kMaxInputBytes == 1073741824 && cli::kMaxGenesisBytes == 268435456,
+              "--help names the limits");
+
+/// A pipeline failure in a timed run: a bug for a generated workload; for --input, a chain
+/// that does not belong to its --genesis.
+struct ImportFailure {
+    std::string message;
+};
 
 /// A count option's value: an integer from `min` to `max`. Anything but digits (or 0x-hex) is
 /// "expected an integer", digits beyond the range are "out of range" with the range.
@@ -90,14 +108,18 @@ Args parse_args(int argc, char** argv) {
     app.add_option("--seed", seed, "Seed of the workload (default 1)")->type_name("S");
     app.add_option("--threads", threads, "The 'all threads' count (default: every core)")
         ->type_name("N");
-    app.add_option("--json", a.json_out, "Write the runs as JSON here")->type_name("FILE");
-    app.add_option("--plot", a.plot_out, "Draw the per-stage times as an SVG chart here")
-        ->type_name("FILE.svg");
-    app.add_option(
-           "--input", a.input,
-           "A chain file (needs --genesis) or a plain RLP transaction list (decode + verify only)")
+    app.add_option("--json", a.json_out,
+                   "Write the runs as JSON here ('-': stdout, and the table goes to stderr)")
         ->type_name("FILE");
-    app.add_option("--genesis", a.genesis, "The genesis of the --input chain file")
+    app.add_option("--plot", a.plot_out,
+                   "Draw the per-stage times as an SVG chart here ('-': stdout, as --json)")
+        ->type_name("FILE.svg");
+    app.add_option("--input", a.input,
+                   "A chain file (needs --genesis) or a plain RLP transaction list (decode + "
+                   "verify only); at most 1073741824 bytes in all, docs/formats.md \"Limits\"")
+        ->type_name("FILE");
+    app.add_option("--genesis", a.genesis,
+                   "The genesis of the --input chain file (at most 268435456 bytes)")
         ->type_name("G.json");
     app.add_flag("--quick", a.quick, "Only the all-threads runs");
     try {
@@ -130,6 +152,8 @@ Args parse_args(int argc, char** argv) {
             usage_error("--hot-ratio: expected a number in [0, 1], got \"" + hot_ratio + "\"");
         a.hot_ratio = r;
     }
+    if (a.json_out == "-" && a.plot_out == "-")
+        usage_error("--json and --plot cannot both write standard output");
     if (a.input.empty() && !a.genesis.empty())
         usage_error("--genesis: only with --input (a chain file)");
     return a;
@@ -139,16 +163,37 @@ Args parse_args(int argc, char** argv) {
 /// is an error now rather than silence at the end.
 std::optional<cli::AtomicFile> create_output(const std::string& option, const std::string& path) {
     if (path.empty()) return std::nullopt;
-    auto file = cli::AtomicFile::create(path);
+    auto file = cli::AtomicFile::create(path, std::cout);
     if (!file) usage_error(option + ": " + file.error());
     return std::move(file).value();
 }
 
-/// The --input file or the --genesis file, whole.
-Bytes read_input_file(const std::string& option, const std::string& path) {
-    auto bytes = cli::read_file(path);
-    if (!bytes) usage_error(option + ": cannot read '" + path + "': " + bytes.error().reason);
+/// The --genesis file, whole.
+Bytes read_genesis_file(const std::string& path) {
+    auto bytes = cli::read_file(path, cli::kMaxGenesisBytes);
+    if (!bytes && bytes.error().too_large)
+        usage_error("--genesis: '" + path + "' is " + bytes.error().reason);
+    if (!bytes) usage_error("--genesis: cannot read '" + path + "': " + bytes.error().reason);
     return std::move(bytes).value();
+}
+
+/// The next item of the --input file (the chain-file reader, cli/files.hpp), nothing at its
+/// end; `total` bytes so far, bounded by kMaxInputBytes.
+std::optional<Bytes> next_input_item(cli::ChainReader& reader, const std::string& path,
+                                     size_t& total) {
+    auto item = reader.next();
+    if (!item) {
+        const cli::ChainReadError& e = item.error();
+        usage_error("--input: " + (e.block ? "'" + path + "': block " +
+                                                 std::to_string(*e.block + 1) + ": " + e.reason
+                                           : e.reason));
+    }
+    if (*item) {
+        total += (*item)->size();
+        if (total > kMaxInputBytes)
+            usage_error("--input: '" + path + "' is " + cli::over_limit(kMaxInputBytes));
+    }
+    return std::move(*item);
 }
 
 double peak_rss_mib() {
@@ -245,10 +290,7 @@ public:
           m_cache{cache_capacity(decoded)} {
         fs::remove_all(m_dir);
         auto store = store::Store::init(m_dir, genesis);
-        if (!store) {
-            std::cerr << "error: " << store.error().message << "\n";
-            std::exit(1);
-        }
+        if (!store) throw Failure{1, store.error().message};
         m_store = std::move(store).value();
         if (warm) {
             // What a transaction pool does when it admits a transaction: remember its sender.
@@ -305,8 +347,7 @@ public:
 
 private:
     [[noreturn]] static void fail(const pipeline::PipelineError& e) {
-        std::cerr << "error: " << pipeline::describe(e) << "\n";
-        std::exit(1);
+        throw ImportFailure{pipeline::describe(e)};
     }
     void record(const pipeline::BlockResult& r) {
         ++run.blocks;
@@ -406,7 +447,21 @@ int bench_tx_list(const Bytes& bytes, size_t tx_count, size_t all_threads) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+/// Removes the scratch datadirs' root however the run ends.
+struct ScratchRoot {
+    fs::path path;
+    explicit ScratchRoot(fs::path p) : path{std::move(p)} { fs::create_directories(path); }
+    ~ScratchRoot() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    ScratchRoot(const ScratchRoot&) = delete;
+    ScratchRoot& operator=(const ScratchRoot&) = delete;
+};
+
+int run(int argc, char** argv) {
     const Args args = parse_args(argc, argv);
     const size_t all_threads =
         args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
@@ -420,14 +475,19 @@ int main(int argc, char** argv) {
     if (!args.input.empty()) {
         // A chain file if its first item is a block (the chain-file reader, cli/files.hpp), else
         // a plain transaction list.
-        auto reader = cli::ChainReader::open(args.input);
+        auto reader = cli::ChainReader::open(args.input, store::Options::kMaxBlockBytes);
         if (!reader)
             usage_error("--input: cannot read '" + args.input + "': " + reader.error().reason);
-        auto first = reader->next();
+        size_t total = 0;
+        auto first = next_input_item(*reader, args.input, total);
         if (!first) usage_error("--input: '" + args.input + "' is empty");
         const auto first_block = block::decode_block(*first);
         if (!first_block) {
-            const Bytes bytes = read_input_file("--input", args.input);
+            // A transaction list is the first item; one more shows the decoder any trailing
+            // bytes (the reader keeps no more than a look past what is not a list).
+            Bytes bytes = std::move(*first);
+            if (auto more = next_input_item(*reader, args.input, total))
+                bytes.insert(bytes.end(), more->begin(), more->end());
             auto as_list = block::decode_tx_list(bytes, true);
             if (!as_list)
                 usage_error("--input: '" + args.input + "' is neither a chain file (block 1: " +
@@ -444,12 +504,13 @@ int main(int argc, char** argv) {
         }
         if (args.genesis.empty())
             usage_error("--input: '" + args.input + "' is a chain file, which needs --genesis");
-        const Bytes genesis_text = read_input_file("--genesis", args.genesis);
+        const Bytes genesis_text = read_genesis_file(args.genesis);
         auto g = chain::parse_genesis(std::string{as_chars(genesis_text)});
         if (!g) usage_error("--genesis: " + g.error());
         genesis = *g;
         wires.push_back(std::move(*first));
-        while (auto wire = reader->next()) wires.push_back(std::move(*wire));
+        while (auto wire = next_input_item(*reader, args.input, total))
+            wires.push_back(std::move(*wire));
     } else {
         gen::Options o;
         o.blocks = args.blocks;
@@ -480,9 +541,9 @@ int main(int argc, char** argv) {
         decoded.push_back(std::move(b).value());
     }
 
-    const fs::path tmp_root =
-        fs::temp_directory_path() / ("barrel-bench-" + std::to_string(getpid()));
-    fs::create_directories(tmp_root);
+    const ScratchRoot scratch{fs::temp_directory_path() /
+                              ("barrel-bench-" + std::to_string(getpid()))};
+    const fs::path& tmp_root = scratch.path;
     std::vector<size_t> thread_counts{1, all_threads};
     if (args.quick || all_threads == 1) thread_counts = {all_threads};
     // The ceiling is measured before and after the runs, and its median taken over both, so that
@@ -491,6 +552,9 @@ int main(int argc, char** argv) {
     RecoverRates recover_rates;
     recover_rates.sample(recover_loop, all_threads);
     std::vector<bench::Run> runs;
+    // The first run applies every block to the genesis: a pipeline failure there is the
+    // input's (a chain of another genesis), or a bug for a generated workload.
+    try {
     for (bool warm : {false, true}) {
         const char* cache = warm ? "warm" : "cold";
         if (args.quick || all_threads == 1) {
@@ -511,30 +575,41 @@ int main(int argc, char** argv) {
             runs.push_back(measure_streamed(genesis, wires, decoded, threads, warm, tmp_root));
         }
     }
+    } catch (const ImportFailure& e) {
+        if (args.input.empty()) throw Failure{1, e.message};
+        usage_error("--input: '" + args.input + "' does not apply to --genesis '" + args.genesis +
+                    "': " + e.message);
+    }
     // Rows in the table's order: by thread count, then cache, then one-by-one before streamed.
     std::stable_sort(runs.begin(), runs.end(), [](const bench::Run& a, const bench::Run& b) {
         return std::tie(a.threads, a.warm, a.streamed) < std::tie(b.threads, b.warm, b.streamed);
     });
-    fs::remove_all(tmp_root);
     recover_rates.sample(recover_loop, all_threads);
     // Medians, though not of milliseconds.
     const double ceiling = bench::summarise(recover_rates.all_threads).median_ms;
     const double one_thread = bench::summarise(recover_rates.one_thread).median_ms;
 
-    std::cout << "barrel-bench: " << wires.size() << " blocks x "
-              << (decoded.empty() ? 0 : decoded[0].size()) << " transactions, " << all_threads
-              << " threads max\n";
-    std::cout << "recovery ceiling (bare secp256k1_ecdsa_recover on " << all_threads
-              << " threads): " << static_cast<long>(ceiling) << " TPS\n";
-    if (one_thread > 0)
-        std::printf(
-            "the same loop on 1 thread: %ld TPS, so this machine scaled %.2fx over 1 thread during "
-            "the "
-            "run (no stage can beat that)\n",
-            static_cast<long>(one_thread), ceiling / one_thread);
-    std::cout << "\n";
-    std::cout << bench::table(runs, ceiling);
-    std::printf("\npeak RSS: %.0f MiB\n", peak_rss_mib());
+    // With --json - or --plot -, standard output is that document's: the table goes to stderr.
+    const bool stdout_taken = (json_file && json_file->is_standard_output()) ||
+                              (plot_file && plot_file->is_standard_output());
+    std::ostream& report = stdout_taken ? std::cerr : std::cout;
+    report << "barrel-bench: " << wires.size() << " blocks x "
+           << (decoded.empty() ? 0 : decoded[0].size()) << " transactions, " << all_threads
+           << " threads max\n";
+    report << "recovery ceiling (bare secp256k1_ecdsa_recover on " << all_threads
+           << " threads): " << static_cast<long>(ceiling) << " TPS\n";
+    char line[256];
+    if (one_thread > 0) {
+        std::snprintf(line, sizeof line,
+                      "the same loop on 1 thread: %ld TPS, so this machine scaled %.2fx over 1 "
+                      "thread during the run (no stage can beat that)\n",
+                      static_cast<long>(one_thread), ceiling / one_thread);
+        report << line;
+    }
+    report << "\n";
+    report << bench::table(runs, ceiling);
+    std::snprintf(line, sizeof line, "\npeak RSS: %.0f MiB\n", peak_rss_mib());
+    report << line << std::flush;
 
     if (json_file) {
         auto doc = bench::to_json(runs, ceiling, machine_info(all_threads));
@@ -553,4 +628,21 @@ int main(int argc, char** argv) {
         plot_file->commit();
     }
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Past a file size limit (ulimit -f) a write fails with EFBIG, which is reported, and the
+    // temporary file removed, instead of the process dying of SIGXFSZ mid-write.
+    std::signal(SIGXFSZ, SIG_IGN);
+    try {
+        return run(argc, argv);
+    } catch (const Failure& f) {
+        std::cerr << "error: " << f.message << "\n";
+        return f.status;
+    } catch (const cli::WriteError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 2;
+    }
 }

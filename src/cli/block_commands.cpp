@@ -23,6 +23,7 @@
 #include <barrel/json/tx_json.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/store/documents.hpp>
+#include <barrel/store/store.hpp>
 
 #include "command.hpp"
 #include <nlohmann/json.hpp>
@@ -49,22 +50,35 @@ constexpr size_t kLegacyTxFields = 9;
 
 // ---- Input -----------------------------------------------------------------------------------
 
-/// FILE, or standard input for "-", as the chain-file reader (files.hpp) splits it: blocks, the
-/// last item perhaps the undecodable rest. Their concatenation is the whole input.
-std::vector<Bytes> read_items(Context& ctx, std::string_view path) {
-    std::optional<ChainReader> file;
-    if (path != "-") {
-        const std::string name{path};
-        auto opened = ChainReader::open(name);
-        if (!opened) fail("cannot read " + name + ": " + opened.error().reason);
-        file.emplace(std::move(opened).value());
+/// The largest input, in all: a block's limit (docs/formats.md, "Limits"). Every block's JSON is
+/// held until the array is printed, so a chain file has the same bound.
+constexpr size_t kMaxInputBytes = store::Options::kMaxBlockBytes;
+static_assert(kMaxInputBytes == 1073741824, "block inspect --help names the limit");
+
+/// FILE, or standard input for "-", split by the chain-file reader (files.hpp): blocks, the last
+/// item perhaps the undecodable rest.
+ChainReader open_input(Context& ctx, std::string_view path) {
+    if (path == "-") return ChainReader{ctx.in, kMaxInputBytes};
+    const std::string name{path};
+    auto opened = ChainReader::open(name, kMaxInputBytes);
+    if (!opened) fail("cannot read " + name + ": " + opened.error().reason);
+    return std::move(opened).value();
+}
+
+/// The next item of the input, or nothing at its end. A block over the limit is named by its
+/// index from 0, as every error in a chain file.
+std::optional<Bytes> next_item(ChainReader& reader, size_t& total) {
+    auto item = reader.next();
+    if (!item) {
+        const ChainReadError& e = item.error();
+        if (e.block) fail("block " + std::to_string(*e.block) + ": " + e.reason);
+        fail(e.reason);
     }
-    ChainReader stdin_reader{ctx.in};
-    ChainReader& reader = file ? *file : stdin_reader;
-    std::vector<Bytes> items;
-    while (auto item = reader.next()) items.push_back(std::move(*item));
-    if (items.empty()) fail("empty input");
-    return items;
+    if (*item) {
+        total += (*item)->size();
+        if (total > kMaxInputBytes) fail("input is " + over_limit(kMaxInputBytes));
+    }
+    return std::move(*item);
 }
 
 /// The number of items in an RLP list payload, or nothing if it does not split into items.
@@ -167,32 +181,46 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
     if (const auto v = args.value("--chain-id"))
         option_chain_id = parse_u64_option("--chain-id", *v);
 
-    std::vector<Bytes> items = read_items(ctx, args.positionals[0]);
-    const bool several = items.size() > 1;
-    const auto at_block = [&](size_t k) {
-        return several ? "block " + std::to_string(k) + ": " : std::string{};
-    };
+    ChainReader reader = open_input(ctx, args.positionals[0]);
+    size_t total = 0;
+    auto first_item = next_item(reader, total);
+    if (!first_item) fail("empty input");
 
-    // Blocks, if the first item is one.
-    auto first = block::decode_block(items[0]);
+    // Blocks, if the first item is one: each decoded and verified as it is read, so that the
+    // first bad one stops the reading.
+    auto first = block::decode_block(*first_item);
     if (first) {
         json out = json::array();
-        for (size_t k = 0; k < items.size(); ++k) {
-            auto decoded = k == 0 ? std::move(first) : block::decode_block(std::move(items[k]));
-            if (!decoded) fail(at_block(k) + block::describe(decoded.error()));
+        auto decoded = std::move(first);
+        for (size_t k = 0;; ++k) {
             block::Block& b = *decoded;
             const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id),
                                          option_chain_id.has_value(), std::nullopt};
+            auto item = next_item(reader, total);
+            // "block K: " prefixes every error once there is more than one block.
+            const auto at_block = [&] {
+                return k > 0 || item ? "block " + std::to_string(k) + ": " : std::string{};
+            };
             if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
-                fail(at_block(k) + verify_error(b, ok.error(), expected));
+                fail(at_block() + verify_error(b, ok.error(), expected));
             out.push_back(block_json(b));
+            if (!item) break;
+            decoded = block::decode_block(std::move(*item));
+            if (!decoded) fail("block " + std::to_string(k + 1) + ": " + block::describe(decoded.error()));
         }
-        ctx.out << (several ? out : out[0]).dump(2) << "\n";
+        ctx.out << (out.size() > 1 ? out : out[0]).dump(2) << "\n";
         return kExitOk;
     }
     const block::BlockError first_block_error = first.error();
-    Bytes input;
-    for (const Bytes& item : items) input.insert(input.end(), item.begin(), item.end());
+    // What follows a list that is no block is trailing bytes; one more item shows them to the
+    // decoder (the reader keeps no more than a look past what is not a list).
+    Bytes input = std::move(*first_item);
+    const auto second = next_item(reader, total);
+    const bool several = second.has_value();
+    if (second) input.insert(input.end(), second->begin(), second->end());
+    const auto at_block = [&](size_t k) {
+        return several ? "block " + std::to_string(k) + ": " : std::string{};
+    };
 
     // A bare transaction list.
     auto list = block::decode_tx_list(input);
@@ -261,7 +289,10 @@ Command block_inspect_command() {
             "If the input is neither blocks nor a list, the error says so: 'not a block, chain\n"
             "file or transaction list; as a block: REASON', or '; as a transaction list: REASON'\n"
             "if the input looks like a list (an RLP string, or a list whose first item is an RLP\n"
-            "string or a nine-item list).",
+            "string or a nine-item list).\n"
+            "The input, a file or standard input, is at most 1073741824 bytes in all (the\n"
+            "store's block limit, docs/formats.md \"Limits\"): a block whose prefix declares more\n"
+            "is refused before it is read, 'block K: larger than the limit of 1073741824 bytes'.",
         .handler = block_inspect,
     };
 }

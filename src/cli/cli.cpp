@@ -19,12 +19,14 @@
 // mistake in the words of the command table (the messages tests and scripts rely on).
 
 #include <barrel/cli/cli.hpp>
+#include <barrel/cli/files.hpp>
 
 #include "command.hpp"
 #include <CLI/CLI.hpp>
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <csignal>
 #include <exception>
 #include <memory>
 #include <ostream>
@@ -445,12 +447,19 @@ std::string one_line(std::string_view message) {
 
 int run(std::span<const std::string_view> args, std::istream& in, std::ostream& out,
         std::ostream& err) noexcept {
+    // Past a file size limit (ulimit -f) a write fails with EFBIG, which is reported, and the
+    // temporary file removed, instead of the process dying of SIGXFSZ mid-write.
+    std::signal(SIGXFSZ, SIG_IGN);
     try {
         Context ctx{{}, in, out, err};
         int status = kExitOk;
         try {
             status = dispatch(args, ctx);
         } catch (const InputError& e) {
+            err << "error: " << one_line(e.what()) << "\n";
+            return kExitBadInput;
+        } catch (const WriteError& e) {
+            // A full disk or a file size limit: the environment, which the user can fix.
             err << "error: " << one_line(e.what()) << "\n";
             return kExitBadInput;
         } catch (const std::exception& e) {

@@ -2,14 +2,18 @@
 #include <barrel/rlp/decode.hpp>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
+#include <iterator>
+#include <ostream>
+#include <utility>
 
 namespace barrel::cli {
 
@@ -21,9 +25,11 @@ std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 /// The longest RLP prefix: one byte and up to eight bytes of length.
 constexpr size_t kMaxPrefix = 9;
-/// Reads of a block are bounded by this much at a time, so a corrupt length allocates no more
-/// than the file holds.
+/// Reads are bounded by this much at a time, so a corrupt length allocates no more than the
+/// input holds.
 constexpr size_t kReadChunk = size_t{1} << 20;
+/// Links followed before a target is taken for a loop (the kernel's own limit).
+constexpr int kMaxLinks = 40;
 
 /// A file opened for reading, or why not (a directory opens, and fails only on its first read).
 Expected<std::unique_ptr<std::ifstream>, FileError> open_for_reading(const std::string& path) {
@@ -35,37 +41,158 @@ Expected<std::unique_ptr<std::ifstream>, FileError> open_for_reading(const std::
     return f;
 }
 
+/// Appends up to n bytes of `in` to `out`, growing `out` only by what arrived; the count read.
+size_t append_from(std::istream& in, Bytes& out, size_t n) {
+    size_t total = 0;
+    while (total < n) {
+        const size_t want = std::min(n - total, kReadChunk);
+        const size_t old = out.size();
+        out.resize(old + want);
+        in.read(reinterpret_cast<char*>(out.data() + old), static_cast<std::streamsize>(want));
+        const auto got = static_cast<size_t>(in.gcount());
+        out.resize(old + got);
+        total += got;
+        if (got < want) break;
+    }
+    return total;
+}
+
+Expected<Bytes, FileError> read_bounded(std::istream& in, size_t limit) {
+    Bytes bytes;
+    append_from(in, bytes, limit + 1);  // one byte past the limit tells "more" from "exactly"
+    if (in.bad()) return unexpected(FileError{std::strerror(errno ? errno : EIO)});
+    if (bytes.size() > limit) return unexpected(FileError{over_limit(limit), false, true});
+    return bytes;
+}
+
+// ---- Where an output goes --------------------------------------------------------------------
+
+/// How an output target is written, once its links are followed.
+struct Resolved {
+    fs::path file;        ///< the final target: the file to replace, or to create if none
+    bool direct{false};   ///< not a regular file (or a /proc/PID/fd link): written in place
+    int own_fd{-1};       ///< /proc/self/fd/N (or /dev/stdout): this process's descriptor N
+};
+
+/// Whether `dir` is /proc/PID/fd (or /proc/PID/task/TID/fd), whose entries are links to what a
+/// process has open, and are reopened rather than followed.
+bool is_fd_directory(const fs::path& dir) {
+    std::error_code ec;
+    const fs::path real = fs::canonical(dir, ec);
+    if (ec) return false;
+    const auto first = real.begin();
+    return first != real.end() && std::next(first) != real.end() &&
+           std::next(first)->string() == "proc" && real.filename() == "fd";
+}
+
+/// Follows `target`'s links to the file a write must replace, or finds it must be written in
+/// place. A dangling link leads to the file it names, which the write creates.
+Expected<Resolved, std::string> resolve(const std::string& target) {
+    fs::path p{target};
+    for (int links = 0; links <= kMaxLinks; ++links) {
+        struct stat st {};
+        if (::lstat(p.c_str(), &st) != 0) {
+            if (errno == ENOENT) return Resolved{p};  // a new file
+            return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
+        }
+        if (!S_ISLNK(st.st_mode)) return Resolved{p, !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)};
+        if (is_fd_directory(p.parent_path().empty() ? fs::path{"."} : p.parent_path())) {
+            // What the process has open: a pipe, a terminal, a file the shell redirected to.
+            // Ours is written through its descriptor, so a shell's `>>` still appends.
+            Resolved r{p, true};
+            const std::string self = "/proc/" + std::to_string(::getpid()) + "/fd";
+            std::error_code ec;
+            if (fs::canonical(p.parent_path(), ec) == fs::path{self}) {
+                const std::string n = p.filename().string();
+                if (!n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) && n.size() < 9)
+                    r.own_fd = std::stoi(n);
+            }
+            return r;
+        }
+        std::string link(static_cast<size_t>(PATH_MAX), '\0');
+        const ssize_t n = ::readlink(p.c_str(), link.data(), link.size());
+        if (n < 0)
+            return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
+        link.resize(static_cast<size_t>(n));
+        p = fs::path{link}.is_absolute() ? fs::path{link} : p.parent_path() / link;
+    }
+    return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(ELOOP));
+}
+
+bool path_exists(const fs::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0;
+}
+
+/// The barrel datadir that holds `file` (at any depth), if any. A datadir is a RocksDB
+/// directory: CURRENT names its manifest and LOCK is created by every open, so the two together
+/// are there from the first `init` on, while no file a user writes by hand has both beside it.
+std::optional<fs::path> enclosing_datadir(const fs::path& file) {
+    std::error_code ec;
+    fs::path dir = fs::weakly_canonical(fs::absolute(file, ec).parent_path(), ec);
+    if (ec) return std::nullopt;
+    for (;;) {
+        if (path_exists(dir / "CURRENT") && path_exists(dir / "LOCK")) return dir;
+        if (dir == dir.parent_path()) return std::nullopt;
+        dir = dir.parent_path();
+    }
+}
+
+int open_direct(const std::string& target, const Resolved& r) {
+    if (r.own_fd >= 0) return ::fcntl(r.own_fd, F_DUPFD_CLOEXEC, 0);
+    return ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+}
+
 }  // namespace
+
+std::string over_limit(size_t limit) {
+    return "larger than the limit of " + std::to_string(limit) + " bytes";
+}
 
 // ---- read_file -------------------------------------------------------------------------------
 
-Expected<Bytes, FileError> read_file(const std::string& path) {
+Expected<Bytes, FileError> read_file(const std::string& path, size_t limit) {
     auto f = open_for_reading(path);
     if (!f) return unexpected(f.error());
-    std::ifstream& in = **f;
-    Bytes bytes;
     std::error_code ec;
-    const auto size = fs::file_size(path, ec);
-    if (!ec) bytes.reserve(static_cast<size_t>(size));
-    char buf[1 << 16];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        const auto n = static_cast<size_t>(in.gcount());
-        bytes.insert(bytes.end(), reinterpret_cast<const uint8_t*>(buf),
-                     reinterpret_cast<const uint8_t*>(buf) + n);
-        if (n < sizeof buf) break;
-    }
-    if (in.bad()) return unexpected(FileError{std::strerror(errno), false});
-    return bytes;
+    // A regular file's size is known: refuse it without reading. Anything else (a pipe,
+    // /dev/zero) reports no size and is read up to the limit.
+    if (fs::is_regular_file(path, ec) && fs::file_size(path, ec) > limit && !ec)
+        return unexpected(FileError{over_limit(limit), false, true});
+    return read_bounded(**f, limit);
+}
+
+Expected<Bytes, FileError> read_stream(std::istream& in, size_t limit) {
+    return read_bounded(in, limit);
 }
 
 // ---- AtomicFile ------------------------------------------------------------------------------
 
-Expected<AtomicFile, std::string> AtomicFile::create(const std::string& target) {
+Expected<AtomicFile, std::string> AtomicFile::create(const std::string& target,
+                                                     std::ostream& standard_output) {
     if (target.empty()) return unexpected(std::string{"empty path"});
+    if (target == "-") {
+        AtomicFile out{target, {}, -1, &standard_output};
+        out.m_to_stdout = true;
+        return out;
+    }
     std::error_code ec;
     if (fs::is_directory(target, ec)) return unexpected(in_quotes(target) + " is a directory");
-    const fs::path path{target};
-    const std::string base = (path.parent_path() / ("." + path.filename().string())).string();
+    const auto resolved = resolve(target);
+    if (!resolved) return unexpected(resolved.error());
+    if (const auto datadir = enclosing_datadir(resolved->file))
+        return unexpected(in_quotes(target) + " is inside the datadir " +
+                          in_quotes(datadir->string()));
+    if (resolved->direct) {
+        const int fd = open_direct(target, *resolved);
+        if (fd < 0)
+            return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
+        AtomicFile out{target, {}, fd, nullptr};
+        out.m_to_stdout = resolved->own_fd == STDOUT_FILENO;
+        return out;
+    }
+    const fs::path& file = resolved->file;
+    const std::string base = (file.parent_path() / ("." + file.filename().string())).string();
     std::string temp;
     int fd = -1;
     for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
@@ -75,99 +202,143 @@ Expected<AtomicFile, std::string> AtomicFile::create(const std::string& target) 
     }
     if (fd < 0)
         return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
-    return AtomicFile{target, std::move(temp), fd};
+    AtomicFile out{target, std::move(temp), fd, nullptr};
+    out.m_final = file.string();
+    return out;
 }
 
-AtomicFile::AtomicFile(std::string target, std::string temp, int fd) noexcept
-    : m_target{std::move(target)}, m_temp{std::move(temp)}, m_fd{fd} {}
+AtomicFile::AtomicFile(std::string target, std::string temp, int fd, std::ostream* stream) noexcept
+    : m_target{std::move(target)}, m_temp{std::move(temp)}, m_fd{fd}, m_stream{stream} {}
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : m_target{std::move(other.m_target)},
       m_temp{std::move(other.m_temp)},
+      m_final{std::move(other.m_final)},
       m_fd{std::exchange(other.m_fd, -1)},
+      m_stream{std::exchange(other.m_stream, nullptr)},
+      m_to_stdout{other.m_to_stdout},
       m_committed{std::exchange(other.m_committed, true)} {}
 
 AtomicFile::~AtomicFile() {
     if (m_fd >= 0) ::close(m_fd);
-    if (!m_committed) ::unlink(m_temp.c_str());
+    if (!m_committed && !m_temp.empty()) ::unlink(m_temp.c_str());
+}
+
+void AtomicFile::fail(int error) {
+    // The temporary file goes now, not at destruction: a caller that exits without unwinding
+    // (std::exit) must not leave it behind.
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+    if (!m_temp.empty()) ::unlink(m_temp.c_str());
+    m_committed = true;  // nothing left to remove
+    const std::string what = m_stream ? std::string{"standard output"} : in_quotes(m_target);
+    throw WriteError("cannot write " + what + ": " + std::strerror(error));
 }
 
 void AtomicFile::write(BytesView bytes) {
+    if (m_stream) {
+        m_stream->write(reinterpret_cast<const char*>(bytes.data()),
+                        static_cast<std::streamsize>(bytes.size()));
+        if (!*m_stream) fail(errno ? errno : EIO);
+        return;
+    }
+    if (m_fd < 0) fail(EBADF);
     while (!bytes.empty()) {
         const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " +
-                                     std::strerror(errno));
+        if (n <= 0) fail(n == 0 ? EIO : errno);
         bytes = bytes.subspan(static_cast<size_t>(n));
     }
 }
 
 void AtomicFile::finish() {
+    if (m_stream) {
+        if (!m_stream->flush()) fail(errno ? errno : EIO);
+        return;
+    }
     if (m_fd < 0) return;
-    const bool synced = ::fsync(m_fd) == 0;
+    // A pipe or a terminal cannot be synced (EINVAL): only files written under a temporary name
+    // must be on disk before their rename.
+    const bool synced = m_temp.empty() || ::fsync(m_fd) == 0;
     const int saved = errno;
     const bool closed = ::close(m_fd) == 0;
+    const int close_errno = errno;
     m_fd = -1;
-    if (!synced || !closed)
-        throw std::runtime_error("cannot write " + in_quotes(m_temp) + ": " +
-                                 std::strerror(synced ? errno : saved));
+    if (!synced) fail(saved);
+    if (!closed) fail(close_errno);
 }
 
 void AtomicFile::commit() {
     finish();
-    if (::rename(m_temp.c_str(), m_target.c_str()) != 0)
-        throw std::runtime_error("cannot rename " + in_quotes(m_temp) + " to " +
-                                 in_quotes(m_target) + ": " + std::strerror(errno));
+    if (m_committed) return;
+    if (!m_temp.empty()) {
+        // Over the final target of the links, beside which the temporary file sits.
+        if (::rename(m_temp.c_str(), m_final.c_str()) != 0) fail(errno);
+    }
     m_committed = true;
 }
 
 // ---- ChainReader -----------------------------------------------------------------------------
 
-Expected<ChainReader, FileError> ChainReader::open(const std::string& path) {
+Expected<ChainReader, FileError> ChainReader::open(const std::string& path,
+                                                   size_t max_block_bytes) {
     auto f = open_for_reading(path);
     if (!f) return unexpected(f.error());
-    return ChainReader{std::move(*f), path};
+    return ChainReader{std::move(*f), path, max_block_bytes};
 }
 
-ChainReader::ChainReader(std::unique_ptr<std::istream> owned, std::string path) noexcept
-    : m_owned{std::move(owned)}, m_in{m_owned.get()}, m_path{std::move(path)} {}
+ChainReader::ChainReader(std::unique_ptr<std::istream> owned, std::string path,
+                         size_t max_block_bytes) noexcept
+    : m_owned{std::move(owned)},
+      m_in{m_owned.get()},
+      m_path{std::move(path)},
+      m_max_block_bytes{max_block_bytes} {}
 
 bool ChainReader::read_up_to(Bytes& out, size_t n) {
-    const size_t old = out.size();
-    out.resize(old + n);
-    m_in->read(reinterpret_cast<char*>(out.data() + old), static_cast<std::streamsize>(n));
-    const auto got = static_cast<size_t>(m_in->gcount());
-    out.resize(old + got);
-    if (m_in->bad())
-        throw std::runtime_error("cannot read " + in_quotes(m_path) + ": " + std::strerror(errno));
+    const size_t got = append_from(*m_in, out, n);
+    if (m_in->bad()) {
+        m_read_errno = errno ? errno : EIO;
+        return false;
+    }
     return got == n;
 }
 
-std::optional<Bytes> ChainReader::next() {
+std::optional<ChainReadError> ChainReader::read_error() const {
+    if (m_read_errno == 0) return std::nullopt;
+    return ChainReadError{std::nullopt, "cannot read " + in_quotes(m_path) + ": " +
+                                            std::strerror(m_read_errno)};
+}
+
+Expected<std::optional<Bytes>, ChainReadError> ChainReader::next() {
+    if (m_ended) return std::optional<Bytes>{};
     Bytes block = std::move(m_ahead);
     m_ahead.clear();
     if (block.size() < kMaxPrefix) read_up_to(block, kMaxPrefix - block.size());
-    if (block.empty()) return std::nullopt;  // the end, at a block boundary
+    if (auto e = read_error()) return unexpected(std::move(*e));
+    if (block.empty()) return std::optional<Bytes>{};  // the end, at a block boundary
+    const size_t index = m_index++;
 
     const auto length = rlp::item_length(block);
+    if (length && *length > m_max_block_bytes)
+        return unexpected(ChainReadError{index, over_limit(m_max_block_bytes)});
     if (!length || block[0] < 0xc0) {
-        // Not a block: the rest of the input, for the decoder to name what is wrong.
-        while (read_up_to(block, kReadChunk)) {
-        }
-        return block;
+        // Not a block: the last item, for the decoder to name what is wrong. An RLP string (a
+        // transaction list inside one) is kept whole, with a bounded look past it, so that
+        // trailing bytes are seen; anything else needs only its first bytes.
+        m_ended = true;
+        const size_t want = (length ? static_cast<size_t>(*length) : 0) + kUndelimitedPeekBytes;
+        if (block.size() < want) read_up_to(block, want - block.size());
+        if (auto e = read_error()) return unexpected(std::move(*e));
+        return std::optional<Bytes>{std::move(block)};
     }
     if (*length < block.size()) {
         m_ahead.assign(block.begin() + static_cast<std::ptrdiff_t>(*length), block.end());
         block.resize(static_cast<size_t>(*length));
-        return block;
+        return std::optional<Bytes>{std::move(block)};
     }
-    while (block.size() < *length) {
-        const auto want =
-            static_cast<size_t>(std::min<uint64_t>(*length - block.size(), kReadChunk));
-        if (!read_up_to(block, want)) break;  // truncated: handed on as it is
-    }
-    return block;
+    read_up_to(block, static_cast<size_t>(*length) - block.size());  // short: handed on as it is
+    if (auto e = read_error()) return unexpected(std::move(*e));
+    return std::optional<Bytes>{std::move(block)};
 }
 
 }  // namespace barrel::cli

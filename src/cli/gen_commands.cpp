@@ -29,8 +29,8 @@ std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 /// The target of `option`, created now (files.hpp) so that a path that cannot be written is
 /// found before the work starts.
-AtomicFile create_target(std::string_view option, const std::string& target) {
-    auto file = AtomicFile::create(target);
+AtomicFile create_target(Context& ctx, std::string_view option, const std::string& target) {
+    auto file = AtomicFile::create(target, ctx.out);
     if (!file) fail(std::string{option} + ": " + file.error());
     return std::move(file).value();
 }
@@ -86,8 +86,8 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
         fail("--genesis and --out name the same file " + in_quotes(chain_path));
 
     // Both targets are checked (by creating their temporary files) before the work starts.
-    AtomicFile genesis_file = create_target("--genesis", genesis_path);
-    AtomicFile chain_file = create_target("--out", chain_path);
+    AtomicFile genesis_file = create_target(ctx, "--genesis", genesis_path);
+    AtomicFile chain_file = create_target(ctx, "--out", chain_path);
 
     auto workload = gen::generate(o);
     if (!workload) throw std::runtime_error(workload.error());  // options were valid: a bug
@@ -104,7 +104,11 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
     chain_file.commit();
     genesis_file.commit();
 
-    ctx.out << "wrote " << o.blocks << (o.blocks == 1 ? " block" : " blocks") << " of " << o.txs
+    // An output on standard output ("-") has it to itself: the report goes beside the errors.
+    std::ostream& report = genesis_file.is_standard_output() || chain_file.is_standard_output()
+                               ? ctx.err
+                               : ctx.out;
+    report << "wrote " << o.blocks << (o.blocks == 1 ? " block" : " blocks") << " of " << o.txs
             << (o.txs == 1 ? " transaction" : " transactions") << " (" << gen::to_string(o.mix)
             << ", seed " << o.seed << ") to " << chain_path << " (" << chain_bytes
             << " bytes) and the genesis of chain " << o.chain_id << " to " << genesis_path << "\n";
@@ -120,8 +124,9 @@ Command gen_command() {
         .args = {},
         .options =
             {
-                {"--genesis", "FILE", "Write the genesis (JSON) here", true},
-                {"--out", "FILE", "Write the chain file (the blocks concatenated) here", true},
+                {"--genesis", "FILE", "Write the genesis (JSON) here ('-': stdout)", true},
+                {"--out", "FILE", "Write the chain file (the blocks concatenated) here ('-': stdout)",
+                 true},
                 {"--blocks", "N", "Number of blocks (at least 1)", true},
                 {"--txs", "N", "Transactions per block (1 to 1000000; default 2500)"},
                 {"--accounts", "N",
@@ -143,7 +148,9 @@ Command gen_command() {
             "'mixed' is both in every transaction type, plus malformed precompile calls and at\n"
             "most one contract creation per block. --hot-ratio makes transactions contend for\n"
             "the first --hot-accounts accounts/users (1 and 1 make every block one chain). The\n"
-            "files are written whole or not at all.\n"
+            "files are written whole or not at all; a symbolic link is followed and its target\n"
+            "replaced; a device, fifo or /dev/stdout is written in place; a file inside a\n"
+            "datadir is refused. With '-' for one of them, the report goes to stderr.\n"
             "Example: barrel-node gen --genesis g.json --out chain.rlp --blocks 10 --mix dag",
         .handler = gen_command_handler,
     };

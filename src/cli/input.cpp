@@ -1,10 +1,9 @@
+#include <barrel/cli/files.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/uint256.hpp>
 
 #include "command.hpp"
 
-#include <istream>
-#include <iterator>
 
 namespace barrel::cli {
 
@@ -21,12 +20,16 @@ std::string_view trim(std::string_view s) noexcept {
 }
 }  // namespace
 
+static_assert(kMaxTextInputBytes == 268435456, "the --help of rlp and tx decode names the limit");
+
 std::string read_text_argument(Context& ctx, std::string_view arg) {
     if (arg != "-") return std::string{trim(arg)};
-    std::string text{std::istreambuf_iterator<char>{ctx.in}, std::istreambuf_iterator<char>{}};
-    // A read error is the environment's fault, not the input's: internal failure.
-    if (ctx.in.bad()) throw std::runtime_error("cannot read standard input");
-    return std::string{trim(text)};
+    auto bytes = read_stream(ctx.in, kMaxTextInputBytes);
+    if (!bytes) {
+        if (bytes.error().too_large) fail("standard input is " + bytes.error().reason);
+        fail("cannot read standard input: " + bytes.error().reason);
+    }
+    return std::string{trim(as_chars(*bytes))};
 }
 
 std::vector<uint8_t> read_hex_argument(Context& ctx, std::string_view arg) {

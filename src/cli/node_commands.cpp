@@ -63,12 +63,14 @@ T or_fail(Expected<T, store::StoreError> v) {
     return std::move(v).value();
 }
 
-/// The whole of a small text file (a genesis).
-std::string read_small_file(const std::string& path, std::string_view what) {
-    auto bytes = read_file(path);
+/// The whole of a small text file (a genesis), at most `limit` bytes.
+std::string read_small_file(const std::string& path, std::string_view what, size_t limit) {
+    auto bytes = read_file(path, limit);
     if (!bytes) {
         if (bytes.error().directory)
             fail(std::string{what} + " " + squote(path) + " is a directory");
+        if (bytes.error().too_large)
+            fail(std::string{what} + " " + squote(path) + " is " + bytes.error().reason);
         fail("cannot read " + std::string{what} + " " + squote(path) + ": " + bytes.error().reason);
     }
     return std::string{as_chars(*bytes)};
@@ -80,7 +82,7 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     const std::string datadir = datadir_of(args);
     const std::string genesis_path{*args.value("--genesis")};
     // The genesis is checked completely before anything is created.
-    const auto genesis = chain::parse_genesis(read_small_file(genesis_path, "genesis"));
+    const auto genesis = chain::parse_genesis(read_small_file(genesis_path, "genesis", kMaxGenesisBytes));
     if (!genesis) fail("genesis " + squote(genesis_path) + ": " + genesis.error());
     auto s = store::Store::init(datadir, *genesis);
     if (!s) fail(s.error().message);
@@ -94,9 +96,11 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
 
 // ---- import ----------------------------------------------------------------------------------
 
-/// The chain file's reader (files.hpp), or the error line naming the file.
-ChainReader open_chain_file(const std::string& path) {
-    auto reader = ChainReader::open(path);
+/// The chain file's reader (files.hpp), standard input for "-", or the error line naming the
+/// file. Blocks over `max_block_bytes` are refused as they are met, before they are read.
+ChainReader open_chain_file(Context& ctx, const std::string& path, size_t max_block_bytes) {
+    if (path == "-") return ChainReader{ctx.in, max_block_bytes};
+    auto reader = ChainReader::open(path, max_block_bytes);
     if (!reader) {
         if (reader.error().directory) fail("chain file " + squote(path) + " is a directory");
         fail("cannot read chain file " + squote(path) + ": " + reader.error().reason);
@@ -193,9 +197,10 @@ void print_summary(std::ostream& out, const ImportTally& t, double wall_s, const
 
 int import_handler(Context& ctx, const ParsedArgs& args) {
     const std::string datadir = datadir_of(args);
-    ChainReader reader = open_chain_file(std::string{args.positionals[0]});
     store::Options options;
     options.sync = args.has("--sync");
+    ChainReader reader =
+        open_chain_file(ctx, std::string{args.positionals[0]}, options.max_block_bytes);
     auto store = open_store(datadir, options);
 
     // Imported transactions are not seen again, so the cache only needs to span the blocks in
@@ -212,8 +217,17 @@ int import_handler(Context& ctx, const ParsedArgs& args) {
     ProgressLine progress{ctx.err, on_terminal};
     const auto t0 = Clock::now();
     auto elapsed_s = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+    // A block the reader cannot hand on ends the stream there: the blocks before it are
+    // committed, as before an invalid block, and the reader's error is the import's.
+    std::optional<ChainReadError> read_error;
+    auto next_block = [&]() -> std::optional<Bytes> {
+        auto block = reader.next();
+        if (block) return std::move(*block);
+        read_error = std::move(block.error());
+        return std::nullopt;
+    };
     const auto result =
-        pipe.import_stream([&] { return reader.next(); },
+        pipe.import_stream(next_block,
                            [&](const pipeline::BlockResult& r) {
                                tally.add(r);
                                progress.update(r.number, tally.imported, tally.skipped,
@@ -222,8 +236,18 @@ int import_handler(Context& ctx, const ParsedArgs& args) {
     const double wall_s = elapsed_s();
     print_summary(ctx.out, tally, wall_s, store->head(), cache);
     if (!result) fail(pipeline::describe(result.error()));
+    if (read_error) {
+        // A block not read has no number: it is named by its place in the input, as the
+        // pipeline names a block that does not decode.
+        if (read_error->block)
+            fail("block at position " + std::to_string(*read_error->block) + ": " +
+                 read_error->reason);
+        fail(read_error->reason);
+    }
     return kExitOk;
 }
+
+static_assert(store::Options::kMaxBlockBytes == 1073741824, "import --help names the limit");
 
 // ---- export ----------------------------------------------------------------------------------
 
@@ -232,7 +256,7 @@ int export_handler(Context& ctx, const ParsedArgs& args) {
     store::Options options;
     options.read_only = true;
     const auto store = open_store(datadir_of(args), options);
-    auto created = AtomicFile::create(out_path);
+    auto created = AtomicFile::create(out_path, ctx.out);
     if (!created) fail("--out: " + created.error());
     AtomicFile file = std::move(created).value();
     const uint64_t head = store->head().number;
@@ -246,7 +270,9 @@ int export_handler(Context& ctx, const ParsedArgs& args) {
         bytes += raw->size();
     }
     file.commit();
-    ctx.out << "exported " << head << (head == 1 ? " block" : " blocks") << " (" << bytes
+    // With --out -, the chain file is standard output: the report goes beside the errors.
+    std::ostream& report = file.is_standard_output() ? ctx.err : ctx.out;
+    report << "exported " << head << (head == 1 ? " block" : " blocks") << " (" << bytes
             << " bytes) to " << out_path << "\n";
     return kExitOk;
 }
@@ -363,7 +389,7 @@ Command import_command() {
     return {
         .name = "import",
         .summary = "Import a chain file (blocks concatenated) into a datadir",
-        .args = {{"CHAIN", "The chain file, e.g. from 'gen' or 'export'"}},
+        .args = {{"CHAIN", "The chain file, e.g. from 'gen' or 'export'; '-' reads stdin"}},
         .options =
             {
                 kDatadirOption,
@@ -378,7 +404,11 @@ Command import_command() {
             "commit. Blocks the datadir already has are skipped. The import stops at the first\n"
             "invalid block with 'error: block N: STAGE: REASON' (exit status 2); the blocks\n"
             "before it stay committed and nothing of it is written. On a terminal, progress is\n"
-            "shown on stderr; a per-stage timing summary goes to stdout.",
+            "shown on stderr; a per-stage timing summary goes to stdout.\n"
+            "A block larger than the limit of 1073741824 bytes (the store's max_block_bytes,\n"
+            "docs/formats.md \"Limits\") is refused from its RLP prefix, before it is read:\n"
+            "'error: block at position N: larger than the limit of 1073741824 bytes', N counted\n"
+            "from 0 in the input.",
         .handler = import_handler,
     };
 }
@@ -388,10 +418,14 @@ Command export_command() {
         .name = "export",
         .summary = "Write blocks 1..head of a datadir as a chain file",
         .args = {},
-        .options = {kDatadirOption, {"--out", "FILE", "The chain file to write", true}},
+        .options = {kDatadirOption,
+                    {"--out", "FILE", "The chain file to write; '-' writes stdout", true}},
         .details =
             "The blocks are written exactly as they were imported, so exporting what was\n"
-            "imported gives the same bytes. FILE is replaced whole or not at all.",
+            "imported gives the same bytes. FILE is replaced whole or not at all; a symbolic\n"
+            "link is followed and its target replaced; a device, fifo or /dev/stdout is written\n"
+            "in place. FILE inside a datadir is refused. With --out -, the report goes to\n"
+            "stderr.",
         .handler = export_handler,
     };
 }

@@ -165,6 +165,7 @@ Command rlp_decode_command() {
         .details =
             "Like foundry's 'cast from-rlp'. The input must be exactly one canonical item;\n"
             "anything else is rejected with the reason (e.g. 'invalid RLP: trailing_bytes').\n"
+            "Standard input ('-') is read up to 268435456 bytes (docs/formats.md \"Limits\").\n"
             "Example: barrel-node rlp decode 0xc88363617483646f67  ->  [\"0x636174\",\"0x646f67\"]",
         .handler = rlp_decode,
     };
@@ -181,6 +182,7 @@ Command rlp_encode_command() {
             "byte string; an unsigned integer (up to 2^64-1) encodes as its minimal big-endian\n"
             "bytes (write larger ones as 0x-hex); an array encodes as a list. Anything else is\n"
             "an error naming where it is ($ is the root, $[1][0] a nested item).\n"
+            "Standard input ('-') is read up to 268435456 bytes (docs/formats.md \"Limits\").\n"
             "Example: barrel-node rlp encode '[\"0x636174\", 1024]'  ->  0xc783636174820400",
         .handler = rlp_encode,
     };

@@ -60,7 +60,8 @@ Command tx_decode_command() {
             "intrinsic gas, fee caps, ...) or whose sender cannot be recovered is an error naming\n"
             "the reason, e.g. 'tx: s: high_s'. Numbers in the JSON are 0x quantities; 'to' is "
             "null\n"
-            "for a contract creation, 'chain_id' null for a pre-EIP-155 transaction.",
+            "for a contract creation, 'chain_id' null for a pre-EIP-155 transaction.\n"
+            "Standard input ('-') is read up to 268435456 bytes (docs/formats.md \"Limits\").",
         .handler = tx_decode,
     };
 }
