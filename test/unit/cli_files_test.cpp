@@ -5,6 +5,7 @@
 
 #include <barrel/cli/files.hpp>
 
+#include "cli_run.hpp"
 #include "rlp_build.hpp"
 #include "test_files.hpp"
 #include <fcntl.h>
@@ -15,12 +16,12 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <streambuf>
 #include <string>
 #include <vector>
 
 using namespace barrel;
 using barrel::test::cat;
+using barrel::test::EndlessBuf;
 using barrel::test::read_text;
 using barrel::test::ScratchDir;
 using barrel::test::write_text;
@@ -59,39 +60,6 @@ std::vector<Bytes> read_items(const Bytes& input) {
 
 /// A list item of `payload_size` bytes of 0x01 (long form from 56 on).
 Bytes list_of(size_t payload_size) { return barrel::test::list({Bytes(payload_size, 0x01)}); }
-
-/// An endless input: `head`, then `fill` forever; counts what was taken from it, so a test can
-/// say how much a reader read.
-class EndlessBuf : public std::streambuf {
-public:
-    EndlessBuf(Bytes head, char fill) : m_head{std::move(head)}, m_fill{fill} {
-        m_buffer.assign(4096, m_fill);
-    }
-    size_t taken() const noexcept { return m_taken - static_cast<size_t>(egptr() - gptr()); }
-
-protected:
-    int_type underflow() override {
-        if (m_head_pos < m_head.size()) {
-            const size_t n = std::min(m_buffer.size(), m_head.size() - m_head_pos);
-            std::copy_n(m_head.begin() + static_cast<std::ptrdiff_t>(m_head_pos), n,
-                        m_buffer.begin());
-            std::fill(m_buffer.begin() + static_cast<std::ptrdiff_t>(n), m_buffer.end(), m_fill);
-            m_head_pos += n;
-        } else {
-            std::fill(m_buffer.begin(), m_buffer.end(), m_fill);
-        }
-        setg(m_buffer.data(), m_buffer.data(), m_buffer.data() + m_buffer.size());
-        m_taken += m_buffer.size();
-        return traits_type::to_int_type(m_buffer[0]);
-    }
-
-private:
-    Bytes m_head;
-    size_t m_head_pos{0};
-    char m_fill;
-    std::vector<char> m_buffer;
-    size_t m_taken{0};
-};
 
 /// A pipe whose write end is a descriptor of this process: /proc/self/fd/N leads to it.
 struct Pipe {
