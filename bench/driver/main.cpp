@@ -461,8 +461,8 @@ struct ScratchRoot {
     ScratchRoot& operator=(const ScratchRoot&) = delete;
 };
 
-int run(int argc, char** argv) {
-    const Args args = parse_args(argc, argv);
+/// The benchmark of `args`: the input read or generated, the runs measured and reported.
+int measure(const Args& args) {
     const size_t all_threads =
         args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -552,9 +552,6 @@ int run(int argc, char** argv) {
     RecoverRates recover_rates;
     recover_rates.sample(recover_loop, all_threads);
     std::vector<bench::Run> runs;
-    // The first run applies every block to the genesis: a pipeline failure there is the
-    // input's (a chain of another genesis), or a bug for a generated workload.
-    try {
     for (bool warm : {false, true}) {
         const char* cache = warm ? "warm" : "cold";
         if (args.quick || all_threads == 1) {
@@ -574,11 +571,6 @@ int run(int argc, char** argv) {
             std::cerr << "run: " << threads << " thread(s), " << cache << " cache, streamed\n";
             runs.push_back(measure_streamed(genesis, wires, decoded, threads, warm, tmp_root));
         }
-    }
-    } catch (const ImportFailure& e) {
-        if (args.input.empty()) throw Failure{1, e.message};
-        usage_error("--input: '" + args.input + "' does not apply to --genesis '" + args.genesis +
-                    "': " + e.message);
     }
     // Rows in the table's order: by thread count, then cache, then one-by-one before streamed.
     std::stable_sort(runs.begin(), runs.end(), [](const bench::Run& a, const bench::Run& b) {
@@ -628,6 +620,19 @@ int run(int argc, char** argv) {
         plot_file->commit();
     }
     return 0;
+}
+
+int run(int argc, char** argv) {
+    const Args args = parse_args(argc, argv);
+    try {
+        return measure(args);
+    } catch (const ImportFailure& e) {
+        // The first run applies every block to the genesis: a failure there is the input's (a
+        // chain of another genesis, an invalid block), or a bug for a generated workload.
+        if (args.input.empty()) throw Failure{1, e.message};
+        usage_error("--input: '" + args.input + "' does not apply to --genesis '" + args.genesis +
+                    "': " + e.message);
+    }
 }
 
 }  // namespace

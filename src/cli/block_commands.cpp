@@ -206,7 +206,8 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
             out.push_back(block_json(b));
             if (!item) break;
             decoded = block::decode_block(std::move(*item));
-            if (!decoded) fail("block " + std::to_string(k + 1) + ": " + block::describe(decoded.error()));
+            if (!decoded)
+                fail("block " + std::to_string(k + 1) + ": " + block::describe(decoded.error()));
         }
         ctx.out << (out.size() > 1 ? out : out[0]).dump(2) << "\n";
         return kExitOk;

@@ -69,9 +69,9 @@ Expected<Bytes, FileError> read_bounded(std::istream& in, size_t limit) {
 
 /// How an output target is written, once its links are followed.
 struct Resolved {
-    fs::path file;        ///< the final target: the file to replace, or to create if none
-    bool direct{false};   ///< not a regular file (or a /proc/PID/fd link): written in place
-    int own_fd{-1};       ///< /proc/self/fd/N (or /dev/stdout): this process's descriptor N
+    fs::path file;       ///< the final target: the file to replace, or to create if none
+    bool direct{false};  ///< not a regular file (or a /proc/PID/fd link): written in place
+    int own_fd{-1};      ///< /proc/self/fd/N (or /dev/stdout): this process's descriptor N
 };
 
 /// Whether `dir` is /proc/PID/fd (or /proc/PID/task/TID/fd), whose entries are links to what a
@@ -104,7 +104,9 @@ Expected<Resolved, std::string> resolve(const std::string& target) {
             std::error_code ec;
             if (fs::canonical(p.parent_path(), ec) == fs::path{self}) {
                 const std::string n = p.filename().string();
-                if (!n.empty() && std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) && n.size() < 9)
+                if (!n.empty() &&
+                    std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                    n.size() < 9)
                     r.own_fd = std::stoi(n);
             }
             return r;
@@ -305,8 +307,8 @@ bool ChainReader::read_up_to(Bytes& out, size_t n) {
 
 std::optional<ChainReadError> ChainReader::read_error() const {
     if (m_read_errno == 0) return std::nullopt;
-    return ChainReadError{std::nullopt, "cannot read " + in_quotes(m_path) + ": " +
-                                            std::strerror(m_read_errno)};
+    return ChainReadError{std::nullopt,
+                          "cannot read " + in_quotes(m_path) + ": " + std::strerror(m_read_errno)};
 }
 
 Expected<std::optional<Bytes>, ChainReadError> ChainReader::next() {

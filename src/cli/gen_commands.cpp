@@ -105,13 +105,12 @@ int gen_command_handler(Context& ctx, const ParsedArgs& args) {
     genesis_file.commit();
 
     // An output on standard output ("-") has it to itself: the report goes beside the errors.
-    std::ostream& report = genesis_file.is_standard_output() || chain_file.is_standard_output()
-                               ? ctx.err
-                               : ctx.out;
+    std::ostream& report =
+        genesis_file.is_standard_output() || chain_file.is_standard_output() ? ctx.err : ctx.out;
     report << "wrote " << o.blocks << (o.blocks == 1 ? " block" : " blocks") << " of " << o.txs
-            << (o.txs == 1 ? " transaction" : " transactions") << " (" << gen::to_string(o.mix)
-            << ", seed " << o.seed << ") to " << chain_path << " (" << chain_bytes
-            << " bytes) and the genesis of chain " << o.chain_id << " to " << genesis_path << "\n";
+           << (o.txs == 1 ? " transaction" : " transactions") << " (" << gen::to_string(o.mix)
+           << ", seed " << o.seed << ") to " << chain_path << " (" << chain_bytes
+           << " bytes) and the genesis of chain " << o.chain_id << " to " << genesis_path << "\n";
     return kExitOk;
 }
 
@@ -125,8 +124,8 @@ Command gen_command() {
         .options =
             {
                 {"--genesis", "FILE", "Write the genesis (JSON) here ('-': stdout)", true},
-                {"--out", "FILE", "Write the chain file (the blocks concatenated) here ('-': stdout)",
-                 true},
+                {"--out", "FILE",
+                 "Write the chain file (the blocks concatenated) here ('-': stdout)", true},
                 {"--blocks", "N", "Number of blocks (at least 1)", true},
                 {"--txs", "N", "Transactions per block (1 to 1000000; default 2500)"},
                 {"--accounts", "N",

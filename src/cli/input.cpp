@@ -4,7 +4,6 @@
 
 #include "command.hpp"
 
-
 namespace barrel::cli {
 
 void fail(const std::string& message) { throw InputError(message); }

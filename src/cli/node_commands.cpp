@@ -82,7 +82,8 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     const std::string datadir = datadir_of(args);
     const std::string genesis_path{*args.value("--genesis")};
     // The genesis is checked completely before anything is created.
-    const auto genesis = chain::parse_genesis(read_small_file(genesis_path, "genesis", kMaxGenesisBytes));
+    const auto genesis =
+        chain::parse_genesis(read_small_file(genesis_path, "genesis", kMaxGenesisBytes));
     if (!genesis) fail("genesis " + squote(genesis_path) + ": " + genesis.error());
     auto s = store::Store::init(datadir, *genesis);
     if (!s) fail(s.error().message);
@@ -226,13 +227,10 @@ int import_handler(Context& ctx, const ParsedArgs& args) {
         read_error = std::move(block.error());
         return std::nullopt;
     };
-    const auto result =
-        pipe.import_stream(next_block,
-                           [&](const pipeline::BlockResult& r) {
-                               tally.add(r);
-                               progress.update(r.number, tally.imported, tally.skipped,
-                                               tally.transactions, elapsed_s());
-                           });
+    const auto result = pipe.import_stream(next_block, [&](const pipeline::BlockResult& r) {
+        tally.add(r);
+        progress.update(r.number, tally.imported, tally.skipped, tally.transactions, elapsed_s());
+    });
     const double wall_s = elapsed_s();
     print_summary(ctx.out, tally, wall_s, store->head(), cache);
     if (!result) fail(pipeline::describe(result.error()));
@@ -273,7 +271,7 @@ int export_handler(Context& ctx, const ParsedArgs& args) {
     // With --out -, the chain file is standard output: the report goes beside the errors.
     std::ostream& report = file.is_standard_output() ? ctx.err : ctx.out;
     report << "exported " << head << (head == 1 ? " block" : " blocks") << " (" << bytes
-            << " bytes) to " << out_path << "\n";
+           << " bytes) to " << out_path << "\n";
     return kExitOk;
 }
 

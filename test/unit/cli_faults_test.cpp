@@ -127,8 +127,8 @@ TEST(cli_faults, export_and_gen_write_standard_output_for_a_dash) {
     const auto r = run_cli({"export", "--datadir", f.datadir, "--out", "-"});
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, std::string{as_chars(f.chain_bytes)});
-    EXPECT_EQ(r.err, "exported 4 blocks (" + std::to_string(f.chain_bytes.size()) +
-                         " bytes) to -\n");
+    EXPECT_EQ(r.err,
+              "exported 4 blocks (" + std::to_string(f.chain_bytes.size()) + " bytes) to -\n");
 
     const ScratchDir scratch;
     const auto g = run_cli({"gen", "--genesis", "-", "--out", scratch / "c.rlp", "--blocks", "1",
@@ -168,10 +168,10 @@ TEST(cli_faults, an_output_inside_a_datadir_is_refused_and_the_datadir_unchanged
                  "--out: '" + current + "' is inside the datadir '" + canonical + "'");
     const ScratchDir scratch;
     fs::create_symlink(current, scratch.path() / "to-current");
-    expect_error(run_cli({"gen", "--genesis", scratch / "to-current", "--out", scratch / "c.rlp",
-                          "--blocks", "1"}),
-                 "--genesis: '" + (scratch / "to-current") + "' is inside the datadir '" +
-                     canonical + "'");
+    expect_error(
+        run_cli({"gen", "--genesis", scratch / "to-current", "--out", scratch / "c.rlp", "--blocks",
+                 "1"}),
+        "--genesis: '" + (scratch / "to-current") + "' is inside the datadir '" + canonical + "'");
     EXPECT_EQ(entries(f.datadir), files_before);
     EXPECT_EQ(dump_diff(before, dump_datadir(f.datadir)), "");
     EXPECT_EQ(entries(scratch.path()), std::vector<std::string>{"to-current"});
@@ -219,7 +219,10 @@ TEST(cli_faults, every_command_stops_an_endless_input_with_exit_2) {
          '\0',
          "not a block, chain file or transaction list; as a block: malformed_block: "
          "unexpected_string"},
-        {{"import", "--datadir", datadir, "-"}, huge, '\x01', "block at position 0: " + block_limit},
+        {{"import", "--datadir", datadir, "-"},
+         huge,
+         '\x01',
+         "block at position 0: " + block_limit},
         {{"import", "--datadir", datadir, "-"},
          {},
          '\0',
@@ -274,9 +277,8 @@ TEST(cli_faults, a_file_size_limit_is_exit_2_and_leaves_no_temporary_file) {
     rlimit limited{8 << 10, old.rlim_max};
     // The child inherits the limit; this process has it only for the fork.
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
-    const pid_t pid = barrel::test::spawn_cli({"gen", "--genesis", scratch / "g.json", "--out",
-                                               out, "--blocks", "4", "--txs", "60",
-                                               "--accounts", "40"},
+    const pid_t pid = barrel::test::spawn_cli({"gen", "--genesis", scratch / "g.json", "--out", out,
+                                               "--blocks", "4", "--txs", "60", "--accounts", "40"},
                                               err);
     ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
     ASSERT_GT(pid, 0);

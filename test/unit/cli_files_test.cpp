@@ -329,7 +329,8 @@ TEST(cli_files, an_output_inside_a_datadir_is_refused) {
           (scratch.path() / "to-datadir" / "LOCK").string()}) {
         const auto file = cli::AtomicFile::create(target, out);
         ASSERT_FALSE(file) << target;
-        EXPECT_EQ(file.error(), "'" + target + "' is inside the datadir '" + datadir.string() + "'");
+        EXPECT_EQ(file.error(),
+                  "'" + target + "' is inside the datadir '" + datadir.string() + "'");
     }
     EXPECT_EQ(read_text((datadir / "CURRENT").string()), "MANIFEST-000001\n");
     EXPECT_FALSE(fs::exists(datadir / "new.bin"));
@@ -376,7 +377,8 @@ TEST(cli_files, a_write_error_names_the_target_and_leaves_no_temporary_file) {
             file->commit();
             FAIL() << "no error";
         } catch (const cli::WriteError& e) {
-            EXPECT_STREQ(e.what(), ("cannot write '" + target + "': No space left on device").c_str());
+            EXPECT_STREQ(e.what(),
+                         ("cannot write '" + target + "': No space left on device").c_str());
         }
         EXPECT_TRUE(fs::is_empty(mount_point));  // gone at the throw, before the destructor
     }

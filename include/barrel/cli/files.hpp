@@ -152,10 +152,10 @@ private:
     std::istream* m_in;
     std::string m_path{"standard input"};
     size_t m_max_block_bytes;
-    size_t m_index{0};     ///< blocks handed on so far
-    bool m_ended{false};   ///< the last item (not a list) was handed on
-    int m_read_errno{0};   ///< errno of a failed read, 0 if none
-    Bytes m_ahead;  ///< bytes read past the end of the last block (a prefix is read whole)
+    size_t m_index{0};    ///< blocks handed on so far
+    bool m_ended{false};  ///< the last item (not a list) was handed on
+    int m_read_errno{0};  ///< errno of a failed read, 0 if none
+    Bytes m_ahead;        ///< bytes read past the end of the last block (a prefix is read whole)
 };
 
 }  // namespace barrel::cli
