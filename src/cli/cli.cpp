@@ -26,7 +26,9 @@
 #include <tbb/global_control.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <ostream>
@@ -469,10 +471,18 @@ int run(std::span<const std::string_view> args, std::istream& in, std::ostream& 
             err << "error: internal: unknown exception\n";
             return kExitInternal;
         }
+        // Standard output that cannot take the results (a full disk under a redirection, a
+        // closed pipe) is the environment's fault, like any output. errno names the reason only
+        // when this flush is what failed.
+        const bool was_good = out.good();
+        errno = 0;
         out.flush();
         if (!out) {
-            err << "error: internal: cannot write the output\n";
-            return kExitInternal;
+            const int reason = was_good ? errno : 0;
+            err << "error: cannot write standard output"
+                << (reason != 0 ? std::string{": "} + std::strerror(reason) : std::string{})
+                << "\n";
+            return kExitBadInput;
         }
         return status;
     } catch (...) {

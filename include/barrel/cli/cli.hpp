@@ -11,10 +11,12 @@ namespace barrel::cli {
 
 /// Exit statuses of every command (docs/architecture.md, "The command lines").
 inline constexpr int kExitOk = 0;
-/// Something went wrong in the program or its environment (an exception it did not expect,
-/// output that could not be written); stderr has one `error: internal: …` line.
+/// Something went wrong in the program (an exception it did not expect); stderr has one
+/// `error: internal: …` line.
 inline constexpr int kExitInternal = 1;
-/// The arguments or the input were wrong; stderr has exactly one line `error: …` naming what.
+/// The arguments, the input or the environment were wrong (a bad file, a datadir, a full disk,
+/// a file size limit, an input over its limit); stderr has exactly one line `error: …` naming
+/// what.
 inline constexpr int kExitBadInput = 2;
 
 /// Runs one `barrel-node` invocation. `args` are the arguments after the program name
