@@ -74,15 +74,22 @@ struct Resolved {
     int own_fd{-1};      ///< /proc/self/fd/N (or /dev/stdout): this process's descriptor N
 };
 
-/// Whether `dir` is /proc/PID/fd (or /proc/PID/task/TID/fd), whose entries are links to what a
-/// process has open, and are reopened rather than followed.
+/// Whether `dir` (a canonical path) is /proc/PID/fd or /proc/PID/task/TID/fd, whose entries are
+/// links to what a process has open: reopened rather than followed, since what they name
+/// ("pipe:[123]", a file the shell redirected to) is not a path to replace.
 bool is_fd_directory(const fs::path& dir) {
-    std::error_code ec;
-    const fs::path real = fs::canonical(dir, ec);
-    if (ec) return false;
-    const auto first = real.begin();
-    return first != real.end() && std::next(first) != real.end() &&
-           std::next(first)->string() == "proc" && real.filename() == "fd";
+    const auto first = dir.begin();
+    return first != dir.end() && std::next(first) != dir.end() &&
+           std::next(first)->string() == "proc" && dir.filename() == "fd";
+}
+
+/// N of a /proc/self/fd/N entry, if `name` is one.
+std::optional<int> descriptor_number(const std::string& name) {
+    constexpr size_t kMaxDigits = 9;
+    if (name.empty() || name.size() > kMaxDigits ||
+        !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return std::stoi(name);
 }
 
 /// Follows `target`'s links to the file a write must replace, or finds it must be written in
@@ -96,19 +103,14 @@ Expected<Resolved, std::string> resolve(const std::string& target) {
             return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
         }
         if (!S_ISLNK(st.st_mode)) return Resolved{p, !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)};
-        if (is_fd_directory(p.parent_path().empty() ? fs::path{"."} : p.parent_path())) {
-            // What the process has open: a pipe, a terminal, a file the shell redirected to.
-            // Ours is written through its descriptor, so a shell's `>>` still appends.
+        std::error_code ec;
+        const fs::path dir = fs::canonical(p.parent_path().empty() ? "." : p.parent_path(), ec);
+        if (!ec && is_fd_directory(dir)) {
+            // Ours is written through its descriptor, which keeps the shell's offset and
+            // O_APPEND (`>>`); another process's is reopened.
             Resolved r{p, true};
-            const std::string self = "/proc/" + std::to_string(::getpid()) + "/fd";
-            std::error_code ec;
-            if (fs::canonical(p.parent_path(), ec) == fs::path{self}) {
-                const std::string n = p.filename().string();
-                if (!n.empty() &&
-                    std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                    n.size() < 9)
-                    r.own_fd = std::stoi(n);
-            }
+            if (dir == fs::path{"/proc/" + std::to_string(::getpid()) + "/fd"})
+                r.own_fd = descriptor_number(p.filename().string()).value_or(-1);
             return r;
         }
         std::string link(static_cast<size_t>(PATH_MAX), '\0');
@@ -142,7 +144,11 @@ std::optional<fs::path> enclosing_datadir(const fs::path& file) {
 
 int open_direct(const std::string& target, const Resolved& r) {
     if (r.own_fd >= 0) return ::fcntl(r.own_fd, F_DUPFD_CLOEXEC, 0);
-    return ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    // A regular file behind another process's descriptor is rewritten from its start, as a
+    // shell's `>` would; a device or fifo has nothing to truncate.
+    std::error_code ec;
+    const bool regular = fs::is_regular_file(target, ec);
+    return ::open(target.c_str(), O_WRONLY | O_CLOEXEC | (regular ? O_TRUNC : 0));
 }
 
 }  // namespace
