@@ -103,6 +103,12 @@ expect_bad_usage("error: --json: '${WORK}/list.bin' is a transaction list" --inp
 if(EXISTS "${WORK}/list.json" OR EXISTS "${WORK}/list.svg")
     message(FATAL_ERROR "--json/--plot with a transaction list wrote a file")
 endif()
+# ... nor leaves their temporary files behind (issue 20: an error after the outputs are
+# created unwinds through them).
+file(GLOB leftovers "${WORK}/.*.tmp*")
+if(leftovers)
+    message(FATAL_ERROR "temporary files left behind: ${leftovers}")
+endif()
 
 # Issue 20. An input that does not end (/dev/zero) or declares a 4 GiB block is refused having
 # read a bounded amount: under a 1 GB address-space limit where the machine allows one to be set

@@ -64,7 +64,8 @@ T or_fail(Expected<T, store::StoreError> v) {
 }
 
 /// The whole of a small text file (a genesis), at most `limit` bytes.
-std::string read_small_file(const std::string& path, std::string_view what, size_t limit) {
+std::string read_small_file(const std::string& path, std::string_view what,
+                            size_t limit = kMaxGenesisBytes) {
     auto bytes = read_file(path, limit);
     if (!bytes) {
         if (bytes.error().directory)
@@ -83,7 +84,7 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     const std::string genesis_path{*args.value("--genesis")};
     // The genesis is checked completely before anything is created.
     const auto genesis =
-        chain::parse_genesis(read_small_file(genesis_path, "genesis", kMaxGenesisBytes));
+        chain::parse_genesis(read_small_file(genesis_path, "genesis"));
     if (!genesis) fail("genesis " + squote(genesis_path) + ": " + genesis.error());
     auto s = store::Store::init(datadir, *genesis);
     if (!s) fail(s.error().message);
