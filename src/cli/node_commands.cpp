@@ -83,8 +83,7 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     const std::string datadir = datadir_of(args);
     const std::string genesis_path{*args.value("--genesis")};
     // The genesis is checked completely before anything is created.
-    const auto genesis =
-        chain::parse_genesis(read_small_file(genesis_path, "genesis"));
+    const auto genesis = chain::parse_genesis(read_small_file(genesis_path, "genesis"));
     if (!genesis) fail("genesis " + squote(genesis_path) + ": " + genesis.error());
     auto s = store::Store::init(datadir, *genesis);
     if (!s) fail(s.error().message);
