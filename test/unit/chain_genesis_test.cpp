@@ -121,7 +121,8 @@ TEST(chain_genesis, other_errors_name_the_member) {
 
 TEST(chain_genesis, the_optional_members_take_their_documented_defaults) {
     const auto g = chain::parse_genesis(R"({"chain_id": 5, "gas_limit": "0x1c9c380",
-        "accounts": {")" + std::string{kA} + R"(": {"balance": "0x10"}}})");
+        "accounts": {")" + std::string{kA} +
+                                        R"(": {"balance": "0x10"}}})");
     ASSERT_TRUE(g) << g.error();
     EXPECT_EQ(g->config.chain_id, 5u);
     EXPECT_EQ(g->gas_limit, 30'000'000u);

@@ -13,6 +13,7 @@
 #include <barrel/store/store.hpp>
 
 #include "pipeline/testing.hpp"
+#include "pipeline_hold.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -21,13 +22,11 @@
 
 #include <algorithm>
 #include <map>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <random>
 #include <sstream>
 
 using namespace barrel;
+using barrel::test::CommitHold;
 using barrel::test::dump_datadir;
 using barrel::test::dump_diff;
 using barrel::test::generate_or_throw;
@@ -154,41 +153,6 @@ struct Mode {
     }
 };
 
-/// Holds the commit of the block at each position until the block `depth` positions later has
-/// left the execute filter, or the stream has no such block, or a block failed there (nothing
-/// later leaves it then).
-class CommitHold {
-public:
-    CommitHold(size_t depth, size_t blocks) : m_depth{depth}, m_blocks{blocks} {
-        m_hooks.executed = [this](size_t index, pipeline::testing::Executed what) {
-            std::lock_guard lock{m_mutex};
-            m_done = index + 1;
-            m_failed = m_failed || what == pipeline::testing::Executed::failed;
-            m_changed.notify_all();
-        };
-        m_hooks.before_commit = [this](size_t index) {
-            const size_t wanted = std::min(index + m_depth, m_blocks - 1);
-            std::unique_lock lock{m_mutex};
-            // Not a timing assumption: the wait ends as soon as the block leaves execute. The
-            // limit only turns a pipeline that never gets there (a bug) into a failure.
-            if (!m_changed.wait_for(lock, std::chrono::seconds{60},
-                                    [&] { return m_done > wanted || m_failed; }))
-                ADD_FAILURE() << "block at position " << wanted
-                              << " never left execute before the commit of " << index;
-        };
-    }
-    const pipeline::testing::StreamHooks& hooks() const noexcept { return m_hooks; }
-
-private:
-    const size_t m_depth;
-    const size_t m_blocks;
-    pipeline::testing::StreamHooks m_hooks;
-    std::mutex m_mutex;
-    std::condition_variable m_changed;
-    size_t m_done{0};  // positions 0 .. m_done - 1 have left the execute filter
-    bool m_failed{false};
-};
-
 /// What an import did, in a form two runs compare with ==.
 struct Result {
     std::string status;    ///< "ok" or the error's stage, block, position and description
@@ -202,8 +166,8 @@ std::string status_of(const Expected<void, pipeline::PipelineError>& r) {
     const pipeline::PipelineError& e = r.error();
     std::ostringstream out;
     out << to_string(e.stage) << " block "
-        << (e.block_number ? std::to_string(*e.block_number) : "?") << " position "
-        << e.block_index << ": " << pipeline::describe(e);
+        << (e.block_number ? std::to_string(*e.block_number) : "?") << " position " << e.block_index
+        << ": " << pipeline::describe(e);
     return out.str();
 }
 
@@ -260,8 +224,8 @@ Result import(const std::filesystem::path& dir, const Input& in, const Mode& mod
                 }));
         });
         out.progress = progress.str();
-        out.head = std::to_string(store->head().number) + " " + to_hex(store->head().hash) +
-                   " " + to_hex(store->head().state_root);
+        out.head = std::to_string(store->head().number) + " " + to_hex(store->head().hash) + " " +
+                   to_hex(store->head().state_root);
     }
     out.datadir = dump_datadir(dir);
     return out;
