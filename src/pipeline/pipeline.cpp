@@ -351,6 +351,7 @@ private:
         return item;
     }
 
+    /// The execute filter's work on one block: what it did, and `item` its error if it failed.
     testing::Executed execute_one(Expected<Decoded, PipelineError>& item) {
         auto fail = [&](const PipelineError& e) {
             item = unexpected(e);
