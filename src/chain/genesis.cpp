@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace barrel::chain {
 
@@ -47,54 +49,172 @@ void check_members(const json& obj, const std::string& where,
     }
 }
 
+/// The members a genesis must name: those without a default that means something (the chain,
+/// the blocks' gas limit, the initial state). The rest default as docs/formats.md says.
+constexpr std::string_view kRequired[] = {"chain_id", "gas_limit", "accounts"};
+
+/// Builds the document as nlohmann's own parser does, but refuses a member named twice in one
+/// object, at any depth, where the DOM would silently keep the last value: the document would
+/// mean one thing here and maybe another to whatever wrote or checked it. The object's map
+/// tells whether a name is taken, so this costs no more than json::parse. (The parser callback
+/// of json::parse cannot be used: on each object's end it scans its parent's members, quadratic
+/// in the number of accounts.)
+class DomWithoutDuplicates {
+public:
+    explicit DomWithoutDuplicates(json& root) : m_root{root} {}
+
+    /// Why parsing stopped (sax_parse returned false).
+    const std::string& error() const noexcept { return m_error; }
+
+    // The SAX interface of json::sax_parse.
+    bool null() { return put(nullptr) != nullptr; }
+    bool boolean(bool v) { return put(v) != nullptr; }
+    bool number_integer(json::number_integer_t v) { return put(v) != nullptr; }
+    bool number_unsigned(json::number_unsigned_t v) { return put(v) != nullptr; }
+    bool number_float(json::number_float_t v, const json::string_t& /*as written*/) {
+        return put(v) != nullptr;
+    }
+    bool string(json::string_t& v) { return put(std::move(v)) != nullptr; }
+    bool binary(json::binary_t& v) { return put(json::binary(std::move(v))) != nullptr; }
+    bool start_object(std::size_t /*size*/) { return open(json::value_t::object); }
+    bool start_array(std::size_t /*size*/) { return open(json::value_t::array); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+    bool key(json::string_t& name) {
+        auto& members = m_open.back().value->get_ref<json::object_t&>();
+        // try_emplace leaves `name` alone when it is taken.
+        const auto [it, added] = members.try_emplace(std::move(name), nullptr);
+        if (!added) {
+            m_error = where() + "duplicate member \"" + name + "\"";
+            return false;
+        }
+        m_open.back().member = &*it;
+        return true;
+    }
+    bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                     const json::exception& e) {
+        m_error = std::string{"invalid JSON: "} + e.what();
+        return false;
+    }
+
+private:
+    struct Open {
+        json* value;                                  ///< an object or array being filled
+        std::string name;                             ///< its member name or array index
+        json::object_t::value_type* member{nullptr};  ///< an object's member being parsed
+    };
+
+    /// Places a parsed value where it belongs: the document, an array's end, an object's member.
+    json* put(json&& v) {
+        if (m_open.empty()) {
+            m_root = std::move(v);
+            return &m_root;
+        }
+        Open& parent = m_open.back();
+        if (parent.value->is_array()) {
+            parent.value->push_back(std::move(v));
+            return &parent.value->back();
+        }
+        parent.member->second = std::move(v);
+        return &parent.member->second;
+    }
+
+    bool open(json::value_t type) {
+        std::string name;
+        if (!m_open.empty()) {
+            const Open& parent = m_open.back();
+            name = parent.value->is_array() ? std::to_string(parent.value->size())
+                                            : parent.member->first;
+        }
+        json* value = put(json(type));  // not json{type}: a list of one
+        m_open.push_back(Open{value, std::move(name)});
+        return true;
+    }
+
+    bool close() {
+        m_open.pop_back();
+        return true;
+    }
+
+    /// "accounts.0x12…: ", the path of the innermost object (nothing for the document).
+    std::string where() const {
+        std::string path;
+        for (size_t i = 1; i < m_open.size(); ++i) {
+            if (i > 1) path += '.';
+            path += m_open[i].name;
+        }
+        return path.empty() ? path : path + ": ";
+    }
+
+    json& m_root;
+    std::vector<Open> m_open;  ///< the objects and arrays open, outermost first
+    std::string m_error;
+};
+
+const json* member(const json& obj, std::string_view name) {
+    const auto it = obj.find(name);
+    return it == obj.end() ? nullptr : &*it;
+}
+
+Address read_address(const json& v, const std::string& where) {
+    auto a = v.is_string() ? address_from_hex(v.get_ref<const std::string&>())
+                           : unexpected(HexError::bad_digit);
+    if (!a) throw Failure{where + ": not a 20-byte 0x address"};
+    return *a;
+}
+
+state::Account read_account(const json& value, const std::string& where) {
+    if (!value.is_object()) throw Failure{where + ": not an object"};
+    check_members(value, where, {"nonce", "balance"});
+    state::Account a;
+    if (const json* nonce = member(value, "nonce"))
+        a.nonce = require(read_u64(*nonce), where + ": nonce", kU64);
+    const json* balance = member(value, "balance");
+    if (!balance) throw Failure{where + ": balance: missing"};
+    a.balance = require(read_u256(*balance), where + ": balance", kU256);
+    return a;
+}
+
+/// Each member present is checked in the order of docs/formats.md, then the required ones that
+/// are missing: an error names what the file says before what it lacks.
 Genesis parse(const json& doc) {
     if (!doc.is_object()) throw Failure{"genesis: not a JSON object"};
     check_members(
         doc, "",
         {"chain_id", "base_fee", "gas_limit", "timestamp", "coinbase", "accounts", "users"});
     Genesis g;
-    if (!doc.contains("chain_id")) throw Failure{"chain_id: missing"};
-    g.config.chain_id = require(read_u64(doc["chain_id"]), "chain_id", kU64);
-    // As `gen --chain-id` says: EIP-155 has no chain 0, and a signature for it is refused.
-    if (g.config.chain_id == 0) throw Failure{"chain_id: must be at least 1, got 0"};
-    if (doc.contains("base_fee"))
-        g.config.base_fee = require(read_u256(doc["base_fee"]), "base_fee", kU256);
-    if (doc.contains("gas_limit"))
-        g.gas_limit = require(read_u64(doc["gas_limit"]), "gas_limit", kU64);
-    if (doc.contains("timestamp"))
-        g.timestamp = require(read_u64(doc["timestamp"]), "timestamp", kU64);
-    if (doc.contains("coinbase")) {
-        const auto& c = doc["coinbase"];
-        auto a = c.is_string() ? address_from_hex(c.get_ref<const std::string&>())
-                               : unexpected(HexError::bad_digit);
-        if (!a) throw Failure{"coinbase: not a 20-byte 0x address"};
-        g.coinbase = *a;
+    if (const json* v = member(doc, "chain_id")) {
+        g.config.chain_id = require(read_u64(*v), "chain_id", kU64);
+        // As `gen --chain-id` says: EIP-155 has no chain 0, and a signature for it is refused.
+        if (g.config.chain_id == 0) throw Failure{"chain_id: must be at least 1, got 0"};
     }
-    if (doc.contains("accounts")) {
-        const auto& accounts = doc["accounts"];
-        if (!accounts.is_object()) throw Failure{"accounts: not an object"};
-        for (const auto& [key, value] : accounts.items()) {
+    if (const json* v = member(doc, "base_fee"))
+        g.config.base_fee = require(read_u256(*v), "base_fee", kU256);
+    if (const json* v = member(doc, "gas_limit"))
+        g.gas_limit = require(read_u64(*v), "gas_limit", kU64);
+    if (const json* v = member(doc, "timestamp"))
+        g.timestamp = require(read_u64(*v), "timestamp", kU64);
+    if (const json* v = member(doc, "coinbase")) g.coinbase = read_address(*v, "coinbase");
+    if (const json* accounts = member(doc, "accounts")) {
+        if (!accounts->is_object()) throw Failure{"accounts: not an object"};
+        g.alloc.accounts.reserve(accounts->size());
+        for (const auto& [key, value] : accounts->items()) {
             const std::string where = "accounts." + key;
             const auto address = address_from_hex(key);
             if (!address) throw Failure{where + ": not a 20-byte 0x address"};
-            if (!value.is_object()) throw Failure{where + ": not an object"};
-            check_members(value, where, {"nonce", "balance"});
-            state::Account a;
-            if (value.contains("nonce"))
-                a.nonce = require(read_u64(value["nonce"]), where + ": nonce", kU64);
-            if (value.contains("balance"))
-                a.balance = require(read_u256(value["balance"]), where + ": balance", kU256);
-            g.alloc.accounts.emplace_back(*address, a);
+            g.alloc.accounts.emplace_back(*address, read_account(value, where));
         }
     }
-    if (doc.contains("users")) {
-        const auto& users = doc["users"];
-        if (!users.is_object()) throw Failure{"users: not an object"};
-        for (const auto& [key, value] : users.items()) {
+    if (const json* users = member(doc, "users")) {
+        if (!users->is_object()) throw Failure{"users: not an object"};
+        g.alloc.users.reserve(users->size());
+        for (const auto& [key, value] : users->items()) {
             if (key.empty()) throw Failure{"users: empty user name"};
             g.alloc.users.emplace_back(key, require(read_u256(value), "users." + key, kU256));
         }
     }
+    for (const std::string_view name : kRequired)
+        if (!member(doc, name)) throw Failure{std::string{name} + ": missing"};
     auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
     std::sort(g.alloc.accounts.begin(), g.alloc.accounts.end(), by_key);
     std::sort(g.alloc.users.begin(), g.alloc.users.end(), by_key);
@@ -109,11 +229,8 @@ Genesis parse(const json& doc) {
 
 Expected<Genesis, std::string> parse_genesis(std::string_view text) {
     json doc;
-    try {
-        doc = json::parse(text);
-    } catch (const json::parse_error& e) {
-        return unexpected(std::string{"invalid JSON: "} + e.what());
-    }
+    DomWithoutDuplicates builder{doc};
+    if (!json::sax_parse(text, &builder)) return unexpected(builder.error());
     try {
         return parse(doc);
     } catch (const Failure& f) {

@@ -375,7 +375,8 @@ Command init_command() {
         .summary = "Create a datadir holding a genesis state and block 0",
         .args = {},
         .options = {kDatadirOption,
-                    {"--genesis", "FILE", "The genesis (JSON, docs/formats.md)", true}},
+                    {"--genesis", "FILE",
+                     "The genesis (JSON; its members: docs/formats.md, \"Genesis\")", true}},
         .details =
             "DIR must not exist or be an empty directory. The genesis is checked completely\n"
             "before anything is created. Example: barrel-node init --datadir d --genesis g.json",

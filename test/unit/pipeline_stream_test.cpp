@@ -8,6 +8,7 @@
 #include <barrel/store/store.hpp>
 
 #include "pipeline/testing.hpp"
+#include "pipeline_hold.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -15,11 +16,9 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
 
 using namespace barrel;
+using barrel::test::CommitHold;
 using barrel::test::dump_datadir;
 using barrel::test::dump_diff;
 using barrel::test::generate_or_throw;
@@ -59,43 +58,6 @@ struct StreamResult {
     Expected<void, pipeline::PipelineError> status;
     std::vector<pipeline::BlockResult> committed;
     size_t executed{0};  ///< blocks the execute filter ran (executed or failed)
-};
-
-/// Holds the commit of the block at each position until the block `depth` positions after it has
-/// executed (or the stream has no such block), so that execution runs `depth` blocks ahead of
-/// commit whatever the machine's load.
-class CommitHold {
-public:
-    CommitHold(size_t depth, size_t blocks) : m_depth{depth}, m_blocks{blocks} {
-        m_hooks.executed = [this](size_t index) {
-            std::lock_guard lock{m_mutex};
-            m_executed = std::max(m_executed, index + 1);
-            m_changed.notify_all();
-        };
-        m_hooks.before_commit = [this](size_t index) {
-            if (index + m_depth >= m_blocks) return;
-            std::unique_lock lock{m_mutex};
-            // Not a timing assumption: the wait ends as soon as the block executes. The limit
-            // only turns a pipeline that never executes it (a bug) into a failure, not a hang.
-            if (!m_changed.wait_for(lock, std::chrono::seconds{60},
-                                    [&] { return m_executed > index + m_depth; }))
-                ADD_FAILURE() << "block at position " << index + m_depth
-                              << " never executed before the commit of " << index;
-        };
-    }
-    const pipeline::testing::StreamHooks& hooks() const noexcept { return m_hooks; }
-    size_t executed() {
-        std::lock_guard lock{m_mutex};
-        return m_executed;
-    }
-
-private:
-    const size_t m_depth;
-    const size_t m_blocks;
-    pipeline::testing::StreamHooks m_hooks;
-    std::mutex m_mutex;
-    std::condition_variable m_changed;
-    size_t m_executed{0};  // blocks executed (or failed) so far: positions 0 .. m_executed - 1
 };
 
 /// Streams `wires` with each commit held until the block `depth` positions later has executed.

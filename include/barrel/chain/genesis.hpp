@@ -12,6 +12,8 @@
 
 namespace barrel::chain {
 
+/// The defaults here are for a Genesis built in code; a genesis file must name `gas_limit` (and
+/// `chain_id`, `accounts`) itself.
 struct Genesis {
     exec::ChainConfig config;
     uint64_t gas_limit{200'000'000};  ///< block gas limit blocks are sealed with
@@ -23,8 +25,11 @@ struct Genesis {
     friend bool operator==(const Genesis&, const Genesis&) = default;
 };
 
-/// Parses a genesis document. Errors are one line naming the offending member, e.g.
-/// "accounts.0x12…: balance: not an unsigned 256-bit integer".
+/// Parses a genesis document (docs/formats.md, "Genesis": every member, which are required, the
+/// defaults of the others, the limits). A member named twice in one object, at any depth, is an
+/// error, as is a required member missing. Errors are one line naming the offending member,
+/// e.g. "accounts.0x12…: balance: not an unsigned 256-bit integer", "gas_limit: missing",
+/// "duplicate member \"chain_id\"".
 Expected<Genesis, std::string> parse_genesis(std::string_view json_text);
 
 /// Serialises a genesis document (integers as 0x quantities, keys sorted): parse_genesis of the
