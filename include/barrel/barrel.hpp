@@ -21,6 +21,7 @@
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
 #include <barrel/state/state.hpp>
