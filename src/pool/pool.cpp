@@ -57,15 +57,17 @@ Rejection stateless_rejection(const tx::TxError& e, const tx::Transaction& t, ui
         case TxErrorCode::invalid_signature:
         case TxErrorCode::high_s:
         case TxErrorCode::recovery_failed:
-            return {RejectCode::invalid_sender, "invalid sender: invalid transaction v, r, s values"};
+            return {RejectCode::invalid_sender,
+                    "invalid sender: invalid transaction v, r, s values"};
         case TxErrorCode::wrong_chain_id:
             return {RejectCode::invalid_sender,
                     "invalid sender: invalid chain id for signer: have " +
-                        std::to_string(t.chain_id.value_or(0)) + " want " + std::to_string(chain_id)};
+                        std::to_string(t.chain_id.value_or(0)) + " want " +
+                        std::to_string(chain_id)};
         case TxErrorCode::nonce_too_big: return {RejectCode::invalid, "nonce has max value"};
         case TxErrorCode::intrinsic_gas_too_low:
-            return {RejectCode::invalid, "intrinsic gas too low: gas " + std::to_string(t.gas_limit) +
-                                             ", minimum needed " +
+            return {RejectCode::invalid, "intrinsic gas too low: gas " +
+                                             std::to_string(t.gas_limit) + ", minimum needed " +
                                              std::to_string(tx::intrinsic_gas(t))};
         case TxErrorCode::fee_cap_overflow:
             return {RejectCode::insufficient_funds,
@@ -160,9 +162,10 @@ struct Pool::Impl {
 Prepared Pool::Impl::prepare(BytesView encoding) const {
     Prepared p;
     if (encoding.size() > config.max_transaction_bytes) {
-        p.rejection = Rejection{RejectCode::oversized,
-                                "oversized data: transaction size " + std::to_string(encoding.size()) +
-                                    ", limit " + std::to_string(config.max_transaction_bytes)};
+        p.rejection =
+            Rejection{RejectCode::oversized, "oversized data: transaction size " +
+                                                 std::to_string(encoding.size()) + ", limit " +
+                                                 std::to_string(config.max_transaction_bytes)};
         return p;
     }
     auto ptx = std::make_shared<PooledTx>();
@@ -200,8 +203,9 @@ Prepared Pool::Impl::prepare(BytesView encoding) const {
     }
     const auto cost = cost_of(t);
     if (!cost) {
-        p.rejection = Rejection{RejectCode::insufficient_funds,
-                                std::string{kInsufficientFunds} + ": tx cost does not fit 256 bits"};
+        p.rejection =
+            Rejection{RejectCode::insufficient_funds,
+                      std::string{kInsufficientFunds} + ": tx cost does not fit 256 bits"};
         return p;
     }
     ptx->cost = *cost;
@@ -225,9 +229,9 @@ Expected<Sender, Rejection> Pool::Impl::sender_for_new(const Prepared& p) const 
     auto account = p.account;
     if (p.epoch != epoch.load(std::memory_order_acquire)) account = state.account(p.tx->sender);
     if (!account)
-        return reject(RejectCode::state_unreadable,
-                      "cannot read the account of " + to_hex(p.tx->sender) + ": " +
-                          account.error().message);
+        return reject(
+            RejectCode::state_unreadable,
+            "cannot read the account of " + to_hex(p.tx->sender) + ": " + account.error().message);
     Sender s;
     if (*account) {
         s.nonce = (*account)->nonce;
@@ -274,8 +278,7 @@ AdmitResult Pool::Impl::insert(Prepared& p) {
         const tx::Transaction& o = old.tx;
         const bool raises = t.max_fee_per_gas > o.max_fee_per_gas &&
                             t.max_priority_fee_per_gas > o.max_priority_fee_per_gas;
-        if (!raises ||
-            t.max_fee_per_gas < bumped(o.max_fee_per_gas, config.price_bump_percent) ||
+        if (!raises || t.max_fee_per_gas < bumped(o.max_fee_per_gas, config.price_bump_percent) ||
             t.max_priority_fee_per_gas <
                 bumped(o.max_priority_fee_per_gas, config.price_bump_percent))
             return reject(RejectCode::replacement_underpriced,
@@ -288,8 +291,8 @@ AdmitResult Pool::Impl::insert(Prepared& p) {
                               ", queued cost " + to_decimal(s.total_cost) + ", tx cost " +
                               to_decimal(ptx.cost) + ", overshot " + to_decimal(need - s.balance));
         if (s.txs.size() >= config.max_per_sender)
-            return reject(RejectCode::account_limit,
-                          "account limit exceeded: pooled " + std::to_string(s.txs.size()) + " txs");
+            return reject(RejectCode::account_limit, "account limit exceeded: pooled " +
+                                                         std::to_string(s.txs.size()) + " txs");
         if (by_hash.size() >= config.max_transactions)
             return reject(RejectCode::pool_full, "txpool is full");
     }

@@ -163,7 +163,8 @@ TEST_F(PoolTest, rejects_with_go_ethereums_messages) {
 
     EXPECT_EQ(admit_raw_err(Bytes{0x05, 0xc0}).message, "transaction type not supported");
     EXPECT_EQ(admit_raw_err(Bytes{0xc0}).code, RejectCode::malformed);
-    EXPECT_TRUE(admit_raw_err(Bytes{0xc0}).message.starts_with("rlp: ")) << admit_raw_err(Bytes{0xc0}).message;
+    EXPECT_TRUE(admit_raw_err(Bytes{0xc0}).message.starts_with("rlp: "))
+        << admit_raw_err(Bytes{0xc0}).message;
     EXPECT_EQ(pool().status().pending, 1u);
 }
 

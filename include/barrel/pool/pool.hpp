@@ -57,10 +57,10 @@ struct Config {
 /// Why a transaction was not admitted. The codes a wallet can act on are distinct; `message` is
 /// go-ethereum's text for the same condition, with its details.
 enum class [[nodiscard]] RejectCode : uint8_t{
-    malformed,                ///< not a transaction encoding ("rlp: …", "transaction type not supported")
-    oversized,                ///< "oversized data"
-    invalid,                  ///< a stateless rule (intrinsic gas, fee caps, init code size, nonce max)
-    invalid_sender,           ///< bad signature or another chain's ("invalid sender: …")
+    malformed,       ///< not a transaction encoding ("rlp: …", "transaction type not supported")
+    oversized,       ///< "oversized data"
+    invalid,         ///< a stateless rule (intrinsic gas, fee caps, init code size, nonce max)
+    invalid_sender,  ///< bad signature or another chain's ("invalid sender: …")
     exceeds_block_gas_limit,  ///< "exceeds block gas limit"
     fee_cap_below_base_fee,   ///< "max fee per gas less than block base fee"
     already_known,            ///< "already known"
@@ -98,7 +98,7 @@ using TxPtr = std::shared_ptr<const PooledTx>;
 struct Admitted {
     Hash hash;
     Address sender;
-    bool pending{false};  ///< executable now (else queued behind a nonce gap)
+    bool pending{false};   ///< executable now (else queued behind a nonce gap)
     bool replaced{false};  ///< it replaced a pooled transaction with the same nonce
 };
 using AdmitResult = Expected<Admitted, Rejection>;
