@@ -62,8 +62,8 @@ Expected<BlockRef, std::string> parse_block(const json& v) {
     }
     if (!v.is_string()) return unexpected(std::string{"want a block tag or number"});
     const auto& tag = v.get_ref<const std::string&>();
-    if (tag == "latest" || tag == "pending" || tag == "safe" || tag == "finalized")
-        return BlockRef{};
+    if (tag == "latest" || tag == "safe" || tag == "finalized") return BlockRef{};
+    if (tag == "pending") return BlockRef{BlockRef::Kind::pending, 0, {}};
     if (tag == "earliest") return BlockRef{BlockRef::Kind::earliest, 0, {}};
     if (!tag.starts_with("0x") && !tag.starts_with("0X"))
         return unexpected("unknown block tag \"" + tag +

@@ -15,10 +15,10 @@
 
 namespace barrel::rpc {
 
-/// A block as a call names it. On a single-sealer chain `pending`, `safe` and `finalized` are
-/// the head, like `latest`.
+/// A block as a call names it. On a single-sealer chain `safe` and `finalized` are the head, like
+/// `latest`; so is `pending`, except where a method counts the pool (eth_getTransactionCount).
 struct BlockRef {
-    enum class Kind : uint8_t { latest, earliest, number, hash };
+    enum class Kind : uint8_t { latest, pending, earliest, number, hash };
     Kind kind{Kind::latest};
     uint64_t number{0};
     Hash hash;
