@@ -116,31 +116,41 @@ Expected<void, LinkError> check_link(const block::Header& h, const store::Head& 
 struct Pipeline::Decoded {
     block::Block block;
     size_t index{0};
-    bool already_stored{false};
+    bool already_stored{false};  ///< in the chain already: skipped, never verified
+    /// Streamed: why verification failed. It counts only once the block is known not to be in
+    /// the chain already, which the execute filter decides (a repeat of an earlier block of the
+    /// stream is skipped unverified, as one at a time).
+    std::optional<PipelineError> verify_error;
     StageTimes times;
     size_t executed_over{0};
     std::shared_ptr<const exec::Outcome> outcome;  ///< set by execute, read by commit
 };
 
 namespace {
+/// A streamed block executed but not yet committed.
+struct Uncommitted {
+    Hash hash;
+    std::shared_ptr<const exec::Outcome> outcome;
+};
+
 /// The state a streamed block executes against while the blocks before it may still be
 /// committing: their write sets, newest first, over the store. Each write set is sorted by key,
 /// so a lookup is a binary search per pending block.
 class PendingState final : public state::StateReader {
 public:
-    PendingState(const state::StateReader& store,
-                 std::vector<std::shared_ptr<const exec::Outcome>> pending)
-        : m_store{store}, m_pending{std::move(pending)} {}
+    PendingState(const state::StateReader& store, const std::vector<Uncommitted>& pending)
+        : m_store{store}, m_pending{pending} {}
 
     state::ReadResult<state::Account> account(const Address& address) const override {
         for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
-            if (const auto* v = find((*it)->writes.accounts, address))
+            if (const auto* v = find(it->outcome->writes.accounts, address))
                 return std::optional<state::Account>{*v};
         return m_store.account(address);
     }
     state::ReadResult<u256> user(std::string_view name) const override {
         for (auto it = m_pending.rbegin(); it != m_pending.rend(); ++it)
-            if (const auto* v = find((*it)->writes.users, name)) return std::optional<u256>{*v};
+            if (const auto* v = find(it->outcome->writes.users, name))
+                return std::optional<u256>{*v};
         return m_store.user(name);
     }
 
@@ -154,7 +164,7 @@ private:
     }
 
     const state::StateReader& m_store;
-    std::vector<std::shared_ptr<const exec::Outcome>> m_pending;  ///< oldest first
+    const std::vector<Uncommitted>& m_pending;  ///< oldest first
 };
 
 exec::ExecOptions exec_options(const Config& config) noexcept {
@@ -166,30 +176,45 @@ exec::ExecOptions exec_options(const Config& config) noexcept {
 
 Pipeline::Pipeline(store::Store& store, const Config& config) : m_store{store}, m_config{config} {}
 
-Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wire, size_t index) {
+Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t index) {
     Decoded d;
     d.index = index;
-    auto t0 = Clock::now();
+    const auto t0 = Clock::now();
     const std::optional<uint64_t> peeked = peek_number(wire);
     auto decoded = block::decode_block(std::move(wire), m_config.parallel);
     d.times.decode_ms = ms_since(t0);
     if (!decoded) return unexpected(PipelineError{Stage::decode, peeked, index, decoded.error()});
     d.block = std::move(decoded).value();
+    auto stored = is_stored(d);
+    if (!stored) return unexpected(stored.error());
+    d.already_stored = *stored;
+    return d;
+}
+
+Expected<bool, PipelineError> Pipeline::is_stored(const Decoded& d) const {
     const uint64_t number = d.block.header->number;
-
-    // A block the store already has needs no verification; the link stage confirms the skip.
     auto stored = m_store.block_number(d.block.hash);
-    if (!stored) return unexpected(PipelineError{Stage::link, number, index, stored.error()});
-    if (*stored && **stored == number) {
-        d.already_stored = true;
-        return d;
-    }
+    if (!stored) return unexpected(PipelineError{Stage::link, number, d.index, stored.error()});
+    return *stored && **stored == number;
+}
 
-    t0 = Clock::now();
+Expected<void, PipelineError> Pipeline::verify(Decoded& d) {
+    const auto t0 = Clock::now();
     auto verified = block::recover_senders(d.block, m_store.genesis().config.chain_id,
                                            m_config.sender_cache, m_config.parallel);
     d.times.verify_ms = ms_since(t0);
-    if (!verified) return unexpected(PipelineError{Stage::verify, number, index, verified.error()});
+    if (!verified)
+        return unexpected(
+            PipelineError{Stage::verify, d.block.header->number, d.index, verified.error()});
+    return {};
+}
+
+Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wire, size_t index) {
+    auto d = decode(std::move(wire), index);
+    if (!d) return d;
+    // A block the store already has needs no verification.
+    if (d->already_stored) return d;
+    if (auto verified = verify(*d); !verified) return unexpected(verified.error());
     return d;
 }
 
@@ -252,6 +277,11 @@ Expected<BlockResult, PipelineError> Pipeline::import_block(Bytes wire) {
 /// committed (PendingState), and links to the last executed block instead of the store's head.
 /// A write set leaves `m_uncommitted` only after its commit returned, by which time the store
 /// (and its cache) answer with the same values; a reader that took it before keeps its copy.
+///
+/// The outcome is the one-block-at-a-time outcome whatever the thread count and the number in
+/// flight (docs/architecture.md, "The pipeline"): whether a block is already in the chain, and
+/// so skipped, is decided in the execute filter, in order, against the blocks executed before it
+/// as well as the store; decode's early answer only saves verifying a block stored before.
 class Pipeline::Stream {
 public:
     Stream(Pipeline& pipeline, const BlockSource& next, const Progress& progress)
@@ -293,39 +323,75 @@ private:
         return item;
     }
 
-    /// Parallel: decodes and verifies several blocks at once.
+    /// Parallel: decodes and verifies several blocks at once. A verify failure waits in the
+    /// block for the execute filter, which alone knows whether it counts.
     Item decode_and_verify(Item item) {
         const size_t index = (*item)->index;
         Bytes wire = std::move((*item)->block.wire);
-        *item = m_pipeline.decode_and_verify(std::move(wire), index);
+        auto d = m_pipeline.decode(std::move(wire), index);
+        if (d && !d->already_stored)
+            if (auto verified = m_pipeline.verify(*d); !verified)
+                d->verify_error = verified.error();
+        *item = std::move(d);
         return item;
     }
 
-    /// Serial, in order: links the block to the last one executed and executes it over the write
-    /// sets not yet committed. After a failure nothing later executes: its parent would be missing.
+    /// Serial, in order: skips a block already in the chain, else links it to the last one
+    /// executed and executes it over the write sets not yet committed. After a failure nothing
+    /// later executes: its parent would be missing.
     Item execute(Item item) {
-        if (!*item) m_execute_failed = true;
-        if (m_execute_failed || (*item)->already_stored) return item;
-        Decoded& d = **item;
-        const size_t index = d.index;
-        std::vector<std::shared_ptr<const exec::Outcome>> pending;
+        if (m_execute_failed) return item;
+        const size_t index = *item ? (*item)->index : item->error().block_index;
+        const testing::Executed what = execute_one(*item);
+        if (what == testing::Executed::failed) {
+            m_execute_failed = true;
+            m_stop.store(true, std::memory_order_relaxed);
+        }
+        if (hooks() && hooks()->executed) hooks()->executed(index, what);
+        return item;
+    }
+
+    testing::Executed execute_one(Expected<Decoded, PipelineError>& item) {
+        auto fail = [&](const PipelineError& e) {
+            item = unexpected(e);
+            return testing::Executed::failed;
+        };
+        if (!item) return testing::Executed::failed;
+        Decoded& d = *item;
+        std::vector<Uncommitted> pending;
         {
             std::lock_guard lock{m_uncommitted_mutex};
             pending.assign(m_uncommitted.begin(), m_uncommitted.end());
         }
-        d.executed_over = pending.size();
-        const PendingState state{m_pipeline.m_store, std::move(pending)};
-        if (auto e = m_pipeline.execute(d, m_tip, state); !e) {
-            m_execute_failed = true;
-            m_stop.store(true, std::memory_order_relaxed);
-            *item = unexpected(e.error());
-        } else {
-            m_tip = store::Head{d.block.header->number, d.block.hash, d.outcome->state_root};
-            std::lock_guard lock{m_uncommitted_mutex};
-            m_uncommitted.push_back(d.outcome);
+        if (!d.already_stored) {
+            auto repeat = executed_before(d, pending);
+            if (!repeat) return fail(repeat.error());
+            d.already_stored = *repeat;
         }
-        if (hooks() && hooks()->executed) hooks()->executed(index);
-        return item;
+        // As one at a time, a block in the chain already is skipped unverified.
+        if (d.already_stored) return testing::Executed::skipped;
+        if (d.verify_error) return fail(*d.verify_error);
+        d.executed_over = pending.size();
+        const PendingState state{m_pipeline.m_store, pending};
+        if (auto e = m_pipeline.execute(d, m_tip, state); !e) return fail(e.error());
+        m_tip = store::Head{d.block.header->number, d.block.hash, d.outcome->state_root};
+        std::lock_guard lock{m_uncommitted_mutex};
+        m_uncommitted.push_back(Uncommitted{d.block.hash, d.outcome});
+        return testing::Executed::executed;
+    }
+
+    /// Whether `d`, not stored when it was decoded, is nevertheless the chain's block at its
+    /// height: executed earlier in this stream, and still `pending` or committed since. One at a
+    /// time it would be stored by now and skipped; so it is here, however far the commits lag.
+    Expected<bool, PipelineError> executed_before(const Decoded& d,
+                                                  const std::vector<Uncommitted>& pending) const {
+        // Only the blocks up to the tip are in the chain. Above it, nothing to look up.
+        if (d.block.header->number > m_tip.number) return false;
+        for (const Uncommitted& u : pending)
+            if (u.hash == d.block.hash) return true;
+        // Not pending when `pending` was taken: committed before that (the store has it now) or
+        // never executed.
+        return m_pipeline.is_stored(d);
     }
 
     /// Serial, in order: commits the block (or reports a skipped one), or keeps the first error.
@@ -379,8 +445,8 @@ private:
     store::Head m_tip;             // the last block executed (execute's alone)
     bool m_execute_failed{false};  // execute's alone too
     std::mutex m_uncommitted_mutex;
-    std::deque<std::shared_ptr<const exec::Outcome>> m_uncommitted;  // executed, not yet committed
-    std::optional<PipelineError> m_first_error;                      // commit's alone
+    std::deque<Uncommitted> m_uncommitted;       // executed, not yet committed
+    std::optional<PipelineError> m_first_error;  // commit's alone
 };
 
 Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next,

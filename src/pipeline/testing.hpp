@@ -6,16 +6,25 @@
 #include <barrel/pipeline/pipeline.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace barrel::pipeline::testing {
 
+/// What the execute filter did with a block.
+enum class Executed : uint8_t {
+    executed,  ///< linked, executed and sealed: it will be committed
+    skipped,   ///< already in the chain (stored, or executed earlier in the stream)
+    failed,    ///< failed here or at an earlier stage: the stream ends with its error
+};
+
 /// Each hook runs on its filter's thread and may block to hold that filter back. Whatever it
 /// waits for then needs another thread: run the import in an arena of at least two.
 struct StreamHooks {
-    /// After the execute filter ran the block at `index` (0-based position in the stream),
-    /// whether it executed or failed; not called for a block skipped or failed before execution.
-    std::function<void(size_t index)> executed;
+    /// After the execute filter is done with the block at `index` (0-based position in the
+    /// stream). Called for every block up to and including the first that failed, in order, and
+    /// for none after it.
+    std::function<void(size_t index, Executed what)> executed;
     /// Before the commit filter commits the block at `index`; not called for a skipped block or
     /// an error.
     std::function<void(size_t index)> before_commit;

@@ -67,7 +67,7 @@ struct StreamResult {
 class CommitHold {
 public:
     CommitHold(size_t depth, size_t blocks) : m_depth{depth}, m_blocks{blocks} {
-        m_hooks.executed = [this](size_t index) {
+        m_hooks.executed = [this](size_t index, pipeline::testing::Executed) {
             std::lock_guard lock{m_mutex};
             m_executed = std::max(m_executed, index + 1);
             m_changed.notify_all();

@@ -36,7 +36,8 @@ struct BlockResult {
     uint64_t number{0};
     Hash hash;
     size_t transactions{0};
-    bool skipped{false};  ///< already in the store: nothing was done
+    /// Already in the chain (stored, or earlier in the same stream): nothing was done.
+    bool skipped{false};
     /// Streamed import: how many earlier blocks were executed but not yet committed when this one
     /// executed (it read the state through their write sets). 0 one block at a time.
     size_t executed_over{0};
@@ -130,6 +131,12 @@ private:
     class Stream;  // import_stream's filters and the state they share
     friend struct testing::Access;
 
+    /// Decodes a block and looks up whether the store has it already.
+    Expected<Decoded, PipelineError> decode(Bytes wire, size_t index);
+    Expected<bool, PipelineError> is_stored(const Decoded& d) const;
+    /// Recovers the senders of a decoded block (stage 2).
+    Expected<void, PipelineError> verify(Decoded& d);
+    /// decode, then verify unless the block is stored already.
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
     /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
     Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
