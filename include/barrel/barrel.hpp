@@ -24,6 +24,7 @@
 #include <barrel/pool/pool.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
+#include <barrel/seal/sealer.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>

@@ -390,6 +390,29 @@ Status Pool::status() const {
     return {m_impl->pending, m_impl->by_hash.size() - m_impl->pending};
 }
 
+size_t Pool::ready() const {
+    std::shared_lock lock{m_impl->mutex};
+    size_t n = 0;
+    for (const auto& [address, s] : m_impl->senders)
+        if (s.pending_end > s.taken_end) n += static_cast<size_t>(s.pending_end - s.taken_end);
+    return n;
+}
+
+void Pool::drop(const Hash& hash) {
+    std::unique_lock lock{m_impl->mutex};
+    const auto found = m_impl->by_hash.find(hash);
+    if (found == m_impl->by_hash.end()) return;
+    const TxPtr t = found->second;
+    const auto sender = m_impl->senders.find(t->sender);
+    Sender& s = sender->second;
+    const size_t pending_before = s.pending();
+    m_impl->remove(s, s.txs.find(t->tx.nonce));
+    s.update_pending_end();
+    s.taken_end = std::min(s.taken_end, s.pending_end);
+    m_impl->pending = m_impl->pending - pending_before + s.pending();
+    if (s.txs.empty()) m_impl->senders.erase(sender);
+}
+
 Selection Pool::take(size_t max_txs, uint64_t gas_limit) {
     struct Candidate {
         u256 tip;

@@ -140,6 +140,13 @@ public:
 
     Status status() const;
 
+    /// Pending transactions that take() would return now (not already taken).
+    size_t ready() const;
+
+    /// Removes one transaction (a block built with it failed for a reason of its own); its
+    /// sender's later transactions wait behind the gap it leaves.
+    void drop(const Hash& hash);
+
     /// Takes up to `max_txs` pending transactions whose gas limits sum to at most `gas_limit`,
     /// for the next block: per sender in nonce order; across senders the highest effective tip
     /// (min(priority fee cap, fee cap − base fee)) first, then the earliest arrival_block, then
