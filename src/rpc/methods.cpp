@@ -549,6 +549,7 @@ Expected<json, Error> Methods::call(const Call& call) {
         if (!raw) return unexpected(raw.error());
         auto admitted = m_node.pool.admit_one(*raw);
         if (!admitted) return server_error(admitted.error().message);
+        if (m_node.on_admitted) m_node.on_admitted();
         return json_bytes(admitted->hash);
     }
     Context c{m_node, m_node.head()};
@@ -579,6 +580,7 @@ std::string Methods::handle(std::string_view body) {
     if (!raws.empty()) {
         const std::vector<BytesView> views{raws.begin(), raws.end()};
         admitted = m_node.pool.admit(views);
+        if (m_node.on_admitted) m_node.on_admitted();
     }
 
     std::vector<json> responses;

@@ -27,6 +27,8 @@ struct Node {
     /// The priority fee eth_maxPriorityFeePerGas suggests (and eth_gasPrice adds to the base
     /// fee): 1 gwei, what go-ethereum's dev mode suggests.
     u256 suggested_tip{1'000'000'000};
+    /// Called after a request admitted transactions (the sealer may have a full block now).
+    std::function<void()> on_admitted{};
 };
 
 class Methods {

@@ -7,6 +7,7 @@
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include "test_files.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -465,6 +466,34 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
     EXPECT_EQ(std::adjacent_find(committed.begin(), committed.end()), committed.end());
     for (uint8_t k = 1; k <= kSenders; ++k)
         EXPECT_EQ(state.find_account(address_of_key(k))->nonce, kPerSender);
+}
+
+}  // namespace
+}  // namespace barrel::pool
+
+namespace barrel::pool {
+namespace {
+
+TEST_F(PoolTest, a_journal_gives_back_what_was_pooled) {
+    test::ScratchDir dir;
+    const std::string path = (dir.path() / "transactions.rlp").string();
+    EXPECT_TRUE(read_journal(path).value().transactions.empty());  // none yet
+    admit_ok({.key = 1, .nonce = 0});
+    admit_ok({.key = 1, .nonce = 2});  // queued
+    admit_ok({.key = 2, .nonce = 0});
+    const auto txs = pool().all();
+    ASSERT_TRUE(write_journal(path, txs).has_value());
+    const Journal journal = read_journal(path).value();
+    EXPECT_FALSE(journal.damaged);
+    ASSERT_EQ(journal.transactions.size(), 3u);
+    for (size_t i = 0; i < txs.size(); ++i) EXPECT_EQ(journal.transactions[i], txs[i]->encoding);
+
+    // A tail cut short keeps what came before it.
+    const Bytes whole = test::read_file(path);
+    test::write_file(path, BytesView{whole}.first(whole.size() - 5));
+    const Journal cut = read_journal(path).value();
+    EXPECT_TRUE(cut.damaged);
+    EXPECT_EQ(cut.transactions.size(), 2u);
 }
 
 }  // namespace

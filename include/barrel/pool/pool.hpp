@@ -177,4 +177,20 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+/// The pool's journal: what a node writes at shutdown and re-admits at start, so that a restart
+/// loses no transaction a client was told was accepted. The file is the transactions' encodings
+/// as a stream of RLP strings, in Pool::all() order (go-ethereum's transactions.rlp holds the
+/// same stream). Written beside its path and renamed over it, so a crash leaves the old journal
+/// or the new one.
+Expected<void, std::string> write_journal(const std::string& path, std::span<const TxPtr> txs);
+
+/// The encodings of a journal (none if the file does not exist). A damaged tail (a crash while
+/// an old version wrote it) ends the stream: what came before it is returned, and `damaged`
+/// says so.
+struct Journal {
+    std::vector<Bytes> transactions;
+    bool damaged{false};
+};
+Expected<Journal, std::string> read_journal(const std::string& path);
+
 }  // namespace barrel::pool
