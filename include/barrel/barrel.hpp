@@ -21,8 +21,10 @@
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
+#include <barrel/seal/sealer.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/store/documents.hpp>
 #include <barrel/store/store.hpp>

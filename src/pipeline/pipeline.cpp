@@ -121,6 +121,7 @@ struct Pipeline::Decoded {
     /// the chain already, which the execute filter decides (a repeat of an earlier block of the
     /// stream is skipped unverified, as one at a time).
     std::optional<PipelineError> verify_error;
+    bool is_template{false};  ///< seal_stream: execute fills the header in (Pipeline::seal)
     StageTimes times;
     size_t executed_over{0};
     std::shared_ptr<const exec::Outcome> outcome;  ///< set by execute, read by commit
@@ -185,6 +186,8 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t i
     d.times.decode_ms = ms_since(t0);
     if (!decoded) return unexpected(PipelineError{Stage::decode, peeked, index, decoded.error()});
     d.block = std::move(decoded).value();
+    d.is_template = m_sealing;
+    if (d.is_template) return d;  // not a block yet: it has no hash to be stored under
     auto stored = is_stored(d);
     if (!stored) return unexpected(stored.error());
     d.already_stored = *stored;
@@ -220,7 +223,11 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wir
 
 Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& parent,
                                                 const state::StateReader& state) {
-    const block::Header& h = *d.block.header;
+    block::Header& h = *d.block.header;
+    if (d.is_template) {
+        h.parent_hash = parent.hash;
+        h.number = parent.number + 1;
+    }
     auto fail = [&](Stage stage, StageError error) {
         return unexpected(PipelineError{stage, h.number, d.index, std::move(error)});
     };
@@ -229,11 +236,35 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
     const auto t0 = Clock::now();
     auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config,
                                  exec_options(m_config));
-    d.times.execute_ms = ms_since(t0);
-    if (!outcome) return fail(Stage::execute, outcome.error());
-    if (auto sealed = exec::check_seal(h, *outcome); !sealed)
+    if (!outcome) {
+        d.times.execute_ms = ms_since(t0);
+        return fail(Stage::execute, outcome.error());
+    }
+    if (d.is_template) {
+        if (auto sealed = seal(d, *outcome); !sealed) return fail(Stage::decode, sealed.error());
+    } else if (auto sealed = exec::check_seal(h, *outcome); !sealed) {
+        d.times.execute_ms = ms_since(t0);
         return fail(Stage::seal, sealed.error());
+    }
+    d.times.execute_ms = ms_since(t0);
     d.outcome = std::make_shared<const exec::Outcome>(std::move(outcome).value());
+    return {};
+}
+
+Expected<void, block::BlockError> Pipeline::seal(Decoded& d, const exec::Outcome& outcome) const {
+    block::Header h = *d.block.header;
+    h.gas_used = outcome.gas_used;
+    h.txs_root = outcome.txs_root;
+    h.receipts_root = outcome.receipts_root;
+    h.state_root = outcome.state_root;
+    // The header is at the front of the wire block and its length may change, so the block is
+    // encoded again around the same transaction bytes and decoded again for the commit's views.
+    // The senders carry over: the transactions are the ones verified.
+    auto sealed =
+        block::decode_block(block::encode_block(h, d.block.tx_encodings), m_config.parallel);
+    if (!sealed) return unexpected(sealed.error());
+    sealed->senders = std::move(d.block.senders);
+    d.block = std::move(sealed).value();
     return {};
 }
 
@@ -364,7 +395,7 @@ private:
             std::lock_guard lock{m_uncommitted_mutex};
             pending.assign(m_uncommitted.begin(), m_uncommitted.end());
         }
-        if (!d.already_stored) {
+        if (!d.already_stored && !d.is_template) {
             auto repeat = executed_before(d, pending);
             if (!repeat) return fail(repeat.error());
             d.already_stored = *repeat;
@@ -464,6 +495,16 @@ Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next,
         }
     }
     return Stream{*this, next, progress}.run();
+}
+
+Expected<void, PipelineError> Pipeline::seal_stream(const BlockSource& templates,
+                                                    const Progress& progress) {
+    m_sealing = true;
+    struct Reset {
+        bool& flag;
+        ~Reset() { flag = false; }
+    } reset{m_sealing};
+    return import_stream(templates, progress);
 }
 
 Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {

@@ -120,6 +120,16 @@ public:
     Expected<void, PipelineError> import_stream(const BlockSource& next,
                                                 const Progress& progress = {});
 
+    /// Seals blocks from `templates` and commits them, streamed like import_stream: a template is
+    /// a wire block whose header carries the transactions' context (timestamp, coinbase, gas
+    /// limit, chain id) but not its place or results. Each goes through the same four stages as
+    /// an imported block; the execute stage makes it the child of the last block (parent hash
+    /// and number) and fills in what execution computed (gas used and the three roots) instead
+    /// of checking it, and the block committed is that final one. A block producer's entry
+    /// point: the transactions must be valid in order (a pool's pending ones are).
+    Expected<void, PipelineError> seal_stream(const BlockSource& templates,
+                                              const Progress& progress = {});
+
     /// Decodes, verifies and executes a proposed child of the head without committing anything.
     /// The proposal's header roots are not required (they are what the check computes). A
     /// failure's `error` says why: a LinkError (`not_child_of_head`), a block::BlockError (decode,
@@ -136,6 +146,8 @@ private:
     Expected<bool, PipelineError> is_stored(const Decoded& d) const;
     /// Recovers the senders of a decoded block (stage 2).
     Expected<void, PipelineError> verify(Decoded& d);
+    /// A template's header filled in from its outcome, and the block re-encoded around it.
+    Expected<void, block::BlockError> seal(Decoded& d, const exec::Outcome& outcome) const;
     /// decode, then verify unless the block is stored already.
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
     /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
@@ -147,6 +159,7 @@ private:
 
     store::Store& m_store;
     Config m_config;
+    bool m_sealing{false};  ///< seal_stream is running: blocks are templates
     const testing::StreamHooks* m_stream_hooks{nullptr};
 };
 

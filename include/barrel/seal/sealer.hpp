@@ -1,0 +1,100 @@
+#pragma once
+/// @file
+/// Block production from a transaction pool: a block every `block_time` when transactions are
+/// pending, or at once when a full block's worth is; no empty blocks. Each block is the pool's
+/// selection (pool::Pool::take: by sender nonce, senders by effective tip then arrival) sealed
+/// through the four stages (pipeline::Pipeline::seal_stream), and while one block commits the
+/// next is decoded, verified and executed. A consensus leader links this as it is; the node's
+/// `run` command drives it from its own thread.
+
+#include <barrel/core/bytes.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace barrel::seal {
+
+struct Config {
+    std::chrono::milliseconds block_time{1000};
+    size_t max_block_txs{2500};
+    Address coinbase{};
+};
+
+/// What a sealed and committed block reports, in order.
+struct Sealed {
+    pipeline::BlockResult result;
+    pool::Status pool;               ///< after its transactions left the pool
+    std::vector<Hash> transactions;  ///< in block order
+};
+
+/// The template of the next block: the selection's transactions under a header that carries
+/// their context (timestamp, coinbase, gas limit, chain id). Parent, number, gas used and roots
+/// are left for the execute stage to fill in.
+Bytes block_template(const pool::Selection& selection, const Config& config, uint64_t gas_limit,
+                     uint64_t chain_id, uint64_t timestamp);
+
+/// The clock blocks are timed and stamped by (a test seam; steady for intervals, system seconds
+/// for timestamps).
+struct Clock {
+    std::function<std::chrono::steady_clock::time_point()> now = [] {
+        return std::chrono::steady_clock::now();
+    };
+    std::function<uint64_t()> unix_seconds = [] {
+        return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+    };
+};
+
+class Sealer {
+public:
+    using OnSealed = std::function<void(const Sealed&)>;
+    using OnError = std::function<void(const pipeline::PipelineError&)>;
+    Sealer(pipeline::Pipeline& pipeline, pool::Pool& pool, const store::Store& store,
+           const Config& config, OnSealed on_sealed, OnError on_error = {}, Clock clock = {});
+
+    /// Runs until stop(): waits for transactions, seals blocks, reports each. Call from one
+    /// thread.
+    void run();
+
+    /// Transactions were admitted: a full block may be ready before the block time.
+    void notify();
+
+    /// Makes run() return once the block being sealed (and those already taken) are committed.
+    void stop();
+
+    /// Seals what is ready now, if anything, without waiting (tests; run() does this in a loop).
+    /// Returns the number of blocks committed.
+    size_t seal_ready(bool ignore_block_time);
+
+private:
+    /// The next template, or nothing: no full block and the block time has not passed (or no
+    /// transaction at all), or stop() was called.
+    std::optional<Bytes> next_template(bool ignore_block_time);
+
+    pipeline::Pipeline& m_pipeline;
+    pool::Pool& m_pool;
+    const store::Store& m_store;
+    Config m_config;
+    OnSealed m_on_sealed;
+    OnError m_on_error;
+    Clock m_clock;
+
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    bool m_stopping{false};
+    bool m_notified{false};
+    std::chrono::steady_clock::time_point m_last_seal;
+    uint64_t m_last_timestamp{0};
+    std::deque<std::vector<Hash>> m_in_flight;  ///< transactions of the templates handed out
+};
+
+}  // namespace barrel::seal

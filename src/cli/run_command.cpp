@@ -1,0 +1,312 @@
+// `barrel-node run`: the node service (docs/rpc.md). It only wires the library's parts together:
+// the store, a pipeline with the sender cache, the pool (pool/), the sealer (seal/) on its own
+// thread and the JSON-RPC service (rpc/). Data flows rpc → pool → seal → pipeline → store, and
+// queries rpc → store.
+//
+// Lifecycle: the datadir is opened as its one writer (a second writer gets the store's "locked"
+// error); the pool journal in the datadir is re-admitted and removed; SIGINT or SIGTERM stops
+// intake (the HTTP server), lets the sealer finish the block in flight, writes the pool to the
+// journal and closes the store (which flushes, so the next open is quick). After a SIGKILL the
+// datadir holds whole blocks only, and the next start goes on from its head.
+
+#include <barrel/block/sender_cache.hpp>
+#include <barrel/cli/cli.hpp>
+#include <barrel/core/hex.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
+#include <barrel/seal/sealer.hpp>
+#include <barrel/store/store.hpp>
+
+#include "command.hpp"
+#include "rpc/service.hpp"
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <iomanip>
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+namespace barrel::cli {
+
+namespace {
+
+constexpr std::string_view kJournalFile = "transactions.rlp";
+
+struct Endpoint {
+    std::string address;
+    uint16_t port{0};
+};
+
+Endpoint parse_endpoint(std::string_view text) {
+    const size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon == 0)
+        fail("--http: expected ADDRESS:PORT, got '" + std::string{text} + "'");
+    const auto port = parse_u64(text.substr(colon + 1));
+    if (!port || *port > 65535)
+        fail("--http: the port must be a number from 0 to 65535, got '" +
+             std::string{text.substr(colon + 1)} + "'");
+    return {std::string{text.substr(0, colon)}, static_cast<uint16_t>(*port)};
+}
+
+size_t size_option(const ParsedArgs& args, std::string_view name, size_t fallback, size_t low) {
+    const auto v = args.value(name);
+    if (!v) return fallback;
+    const uint64_t n = parse_u64_option(name, *v);
+    if (n < low) fail(std::string{name} + ": must be at least " + std::to_string(low));
+    return static_cast<size_t>(n);
+}
+
+std::chrono::milliseconds ms_option(const ParsedArgs& args, std::string_view name,
+                                    std::chrono::milliseconds fallback) {
+    return std::chrono::milliseconds{
+        size_option(args, name, static_cast<size_t>(fallback.count()), 1)};
+}
+
+/// The node's head as the RPC threads read it: updated after each commit, so a query never
+/// touches the store's own head while a commit moves it.
+class SharedHead {
+public:
+    explicit SharedHead(const store::Head& h) : m_head{h} {}
+    store::Head get() const {
+        std::lock_guard lock{m_mutex};
+        return m_head;
+    }
+    void set(const store::Head& h) {
+        std::lock_guard lock{m_mutex};
+        m_head = h;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    store::Head m_head;
+};
+
+/// What /metrics reports of the node itself (Prometheus text format).
+struct NodeCounters {
+    std::atomic<uint64_t> blocks{0};
+    std::atomic<uint64_t> transactions{0};
+    std::atomic<uint64_t> stage_us[4]{};  // decode, verify, execute, commit
+};
+
+std::string metrics_text(const NodeCounters& c, const pool::Pool& pool,
+                         const block::SenderCache& cache, const SharedHead& head) {
+    std::ostringstream out;
+    auto metric = [&](std::string_view name, std::string_view type, std::string_view help,
+                      auto value) {
+        out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n"
+            << name << " " << value << "\n";
+    };
+    metric("barrel_head_block", "gauge", "Number of the head block.", head.get().number);
+    metric("barrel_blocks_sealed_total", "counter", "Blocks sealed and committed.",
+           c.blocks.load());
+    metric("barrel_transactions_sealed_total", "counter", "Transactions in sealed blocks.",
+           c.transactions.load());
+    const char* stages[] = {"decode", "verify", "execute", "commit"};
+    out << "# HELP barrel_stage_seconds_total Time sealed blocks spent in each stage.\n"
+        << "# TYPE barrel_stage_seconds_total counter\n";
+    for (size_t i = 0; i < 4; ++i)
+        out << "barrel_stage_seconds_total{stage=\"" << stages[i] << "\"} " << std::fixed
+            << std::setprecision(6) << static_cast<double>(c.stage_us[i].load()) / 1e6 << "\n";
+    out.unsetf(std::ios::floatfield);
+    const auto s = pool.status();
+    metric("barrel_pool_pending", "gauge", "Pool transactions ready to be sealed.", s.pending);
+    metric("barrel_pool_queued", "gauge", "Pool transactions waiting for a nonce gap.", s.queued);
+    const auto stats = cache.stats();
+    metric("barrel_sender_cache_hits_total", "counter", "Sender cache lookups that hit.",
+           stats.hits);
+    metric("barrel_sender_cache_misses_total", "counter",
+           "Sender cache lookups that missed (the sender was recovered).", stats.misses);
+    return out.str();
+}
+
+void log_sealed(std::ostream& err, const seal::Sealed& s) {
+    const auto& t = s.result.times;
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(2) << "sealed block " << s.result.number << ": "
+         << s.result.transactions << " txs, decode " << t.decode_ms << " ms, verify " << t.verify_ms
+         << " ms, execute " << t.execute_ms << " ms, commit " << t.commit_ms << " ms; pool "
+         << s.pool.pending << " pending, " << s.pool.queued << " queued; hash "
+         << to_hex(s.result.hash) << "\n";
+    err << line.str() << std::flush;
+}
+
+/// Blocks SIGINT and SIGTERM in this thread and every thread it starts from now on, so that
+/// the main thread alone takes them, with sigwait.
+sigset_t block_stop_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    return set;
+}
+
+int run_handler(Context& ctx, const ParsedArgs& args) {
+    const sigset_t stop_signals = block_stop_signals();
+    const std::string datadir{*args.value("--datadir")};
+    const Endpoint endpoint = parse_endpoint(args.value("--http").value_or("127.0.0.1:8545"));
+
+    pool::Config pool_config;
+    pool_config.max_transactions =
+        size_option(args, "--txpool-max", pool_config.max_transactions, 1);
+    pool_config.max_per_sender =
+        size_option(args, "--txpool-max-per-sender", pool_config.max_per_sender, 1);
+    seal::Config seal_config;
+    seal_config.block_time = ms_option(args, "--block-time", seal_config.block_time);
+    seal_config.max_block_txs = size_option(args, "--max-block-txs", seal_config.max_block_txs, 1);
+    rpc::HttpOptions http;
+    http.address = endpoint.address;
+    http.port = endpoint.port;
+    http.max_body_bytes = size_option(args, "--rpc-max-body", http.max_body_bytes, 1);
+    http.max_connections = size_option(args, "--rpc-max-connections", http.max_connections, 1);
+    http.read_timeout = ms_option(args, "--rpc-read-timeout", http.read_timeout);
+    http.idle_timeout = ms_option(args, "--rpc-idle-timeout", http.idle_timeout);
+    rpc::Limits limits;
+    limits.max_batch = size_option(args, "--rpc-max-batch", limits.max_batch, 1);
+    std::optional<Address> coinbase;
+    if (const auto v = args.value("--coinbase")) {
+        const auto a = address_from_hex(*v);
+        if (!a) fail("--coinbase: " + describe_hex_error(*v, a.error()));
+        coinbase = *a;
+    }
+
+    auto opened = store::Store::open(datadir, {});
+    if (!opened) fail(opened.error().message);
+    std::unique_ptr<store::Store> store = std::move(opened).value();
+    const chain::Genesis& chain = store->genesis();
+    pool_config.chain_id = chain.config.chain_id;
+    pool_config.base_fee = chain.config.base_fee;
+    pool_config.block_gas_limit = chain.gas_limit;
+    seal_config.coinbase = coinbase.value_or(chain.coinbase);
+
+    // The cache holds every pooled transaction's sender, so a sealed block finds them all.
+    block::SenderCache cache{
+        std::max(block::SenderCache::kDefaultCapacity, pool_config.max_transactions)};
+    pipeline::Config pipeline_config;
+    pipeline_config.sender_cache = &cache;
+    pipeline::Pipeline pipeline{*store, pipeline_config};
+    pool::Pool pool{pool_config, *store, &cache};
+    SharedHead head{store->head()};
+    NodeCounters counters;
+
+    const std::string journal_path = (std::filesystem::path{datadir} / kJournalFile).string();
+    auto journal = pool::read_journal(journal_path);
+    if (!journal) fail(journal.error());
+    size_t readmitted = 0;
+    {
+        const std::vector<BytesView> views(journal->transactions.begin(),
+                                           journal->transactions.end());
+        for (const auto& r : pool.admit(views)) readmitted += r.has_value() ? 1 : 0;
+    }
+    std::error_code ignored;
+    std::filesystem::remove(journal_path, ignored);
+
+    std::mutex log_mutex;
+    seal::Sealer sealer{
+        pipeline,
+        pool,
+        *store,
+        seal_config,
+        [&](const seal::Sealed& s) {
+            head.set(store->head());
+            counters.blocks.fetch_add(1);
+            counters.transactions.fetch_add(s.result.transactions);
+            const double ms[] = {s.result.times.decode_ms, s.result.times.verify_ms,
+                                 s.result.times.execute_ms, s.result.times.commit_ms};
+            for (size_t i = 0; i < 4; ++i)
+                counters.stage_us[i].fetch_add(static_cast<uint64_t>(ms[i] * 1000));
+            std::lock_guard lock{log_mutex};
+            log_sealed(ctx.err, s);
+        },
+        [&](const pipeline::PipelineError& e) {
+            std::lock_guard lock{log_mutex};
+            ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
+        }};
+
+    rpc::Node node{*store,          pool,          [&] { return head.get(); },
+                   "barrel/v0.1.0", 1'000'000'000, [&] { sealer.notify(); }};
+    rpc::Service service{node, limits, http,
+                         [&] { return metrics_text(counters, pool, cache, head); }};
+    if (auto started = service.start(); !started) fail(started.error());
+    std::thread sealing{[&] { sealer.run(); }};
+
+    {
+        const store::Head h = head.get();
+        std::lock_guard lock{log_mutex};
+        ctx.err << "barrel-node run: chain " << chain.config.chain_id << ", head block " << h.number
+                << " " << to_hex(h.hash) << "; " << readmitted << " of "
+                << journal->transactions.size() << " journaled transactions re-admitted"
+                << (journal->damaged ? " (the journal's damaged tail was dropped)" : "") << "\n"
+                << "barrel-node run: JSON-RPC on http://" << http.address << ":" << service.port()
+                << "\n"
+                << std::flush;
+    }
+
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    {
+        std::lock_guard lock{log_mutex};
+        ctx.err << "barrel-node run: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                << ", stopping\n"
+                << std::flush;
+    }
+    service.stop();  // no more requests: the pool only shrinks from here
+    sealer.stop();
+    sealing.join();
+    const auto pooled = pool.all();
+    if (!pooled.empty())
+        if (auto written = pool::write_journal(journal_path, pooled); !written)
+            fail("the pool could not be journaled: " + written.error());
+    const store::Head h = store->head();
+    store.reset();  // flushes, so the next open replays no log
+    ctx.err << "barrel-node run: stopped at block " << h.number << "; " << pooled.size()
+            << " pool transactions journaled\n"
+            << std::flush;
+    return kExitOk;
+}
+
+}  // namespace
+
+Command run_command() {
+    return {
+        .name = "run",
+        .summary = "Run the node: JSON-RPC for wallets, a transaction pool and a block sealer",
+        .args = {},
+        .options =
+            {
+                {"--datadir", "DIR", "The node's data directory (barrel-node init)", true},
+                {"--http", "ADDR:PORT",
+                 "Where to serve JSON-RPC (default 127.0.0.1:8545; port 0 "
+                 "picks a free one)"},
+                {"--block-time", "MS",
+                 "Seal a block this often when transactions are pending "
+                 "(default 1000)"},
+                {"--max-block-txs", "N",
+                 "Transactions per block; a full block is sealed at once "
+                 "(default 2500)"},
+                {"--coinbase", "ADDR", "Fee recipient (default: the genesis coinbase)"},
+                {"--txpool-max", "N", "Pool bound, pending and queued (default 65536)"},
+                {"--txpool-max-per-sender", "N", "Pool bound per sender (default 4096)"},
+                {"--rpc-max-body", "BYTES", "Largest request body (default 5242880)"},
+                {"--rpc-max-batch", "N", "Most calls in one batch (default 1000)"},
+                {"--rpc-max-connections", "N", "Connections at once (default 512)"},
+                {"--rpc-read-timeout", "MS", "Time for a whole request once begun (default 30000)"},
+                {"--rpc-idle-timeout", "MS", "Keep-alive connection idle time (default 120000)"},
+            },
+        .details =
+            "Serves Ethereum JSON-RPC over HTTP (POST /; GET /metrics in Prometheus text format)\n"
+            "for wallets and SDKs (docs/rpc.md lists the methods, with curl examples). Sent\n"
+            "transactions enter the pool; a block is sealed every --block-time ms while any are\n"
+            "pending, or at once when --max-block-txs are. A line per sealed block goes to\n"
+            "stderr. SIGINT or SIGTERM: stop taking requests, finish the block in flight, keep\n"
+            "the pool in DIR/transactions.rlp (re-admitted at the next start), exit 0.",
+        .handler = run_handler,
+    };
+}
+
+}  // namespace barrel::cli

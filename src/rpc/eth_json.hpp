@@ -1,0 +1,35 @@
+#pragma once
+// barrel's documents in Ethereum's JSON-RPC shapes (camelCase names, quantities, the constants
+// Ethereum has for what barrel has not: no logs, no uncles, no proof of work). The stored
+// documents (docs/formats.md, "Storage") are the source, so a query never re-executes or
+// re-decodes more than it must.
+
+#include <barrel/core/bytes.hpp>
+#include <barrel/core/uint256.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <vector>
+
+namespace barrel::rpc {
+
+using nlohmann::json;
+
+/// A transaction document (the store's, or one written for a pooled transaction) as
+/// eth_getTransactionByHash returns it. Without a block (`block_hash` absent) the block fields
+/// are null. `gasPrice` of an EIP-1559 transaction is the price it paid (or would pay):
+/// min(max fee, base fee + max priority fee).
+json eth_transaction(const json& doc, const u256& base_fee);
+
+/// A receipt document with its transaction's document.
+json eth_receipt(const json& receipt, const json& tx, const u256& base_fee);
+
+/// A header document as a block: `transactions` are the given hashes, or the given transaction
+/// objects when `full`. `size` is the wire block's length.
+json eth_block(const json& header, const u256& base_fee, size_t size, json transactions);
+
+/// The effective gas price of a transaction document.
+u256 effective_gas_price(const json& tx, const u256& base_fee);
+
+}  // namespace barrel::rpc

@@ -1,0 +1,612 @@
+#include "rpc/methods.hpp"
+
+#include <barrel/block/block.hpp>
+#include <barrel/chain/genesis.hpp>
+#include <barrel/core/hex.hpp>
+#include <barrel/exec/execute.hpp>
+#include <barrel/json/conventions.hpp>
+#include <barrel/json/tx_json.hpp>
+#include <barrel/json/writer.hpp>
+
+#include "rpc/eth_json.hpp"
+#include "rpc/params.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+namespace barrel::rpc {
+
+namespace {
+
+using Result = Expected<json, Error>;
+
+Unexpected<Error> server_error(std::string message) {
+    return unexpected(Error{code::server_error, std::move(message)});
+}
+
+Unexpected<Error> store_failure(const store::StoreError& e) {
+    return unexpected(Error{code::internal_error, "store: " + e.message});
+}
+
+Unexpected<Error> state_failure(const state::ReadError& e) {
+    return unexpected(Error{code::internal_error, "state: " + e.message});
+}
+
+/// A store query's value, or the call's error.
+template <class T>
+Expected<T, Error> stored(Expected<T, store::StoreError> v) {
+    if (!v) return store_failure(v.error());
+    return std::move(v).value();
+}
+
+/// What the handlers share: the node, and the head read once per call.
+struct Context {
+    Node& node;
+    store::Head head;
+
+    const exec::ChainConfig& config() const { return node.store.genesis().config; }
+    const u256& base_fee() const { return config().base_fee; }
+};
+
+/// The number of a block reference, or nullopt if there is no such block (a number past the
+/// head, an unknown hash).
+Expected<std::optional<uint64_t>, Error> block_number(const Context& c, const BlockRef& ref) {
+    switch (ref.kind) {
+        case BlockRef::Kind::latest:
+        case BlockRef::Kind::pending: return std::optional<uint64_t>{c.head.number};
+        case BlockRef::Kind::earliest: return std::optional<uint64_t>{0};
+        case BlockRef::Kind::number:
+            if (ref.number > c.head.number) return std::optional<uint64_t>{};
+            return std::optional<uint64_t>{ref.number};
+        case BlockRef::Kind::hash: return stored(c.node.store.block_number(ref.hash));
+    }
+    return std::optional<uint64_t>{};
+}
+
+/// The node keeps the state of its head only: a state query names the head or fails.
+Expected<void, Error> require_head_state(const Context& c, const BlockRef& ref) {
+    auto n = block_number(c, ref);
+    if (!n) return unexpected(n.error());
+    if (!*n) return server_error("header not found");
+    if (**n != c.head.number)
+        return server_error("historical state is not available: block " + std::to_string(**n) +
+                            " (the node keeps the state of its head, block " +
+                            std::to_string(c.head.number) + ")");
+    return {};
+}
+
+Expected<state::Account, Error> account_of(const Context& c, const Address& a) {
+    auto account = c.node.store.account(a);
+    if (!account) return state_failure(account.error());
+    return account->value_or(state::Account{});
+}
+
+/// The store's document of a pooled transaction (no block fields), for eth_transaction.
+json pooled_document(const pool::PooledTx& p) {
+    std::string text;
+    JsonWriter w{text};
+    write_tx_json(w, p.tx, p.hash, p.sender);
+    return json::parse(text);
+}
+
+// ---- Methods ---------------------------------------------------------------------------------
+
+Result chain_id(Context& c, const json&) { return json_quantity(c.config().chain_id); }
+
+Result get_balance(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 2);
+    if (!p) return unexpected(p.error());
+    auto address = p->address(0, "address");
+    if (!address) return unexpected(address.error());
+    auto ref = p->block(1, "block");
+    if (!ref) return unexpected(ref.error());
+    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    auto account = account_of(c, *address);
+    if (!account) return unexpected(account.error());
+    return json_quantity(account->balance);
+}
+
+Result get_transaction_count(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 2);
+    if (!p) return unexpected(p.error());
+    auto address = p->address(0, "address");
+    if (!address) return unexpected(address.error());
+    auto ref = p->block(1, "block");
+    if (!ref) return unexpected(ref.error());
+    if (ref->kind == BlockRef::Kind::pending)
+        if (const auto pending = c.node.pool.pending_nonce(*address))
+            return json_quantity(*pending);
+    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    auto account = account_of(c, *address);
+    if (!account) return unexpected(account.error());
+    return json_quantity(account->nonce);
+}
+
+/// A call object (eth_call, eth_estimateGas) as an unsigned transaction, and its sender.
+struct CallTx {
+    tx::Transaction tx;
+    Bytes data;
+    Address from;
+};
+
+Expected<CallTx, Error> parse_call_object(const json& object, uint64_t default_gas) {
+    auto bad = [](std::string reason) { return unexpected(invalid_argument(0, "call", reason)); };
+    if (!object.is_object()) return bad("want a call object");
+    CallTx out;
+    tx::Transaction& t = out.tx;
+    t.type = tx::TxType::legacy;
+    t.gas_limit = default_gas;
+    for (const auto& [key, value] : object.items()) {
+        if (value.is_null()) continue;
+        if (key == "from" || key == "to") {
+            auto bytes = parse_data(value);
+            if (!bytes || bytes->size() != 20)
+                return bad(key + ": " + (bytes ? "want 20 bytes" : bytes.error()));
+            (key == "from" ? out.from : t.to.emplace()) = Address::from_view(*bytes);
+        } else if (key == "gas") {
+            auto v = parse_quantity(value, 64);
+            if (!v) return bad("gas: " + v.error());
+            t.gas_limit = static_cast<uint64_t>(*v);
+        } else if (key == "gasPrice" || key == "maxFeePerGas" || key == "maxPriorityFeePerGas" ||
+                   key == "value") {
+            auto v = parse_quantity(value, 256);
+            if (!v) return bad(key + ": " + v.error());
+            if (key == "value") t.value = *v;
+        } else if (key == "data" || key == "input") {
+            auto v = parse_data(value);
+            if (!v) return bad(key + ": " + v.error());
+            out.data = std::move(*v);
+        } else if (key == "nonce" || key == "type" || key == "chainId") {
+            auto v = parse_quantity(value, 64);
+            if (!v) return bad(key + ": " + v.error());
+        }
+        // Other members (accessList, …) do not change what barrel computes.
+    }
+    t.data = out.data;
+    return out;
+}
+
+Result estimate_gas(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 2);
+    if (!p) return unexpected(p.error());
+    auto call = parse_call_object(p->at(0), c.node.store.genesis().gas_limit);
+    if (!call) return unexpected(call.error());
+    auto ref = p->block(1, "block");
+    if (!ref) return unexpected(ref.error());
+    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    if (call->tx.value > 0) {
+        auto account = account_of(c, call->from);
+        if (!account) return unexpected(account.error());
+        if (account->balance < call->tx.value)
+            return server_error("insufficient funds for transfer");
+    }
+    // barrel charges a transfer or a DagTransfer call exactly its intrinsic gas.
+    return json_quantity(tx::intrinsic_gas(call->tx));
+}
+
+Result call_method(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 2);
+    if (!p) return unexpected(p.error());
+    auto call = parse_call_object(p->at(0), c.node.store.genesis().gas_limit);
+    if (!call) return unexpected(call.error());
+    auto ref = p->block(1, "block");
+    if (!ref) return unexpected(ref.error());
+    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    auto account = account_of(c, call->from);
+    if (!account) return unexpected(account.error());
+    // Executed as the only transaction of a block on the head, at gas price 0 with the sender's
+    // nonce, by the same executor as every block; nothing is committed.
+    tx::Transaction t = call->tx;
+    t.chain_id = c.config().chain_id;
+    t.nonce = account->nonce;
+    t.max_fee_per_gas = t.max_priority_fee_per_gas = 0;
+    t.r = t.s = 1;  // never checked: the sender is given
+    const Bytes encoding = tx::encode(t);
+    block::Header h;
+    h.parent_hash = c.head.hash;
+    h.number = c.head.number + 1;
+    h.gas_limit = std::max(c.node.store.genesis().gas_limit, t.gas_limit);
+    h.chain_id = c.config().chain_id;
+    const BytesView views[] = {encoding};
+    auto block = block::decode_block(block::encode_block(h, views), false);
+    if (!block) return server_error("invalid call: " + block::describe(block.error()));
+    block->senders = {call->from};
+    auto outcome = exec::execute(*block, c.node.store, c.head.state_root, c.config());
+    if (!outcome) return server_error(exec::describe(outcome.error()));
+    const exec::Receipt& r = outcome->receipts.front();
+    if (!r.status) return server_error("execution reverted");
+    return json_bytes(r.output);
+}
+
+Result send_raw_transaction(Context&, const json&) {
+    // Handled for the whole batch at once in Methods::handle (one parallel recovery loop).
+    return unexpected(Error{code::internal_error, "eth_sendRawTransaction outside a request"});
+}
+
+Result transaction_by_hash(Context& c, const Hash& hash) {
+    auto doc = stored(c.node.store.transaction(hash));
+    if (!doc) return unexpected(doc.error());
+    if (*doc) return eth_transaction(**doc, c.base_fee());
+    if (const auto pooled = c.node.pool.find(hash))
+        return eth_transaction(pooled_document(*pooled), c.base_fee());
+    return json(nullptr);
+}
+
+Result get_transaction_by_hash(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 1);
+    if (!p) return unexpected(p.error());
+    auto hash = p->hash(0, "hash");
+    if (!hash) return unexpected(hash.error());
+    return transaction_by_hash(c, *hash);
+}
+
+Result get_transaction_receipt(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 1);
+    if (!p) return unexpected(p.error());
+    auto hash = p->hash(0, "hash");
+    if (!hash) return unexpected(hash.error());
+    auto receipt = stored(c.node.store.receipt(*hash));
+    if (!receipt) return unexpected(receipt.error());
+    if (!*receipt) return json(nullptr);
+    auto tx = stored(c.node.store.transaction(*hash));
+    if (!tx) return unexpected(tx.error());
+    if (!*tx)
+        return unexpected(Error{code::internal_error, "store: a receipt without its transaction"});
+    return eth_receipt(**receipt, **tx, c.base_fee());
+}
+
+/// The transaction hashes of stored block `n` and its wire size (block 0 has no transactions;
+/// its size is that of its header in a block with an empty list).
+struct BlockBody {
+    std::vector<Hash> hashes;
+    size_t size{0};
+};
+
+Expected<BlockBody, Error> block_body(Context& c, uint64_t n) {
+    if (n == 0) {
+        const auto h0 = chain::genesis_header(c.node.store.genesis());
+        return BlockBody{{}, block::encode_block(h0, {}).size()};
+    }
+    auto raw = stored(c.node.store.raw_block(n));
+    if (!raw) return unexpected(raw.error());
+    if (!*raw)
+        return unexpected(Error{code::internal_error,
+                                "store: block " + std::to_string(n) + " has a header but no body"});
+    const size_t size = (*raw)->size();
+    auto block = block::decode_block(std::move(**raw));
+    if (!block)
+        return unexpected(Error{code::internal_error, "store: block " + std::to_string(n) + ": " +
+                                                          block::describe(block.error())});
+    return BlockBody{std::move(block->tx_hashes), size};
+}
+
+Result block_json(Context& c, std::optional<uint64_t> number, bool full) {
+    if (!number) return json(nullptr);
+    auto header = stored(c.node.store.header(*number));
+    if (!header) return unexpected(header.error());
+    if (!*header) return json(nullptr);
+    auto body = block_body(c, *number);
+    if (!body) return unexpected(body.error());
+    json txs = json::array();
+    for (const Hash& h : body->hashes) {
+        if (!full) {
+            txs.push_back(json_bytes(h));
+            continue;
+        }
+        auto doc = stored(c.node.store.transaction(h));
+        if (!doc) return unexpected(doc.error());
+        if (!*doc)
+            return unexpected(
+                Error{code::internal_error, "store: transaction " + to_hex(h) + " of block " +
+                                                std::to_string(*number) + " is missing"});
+        txs.push_back(eth_transaction(**doc, c.base_fee()));
+    }
+    return eth_block(**header, c.base_fee(), body->size, std::move(txs));
+}
+
+Result get_block_by_number(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 2);
+    if (!p) return unexpected(p.error());
+    auto ref = p->block(0, "block");
+    if (!ref) return unexpected(ref.error());
+    bool full = false;
+    if (p->has(1)) {
+        auto f = p->boolean(1, "full");
+        if (!f) return unexpected(f.error());
+        full = *f;
+    }
+    auto n = block_number(c, *ref);
+    if (!n) return unexpected(n.error());
+    return block_json(c, *n, full);
+}
+
+Result get_block_by_hash(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 2);
+    if (!p) return unexpected(p.error());
+    auto hash = p->hash(0, "hash");
+    if (!hash) return unexpected(hash.error());
+    bool full = false;
+    if (p->has(1)) {
+        auto f = p->boolean(1, "full");
+        if (!f) return unexpected(f.error());
+        full = *f;
+    }
+    auto n = stored(c.node.store.block_number(*hash));
+    if (!n) return unexpected(n.error());
+    return block_json(c, *n, full);
+}
+
+Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
+    if (!number) return json(nullptr);
+    auto header = stored(c.node.store.header(*number));
+    if (!header) return unexpected(header.error());
+    if (!*header) return json(nullptr);
+    return (**header)["transaction_count"];
+}
+
+Result get_block_transaction_count_by_number(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 1);
+    if (!p) return unexpected(p.error());
+    auto ref = p->block(0, "block");
+    if (!ref) return unexpected(ref.error());
+    auto n = block_number(c, *ref);
+    if (!n) return unexpected(n.error());
+    return transaction_count_of(c, *n);
+}
+
+Result get_block_transaction_count_by_hash(Context& c, const json& params) {
+    auto p = Params::positional(params, 1, 1);
+    if (!p) return unexpected(p.error());
+    auto hash = p->hash(0, "hash");
+    if (!hash) return unexpected(hash.error());
+    auto n = stored(c.node.store.block_number(*hash));
+    if (!n) return unexpected(n.error());
+    return transaction_count_of(c, *n);
+}
+
+Result get_transaction_by_block_number_and_index(Context& c, const json& params) {
+    auto p = Params::positional(params, 2, 2);
+    if (!p) return unexpected(p.error());
+    auto ref = p->block(0, "block");
+    if (!ref) return unexpected(ref.error());
+    auto index = p->quantity(1, "index");
+    if (!index) return unexpected(index.error());
+    auto n = block_number(c, *ref);
+    if (!n) return unexpected(n.error());
+    if (!*n) return json(nullptr);
+    auto header = stored(c.node.store.header(**n));
+    if (!header) return unexpected(header.error());
+    if (!*header) return json(nullptr);
+    auto body = block_body(c, **n);
+    if (!body) return unexpected(body.error());
+    if (*index >= body->hashes.size()) return json(nullptr);
+    return transaction_by_hash(c, body->hashes[static_cast<size_t>(*index)]);
+}
+
+Result gas_price(Context& c, const json& params) {
+    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
+    return json_quantity(u256{c.base_fee() + c.node.suggested_tip});
+}
+
+Result max_priority_fee(Context& c, const json& params) {
+    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
+    return json_quantity(c.node.suggested_tip);
+}
+
+Result fee_history(Context& c, const json& params) {
+    auto p = Params::positional(params, 2, 3);
+    if (!p) return unexpected(p.error());
+    auto count = p->quantity(0, "blockCount");
+    if (!count) return unexpected(count.error());
+    auto ref = p->block(1, "newestBlock");
+    if (!ref) return unexpected(ref.error());
+    std::vector<double> percentiles;
+    if (p->has(2)) {
+        const json& list = p->at(2);
+        if (!list.is_array())
+            return unexpected(invalid_argument(2, "rewardPercentiles", "want an array"));
+        for (const json& v : list) {
+            if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100 ||
+                (!percentiles.empty() && v.get<double>() < percentiles.back()))
+                return unexpected(invalid_argument(2, "rewardPercentiles",
+                                                   "want increasing numbers from 0 to 100"));
+            percentiles.push_back(v.get<double>());
+        }
+    }
+    auto newest = block_number(c, *ref);
+    if (!newest) return unexpected(newest.error());
+    if (!*newest) return server_error("header not found");
+    const uint64_t blocks = std::min<uint64_t>({*count, 1024, **newest + 1});
+    const uint64_t oldest = **newest + 1 - blocks;
+    json base_fees = json::array(), ratios = json::array(), rewards = json::array();
+    for (uint64_t n = oldest; n <= **newest; ++n) {
+        auto header = stored(c.node.store.header(n));
+        if (!header) return unexpected(header.error());
+        if (!*header) return server_error("header not found");
+        const u256 used = parse_u256((**header)["gas_used"].get<std::string>()).value_or(0);
+        const u256 limit = parse_u256((**header)["gas_limit"].get<std::string>()).value_or(1);
+        base_fees.push_back(json_quantity(c.base_fee()));
+        ratios.push_back(limit == 0 ? 0.0 : static_cast<double>(used) / static_cast<double>(limit));
+        if (percentiles.empty()) continue;
+        // Each percentile of the block's effective tips, weighted by gas (as go-ethereum does,
+        // with gas limits standing in for gas used: barrel charges a transfer its limit's
+        // intrinsic part, and a block's receipts are not read for this).
+        json reward = json::array();
+        std::vector<std::pair<u256, uint64_t>> tips;
+        if (n > 0) {
+            auto raw = stored(c.node.store.raw_block(n));
+            if (!raw) return unexpected(raw.error());
+            if (*raw) {
+                auto block = block::decode_block(std::move(**raw));
+                if (block)
+                    for (const tx::Transaction& t : block->txs) {
+                        const u256 price = t.type == tx::TxType::dynamic_fee
+                                               ? std::min(t.max_fee_per_gas,
+                                                          c.base_fee() + t.max_priority_fee_per_gas)
+                                               : t.max_fee_per_gas;
+                        tips.emplace_back(price > c.base_fee() ? price - c.base_fee() : u256{0},
+                                          t.gas_limit);
+                    }
+            }
+        }
+        std::sort(tips.begin(), tips.end());
+        u256 total_gas = 0;
+        for (const auto& [tip, gas] : tips) total_gas += gas;
+        for (const double pct : percentiles) {
+            if (tips.empty()) {
+                reward.push_back("0x0");
+                continue;
+            }
+            const double threshold = static_cast<double>(total_gas) * pct / 100.0;
+            double sum = 0;
+            size_t i = 0;
+            for (; i + 1 < tips.size(); ++i) {
+                sum += static_cast<double>(tips[i].second);
+                if (sum >= threshold) break;
+            }
+            reward.push_back(json_quantity(tips[i].first));
+        }
+        rewards.push_back(std::move(reward));
+    }
+    base_fees.push_back(json_quantity(c.base_fee()));  // the next block's
+    json out = {{"oldestBlock", json_quantity(oldest)},
+                {"baseFeePerGas", std::move(base_fees)},
+                {"gasUsedRatio", std::move(ratios)}};
+    if (!percentiles.empty()) out["reward"] = std::move(rewards);
+    return out;
+}
+
+Result txpool_status(Context& c, const json& params) {
+    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
+    const auto s = c.node.pool.status();
+    return json{{"pending", json_quantity(uint64_t{s.pending})},
+                {"queued", json_quantity(uint64_t{s.queued})}};
+}
+
+Result no_params(const json& params, json value) {
+    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
+    return value;
+}
+
+using Handler = Result (*)(Context&, const json&);
+
+const std::unordered_map<std::string_view, Handler>& method_table() {
+    static const std::unordered_map<std::string_view, Handler> table = {
+        {"web3_clientVersion",
+         [](Context& c, const json& p) { return no_params(p, c.node.client_version); }},
+        {"net_version",
+         [](Context& c, const json& p) {
+             return no_params(p, std::to_string(c.config().chain_id));
+         }},
+        {"eth_chainId",
+         [](Context& c, const json& p) { return no_params(p, chain_id(c, p).value()); }},
+        {"eth_syncing", [](Context&, const json& p) { return no_params(p, false); }},
+        {"eth_accounts", [](Context&, const json& p) { return no_params(p, json::array()); }},
+        {"eth_blockNumber",
+         [](Context& c, const json& p) { return no_params(p, json_quantity(c.head.number)); }},
+        {"eth_getBalance", get_balance},
+        {"eth_getTransactionCount", get_transaction_count},
+        {"eth_gasPrice", gas_price},
+        {"eth_maxPriorityFeePerGas", max_priority_fee},
+        {"eth_feeHistory", fee_history},
+        {"eth_estimateGas", estimate_gas},
+        {"eth_call", call_method},
+        {"eth_sendRawTransaction", send_raw_transaction},
+        {"eth_getTransactionByHash", get_transaction_by_hash},
+        {"eth_getTransactionReceipt", get_transaction_receipt},
+        {"eth_getBlockByNumber", get_block_by_number},
+        {"eth_getBlockByHash", get_block_by_hash},
+        {"eth_getBlockTransactionCountByNumber", get_block_transaction_count_by_number},
+        {"eth_getBlockTransactionCountByHash", get_block_transaction_count_by_hash},
+        {"eth_getTransactionByBlockNumberAndIndex", get_transaction_by_block_number_and_index},
+        {"txpool_status", txpool_status},
+    };
+    return table;
+}
+
+Error method_not_found(const std::string& method) {
+    return Error{code::method_not_found,
+                 "the method " + method + " does not exist/is not available"};
+}
+
+/// The raw transaction of an eth_sendRawTransaction call, or its parameter error.
+Expected<Bytes, Error> raw_transaction_of(const Call& call) {
+    auto p = Params::positional(call.params, 1, 1);
+    if (!p) return unexpected(p.error());
+    return p->data(0, "data");
+}
+
+}  // namespace
+
+Expected<json, Error> Methods::call(const Call& call) {
+    const auto& table = method_table();
+    const auto it = table.find(call.method);
+    if (it == table.end()) return unexpected(method_not_found(call.method));
+    if (call.method == "eth_sendRawTransaction") {
+        auto raw = raw_transaction_of(call);
+        if (!raw) return unexpected(raw.error());
+        auto admitted = m_node.pool.admit_one(*raw);
+        if (!admitted) return server_error(admitted.error().message);
+        if (m_node.on_admitted) m_node.on_admitted();
+        return json_bytes(admitted->hash);
+    }
+    Context c{m_node, m_node.head()};
+    return it->second(c, call.params);
+}
+
+std::string Methods::handle(std::string_view body) {
+    auto request = parse_request(body, m_limits);
+    if (!request) return error_response(nullptr, request.error()).dump();
+
+    // Every transaction of the batch is admitted in one call, so their senders are recovered
+    // in one parallel loop; each call then gets its own result, in order.
+    std::vector<Bytes> raws;
+    std::vector<size_t> raw_of(request->calls.size(), SIZE_MAX);
+    std::map<size_t, Error> param_errors;
+    for (size_t i = 0; i < request->calls.size(); ++i) {
+        const auto& call = request->calls[i];
+        if (!call || call->method != "eth_sendRawTransaction") continue;
+        auto raw = raw_transaction_of(*call);
+        if (!raw) {
+            param_errors.emplace(i, raw.error());
+            continue;
+        }
+        raw_of[i] = raws.size();
+        raws.push_back(std::move(*raw));
+    }
+    std::vector<pool::AdmitResult> admitted;
+    if (!raws.empty()) {
+        const std::vector<BytesView> views{raws.begin(), raws.end()};
+        admitted = m_node.pool.admit(views);
+        if (m_node.on_admitted) m_node.on_admitted();
+    }
+
+    std::vector<json> responses;
+    responses.reserve(request->calls.size());
+    for (size_t i = 0; i < request->calls.size(); ++i) {
+        const auto& call = request->calls[i];
+        if (!call) {
+            responses.push_back(error_response(call.error().id, call.error().error));
+            continue;
+        }
+        Expected<json, Error> result = json(nullptr);
+        if (const auto e = param_errors.find(i); e != param_errors.end())
+            result = unexpected(e->second);
+        else if (raw_of[i] != SIZE_MAX) {
+            const auto& a = admitted[raw_of[i]];
+            result =
+                a ? Expected<json, Error>{json_bytes(a->hash)}
+                  : Expected<json, Error>{unexpected(Error{code::server_error, a.error().message})};
+        } else {
+            result = this->call(*call);
+        }
+        if (call->notification) continue;
+        responses.push_back(result ? result_response(call->id, std::move(*result))
+                                   : error_response(call->id, result.error()));
+    }
+    return response_body(*request, responses);
+}
+
+}  // namespace barrel::rpc

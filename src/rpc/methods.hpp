@@ -1,0 +1,49 @@
+#pragma once
+// The Ethereum JSON-RPC methods of `barrel-node run` (docs/rpc.md lists them with examples):
+// what wallets and SDKs need to send transfers and read chains. A request body goes in, a
+// response body comes out; the calls of a batch that send transactions are admitted to the
+// pool together, so their senders are recovered in one parallel loop.
+
+#include <barrel/core/uint256.hpp>
+#include <barrel/pool/pool.hpp>
+#include <barrel/store/store.hpp>
+
+#include "rpc/jsonrpc.hpp"
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace barrel::rpc {
+
+/// What the methods read and write. The node owns all of it and outlives the methods.
+struct Node {
+    const store::Store& store;
+    pool::Pool& pool;
+    /// The committed head, safe to call while blocks commit (the node keeps its own copy).
+    std::function<store::Head()> head;
+    std::string client_version;
+    /// The priority fee eth_maxPriorityFeePerGas suggests (and eth_gasPrice adds to the base
+    /// fee): 1 gwei, what go-ethereum's dev mode suggests.
+    u256 suggested_tip{1'000'000'000};
+    /// Called after a request admitted transactions (the sealer may have a full block now).
+    std::function<void()> on_admitted{};
+};
+
+class Methods {
+public:
+    Methods(Node& node, const Limits& limits) : m_node{node}, m_limits{limits} {}
+
+    /// The response body for a request body ("" when every call was a notification).
+    std::string handle(std::string_view body);
+
+    /// One call's result or error (for tests; handle() is what the server uses).
+    Expected<json, Error> call(const Call& call);
+
+private:
+    Node& m_node;
+    Limits m_limits;
+};
+
+}  // namespace barrel::rpc

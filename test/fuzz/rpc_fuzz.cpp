@@ -1,0 +1,72 @@
+// libFuzzer target for the JSON-RPC request parser (src/rpc/jsonrpc.hpp) and the parameter
+// checks (src/rpc/params.hpp) on arbitrary bytes: a body either fails with a JSON-RPC code or
+// gives calls that are valid by construction (an id that is a string, a number or null; params
+// an array or an object; a batch within its limit), every parameter parse returns a value or an
+// invalid_params error, and a response can always be written for what was parsed.
+//
+// Seed corpus: test/fuzz/corpus/rpc/ (requests as ethers.js and curl send them, a batch, and
+// some broken ones).
+
+#include "fuzz_check.hpp"
+#include "rpc/jsonrpc.hpp"
+#include "rpc/params.hpp"
+
+#include <string>
+#include <string_view>
+
+using namespace barrel;
+using namespace barrel::rpc;
+
+constexpr const char* kFuzzTarget = "rpc_fuzz";  // names the target in FUZZ_CHECK reports
+
+namespace {
+
+void check_params(const json& params) {
+    if (!params.is_array()) return;
+    auto p = Params::positional(params, 0, params.size());
+    FUZZ_CHECK(p.has_value());
+    for (size_t i = 0; i < params.size(); ++i) {
+        auto check = [](const auto& r) {
+            FUZZ_CHECK(r.has_value() || r.error().code == code::invalid_params);
+        };
+        check(p->address(i, "a"));
+        check(p->hash(i, "h"));
+        check(p->data(i, "d"));
+        check(p->quantity(i, "q"));
+        check(p->quantity256(i, "q"));
+        check(p->boolean(i, "b"));
+        check(p->block(i, "b"));
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string_view body{reinterpret_cast<const char*>(data), size};
+    const Limits limits{.max_batch = 16, .max_depth = 16};
+    auto request = parse_request(body, limits);
+    if (!request) {
+        const int c = request.error().code;
+        FUZZ_CHECK(c == code::parse_error || c == code::invalid_request);
+        FUZZ_CHECK(!request.error().message.empty());
+        return 0;
+    }
+    FUZZ_CHECK(!request->calls.empty());
+    FUZZ_CHECK(request->batch || request->calls.size() == 1);
+    FUZZ_CHECK(request->calls.size() <= limits.max_batch);
+    std::vector<json> responses;
+    for (const auto& call : request->calls) {
+        if (!call) {
+            FUZZ_CHECK(call.error().error.code == code::invalid_request);
+            responses.push_back(error_response(call.error().id, call.error().error));
+            continue;
+        }
+        FUZZ_CHECK(call->id.is_null() || call->id.is_string() || call->id.is_number());
+        FUZZ_CHECK(call->params.is_array() || call->params.is_object());
+        check_params(call->params);
+        if (!call->notification) responses.push_back(result_response(call->id, call->method));
+    }
+    const std::string out = response_body(*request, responses);
+    FUZZ_CHECK(responses.empty() == out.empty());
+    return 0;
+}

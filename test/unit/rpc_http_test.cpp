@@ -1,0 +1,257 @@
+// The HTTP server through real sockets: keep-alive, each limit (body, header, connections,
+// timeouts), the status of each request that is not a call, and that a connection breaking a
+// limit or a slow request leaves the others served.
+
+#include "rpc/http_server.hpp"
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace barrel::rpc {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+/// Echoes the body; a body "wait" blocks until released (the seam for a slow request).
+class EchoHandler final : public HttpHandler {
+public:
+    HttpResponse post(std::string_view body) override {
+        ++calls;
+        if (body == "wait") {
+            waiting.set_value();
+            release_future.wait();
+        }
+        return HttpResponse{200, "application/json", "echo:" + std::string{body}};
+    }
+    HttpResponse metrics() override { return HttpResponse{200, "text/plain", "m 1\n"}; }
+
+    std::atomic<int> calls{0};
+    std::promise<void> waiting;
+    std::promise<void> release;
+    std::shared_future<void> release_future{release.get_future().share()};
+};
+
+class Client {
+public:
+    explicit Client(uint16_t port) : m_socket{m_ioc} {
+        m_socket.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
+    }
+
+    void send_raw(std::string_view bytes) { asio::write(m_socket, asio::buffer(bytes)); }
+
+    void send(http::verb verb, std::string target, std::string body,
+              std::string content_type = "application/json", bool keep_alive = true) {
+        http::request<http::string_body> req{verb, target, 11};
+        req.set(http::field::host, "127.0.0.1");
+        if (!content_type.empty()) req.set(http::field::content_type, content_type);
+        req.keep_alive(keep_alive);
+        req.body() = std::move(body);
+        req.prepare_payload();
+        http::write(m_socket, req);
+    }
+
+    http::response<http::string_body> receive() {
+        http::response<http::string_body> res;
+        http::read(m_socket, m_buffer, res);
+        return res;
+    }
+
+    http::response<http::string_body> post(std::string body) {
+        send(http::verb::post, "/", std::move(body));
+        return receive();
+    }
+
+    /// True once the server closed the connection (a read ends without data).
+    bool closed_by_server() {
+        beast::error_code ec;
+        char byte;
+        const size_t n = m_socket.read_some(asio::buffer(&byte, 1), ec);
+        return n == 0 && (ec == asio::error::eof || ec == asio::error::connection_reset);
+    }
+
+private:
+    asio::io_context m_ioc;
+    tcp::socket m_socket;
+    beast::flat_buffer m_buffer;
+};
+
+class RpcHttp : public ::testing::Test {
+protected:
+    void start(HttpOptions o = {}) {
+        o.port = 0;
+        server = std::make_unique<HttpServer>(o, handler);
+        ASSERT_TRUE(server->start().has_value());
+    }
+    uint16_t port() const { return server->port(); }
+
+    EchoHandler handler;
+    std::unique_ptr<HttpServer> server;
+};
+
+TEST_F(RpcHttp, serves_posts_on_a_keep_alive_connection) {
+    start();
+    Client c{port()};
+    for (int i = 0; i < 3; ++i) {
+        const auto res = c.post("body" + std::to_string(i));
+        EXPECT_EQ(res.result_int(), 200u);
+        EXPECT_EQ(res.body(), "echo:body" + std::to_string(i));
+        EXPECT_EQ(res[http::field::content_type], "application/json");
+        EXPECT_TRUE(res.keep_alive());
+    }
+    EXPECT_EQ(handler.calls.load(), 3);
+}
+
+TEST_F(RpcHttp, answers_what_is_not_a_call_with_its_status) {
+    start();
+    Client c{port()};
+    c.send(http::verb::get, "/metrics", "", "");
+    auto res = c.receive();
+    EXPECT_EQ(res.result_int(), 200u);
+    EXPECT_EQ(res.body(), "m 1\n");
+    c.send(http::verb::get, "/", "", "");
+    EXPECT_EQ(c.receive().result_int(), 200u);  // a health check
+    c.send(http::verb::put, "/", "{}");
+    res = c.receive();
+    EXPECT_EQ(res.result_int(), 405u);
+    EXPECT_EQ(res.body(), "method not allowed\n");
+    c.send(http::verb::post, "/other", "{}");
+    EXPECT_EQ(c.receive().result_int(), 404u);
+    c.send(http::verb::post, "/", "{}", "text/plain");
+    res = c.receive();
+    EXPECT_EQ(res.result_int(), 415u);
+    EXPECT_EQ(res.body(), "invalid content type, only application/json is supported\n");
+    c.send(http::verb::post, "/", "{}", "Application/JSON; charset=utf-8");
+    EXPECT_EQ(c.receive().result_int(), 200u);
+    EXPECT_EQ(handler.calls.load(), 1);
+}
+
+TEST_F(RpcHttp, a_body_over_the_limit_is_413_and_the_server_goes_on) {
+    start({.max_body_bytes = 100});
+    Client big{port()};
+    big.send(http::verb::post, "/", std::string(101, 'x'));
+    const auto res = big.receive();
+    EXPECT_EQ(res.result_int(), 413u);
+    EXPECT_EQ(res.body(), "request body too large (limit 100 bytes)\n");
+    EXPECT_TRUE(big.closed_by_server());
+    Client ok{port()};
+    EXPECT_EQ(ok.post(std::string(100, 'y')).result_int(), 200u);
+    EXPECT_EQ(handler.calls.load(), 1);
+}
+
+TEST_F(RpcHttp, a_header_over_the_limit_is_431) {
+    start({.max_header_bytes = 512});
+    Client c{port()};
+    c.send_raw("POST / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1000, 'a') + "\r\n\r\n");
+    EXPECT_EQ(c.receive().result_int(), 431u);
+    EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST_F(RpcHttp, malformed_http_is_400) {
+    start();
+    Client c{port()};
+    c.send_raw("NOT HTTP AT ALL\r\n\r\n");
+    EXPECT_EQ(c.receive().result_int(), 400u);
+    EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST_F(RpcHttp, a_client_that_sends_half_a_request_is_cut_off_at_the_read_timeout) {
+    start({.read_timeout = 300ms});
+    Client half{port()};
+    half.send_raw(
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 100\r\n\r\n{\"jsonrpc\"");
+    // Served meanwhile.
+    Client other{port()};
+    EXPECT_EQ(other.post("x").body(), "echo:x");
+    // The read blocks until the server gives up on the half request.
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(half.closed_by_server());
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 100ms);
+    EXPECT_EQ(handler.calls.load(), 1);
+}
+
+TEST_F(RpcHttp, an_idle_keep_alive_connection_is_closed_at_the_idle_timeout) {
+    start({.idle_timeout = 200ms});
+    Client c{port()};
+    EXPECT_EQ(c.post("a").result_int(), 200u);
+    EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST_F(RpcHttp, connections_over_the_limit_get_503) {
+    start({.max_connections = 2});
+    Client a{port()}, b{port()};
+    // Both are accepted once each has been served.
+    EXPECT_EQ(a.post("a").result_int(), 200u);
+    EXPECT_EQ(b.post("b").result_int(), 200u);
+    Client c{port()};
+    c.send(http::verb::post, "/", "c");
+    const auto res = c.receive();
+    EXPECT_EQ(res.result_int(), 503u);
+    EXPECT_EQ(res.body(), "too many connections\n");
+    EXPECT_TRUE(c.closed_by_server());
+    // Those already open are still served.
+    EXPECT_EQ(a.post("a2").body(), "echo:a2");
+}
+
+TEST_F(RpcHttp, a_slow_request_does_not_hold_up_other_connections) {
+    start({.threads = 2});
+    Client slow{port()};
+    slow.send(http::verb::post, "/", "wait");
+    handler.waiting.get_future().wait();  // the slow request is inside the handler now
+    Client fast{port()};
+    EXPECT_EQ(fast.post("quick").body(), "echo:quick");
+    handler.release.set_value();
+    EXPECT_EQ(slow.receive().body(), "echo:wait");
+}
+
+TEST_F(RpcHttp, many_connections_at_once) {
+    start({.threads = 2});
+    constexpr int kClients = 32, kRequests = 5;
+    std::vector<std::thread> threads;
+    std::atomic<int> ok{0};
+    for (int i = 0; i < kClients; ++i)
+        threads.emplace_back([&, i] {
+            Client c{port()};
+            for (int r = 0; r < kRequests; ++r) {
+                const std::string body = std::to_string(i) + "/" + std::to_string(r);
+                if (c.post(body).body() == "echo:" + body) ++ok;
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(ok.load(), kClients * kRequests);
+}
+
+TEST_F(RpcHttp, a_port_in_use_is_a_clear_error) {
+    start();
+    HttpOptions o;
+    o.port = port();
+    HttpServer second{o, handler};
+    const auto r = second.start();
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error(),
+              "cannot listen on 127.0.0.1:" + std::to_string(port()) + ": Address already in use");
+}
+
+TEST_F(RpcHttp, stop_closes_open_connections) {
+    start();
+    Client c{port()};
+    EXPECT_EQ(c.post("a").result_int(), 200u);
+    server->stop();
+    EXPECT_TRUE(c.closed_by_server());
+}
+
+}  // namespace
+}  // namespace barrel::rpc

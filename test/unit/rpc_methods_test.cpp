@@ -1,0 +1,299 @@
+// The JSON-RPC methods over a real datadir and pool: each method's result in Ethereum's shape,
+// and each error code with its message.
+
+#include <barrel/core/hex.hpp>
+#include <barrel/exec/dag_transfer.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
+#include <barrel/store/store.hpp>
+
+#include "rpc/methods.hpp"
+#include "test_files.hpp"
+#include "workloads.hpp"
+#include <gtest/gtest.h>
+
+namespace barrel::rpc {
+namespace {
+
+constexpr uint64_t kSeed = 5;
+
+class RpcMethods : public ::testing::Test {
+protected:
+    RpcMethods()
+        : workload{test::generate_or_throw(
+              {.seed = kSeed, .blocks = 2, .txs = 20, .accounts = 10, .mix = gen::Mix::mixed})} {
+        store = store::Store::init(dir.path() / "d", workload.genesis).value();
+        pipeline::Pipeline p{*store, {}};
+        for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
+        pool.emplace(pool::Config{.chain_id = 1,
+                                  .base_fee = workload.genesis.config.base_fee,
+                                  .block_gas_limit = workload.genesis.gas_limit},
+                     *store, nullptr);
+        node.emplace(Node{*store, *pool, [this] { return store->head(); }, "barrel/test"});
+        methods.emplace(*node, Limits{});
+    }
+
+    /// The response object of one call.
+    json call(std::string_view method, json params = json::array()) {
+        const json request = {
+            {"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
+        return json::parse(methods->handle(request.dump()));
+    }
+    json result(std::string_view method, json params = json::array()) {
+        const json r = call(method, std::move(params));
+        EXPECT_TRUE(r.contains("result")) << method << ": " << r.dump();
+        return r.value("result", json{});
+    }
+    /// The error of a call: {code, message}.
+    std::pair<int, std::string> error(std::string_view method, json params = json::array()) {
+        const json r = call(method, std::move(params));
+        EXPECT_TRUE(r.contains("error")) << method << ": " << r.dump();
+        if (!r.contains("error")) return {};
+        return {r["error"]["code"].get<int>(), r["error"]["message"].get<std::string>()};
+    }
+
+    Address account(size_t i) const { return *tx::address_of(gen::account_key(kSeed, i)); }
+
+    /// A signed transfer from generated account `i` at its current nonce (+ offset).
+    Bytes transfer(size_t i, uint64_t nonce_offset = 0, u256 fee = 2'000'000'000) {
+        tx::Transaction t;
+        t.type = tx::TxType::dynamic_fee;
+        t.chain_id = 1;
+        t.nonce = store->account(account(i)).value().value().nonce + nonce_offset;
+        t.max_fee_per_gas = fee;
+        t.max_priority_fee_per_gas = 1;
+        t.gas_limit = 21'000;
+        t.to = account(i + 1);
+        t.value = 5;
+        EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, i)));
+        return tx::encode(t);
+    }
+
+    test::ScratchDir dir;
+    gen::Workload workload;
+    std::unique_ptr<store::Store> store;
+    std::optional<pool::Pool> pool;
+    std::optional<Node> node;
+    std::optional<Methods> methods;
+};
+
+TEST_F(RpcMethods, chain_and_node_facts) {
+    EXPECT_EQ(result("eth_chainId"), "0x1");
+    EXPECT_EQ(result("net_version"), "1");
+    EXPECT_EQ(result("web3_clientVersion"), "barrel/test");
+    EXPECT_EQ(result("eth_syncing"), false);
+    EXPECT_EQ(result("eth_accounts"), json::array());
+    EXPECT_EQ(result("eth_blockNumber"), "0x2");
+    const u256 base_fee = workload.genesis.config.base_fee;
+    EXPECT_EQ(result("eth_gasPrice"), to_hex_quantity(u256{base_fee + 1'000'000'000}));
+    EXPECT_EQ(result("eth_maxPriorityFeePerGas"), "0x3b9aca00");
+    EXPECT_EQ(
+        error("eth_chainId", json::array({1})),
+        std::make_pair(code::invalid_params, std::string{"too many arguments, want at most 0"}));
+}
+
+TEST_F(RpcMethods, balances_and_nonces_of_the_head_state) {
+    const auto a = store->account(account(0)).value().value();
+    EXPECT_EQ(result("eth_getBalance", {to_hex(account(0)), "latest"}), to_hex_quantity(a.balance));
+    EXPECT_EQ(result("eth_getBalance", {to_hex(account(0))}), to_hex_quantity(a.balance));
+    EXPECT_EQ(result("eth_getBalance", {to_hex(account(0)), "0x2"}), to_hex_quantity(a.balance));
+    EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "latest"}),
+              to_hex_quantity(a.nonce));
+    EXPECT_EQ(result("eth_getBalance", {"0x" + std::string(40, '7'), "latest"}), "0x0");
+    EXPECT_EQ(error("eth_getBalance", {to_hex(account(0)), "0x1"}),
+              std::make_pair(code::server_error,
+                             std::string{"historical state is not available: block 1 (the node "
+                                         "keeps the state of its head, block 2)"}));
+    EXPECT_EQ(error("eth_getBalance", {to_hex(account(0)), "0x9"}),
+              std::make_pair(code::server_error, std::string{"header not found"}));
+    EXPECT_EQ(error("eth_getBalance", {"0x1234", "latest"}),
+              std::make_pair(code::invalid_params,
+                             std::string{"invalid argument 0 (address): hex string has length 4, "
+                                         "want 40 for an address"}));
+    EXPECT_EQ(
+        error("eth_getBalance"),
+        std::make_pair(code::invalid_params, std::string{"missing value for required argument 0"}));
+    EXPECT_EQ(error("eth_getBalance", {to_hex(account(0)), "newest"}).first, code::invalid_params);
+}
+
+TEST_F(RpcMethods, blocks_by_number_and_hash) {
+    const json header = store->header(2).value().value();
+    const json latest = result("eth_getBlockByNumber", {"latest", false});
+    EXPECT_EQ(latest["number"], "0x2");
+    EXPECT_EQ(latest["hash"], header["hash"]);
+    EXPECT_EQ(latest["parentHash"], header["parent_hash"]);
+    EXPECT_EQ(latest["stateRoot"], header["state_root"]);
+    EXPECT_EQ(latest["miner"], header["coinbase"]);
+    EXPECT_EQ(latest["baseFeePerGas"], to_hex_quantity(workload.genesis.config.base_fee));
+    EXPECT_EQ(latest["size"], to_hex_quantity(uint64_t{workload.blocks[1].size()}));
+    EXPECT_EQ(latest["uncles"], json::array());
+    ASSERT_EQ(latest["transactions"].size(), 20u);
+    EXPECT_TRUE(latest["transactions"][0].is_string());
+
+    const json full = result("eth_getBlockByHash", {header["hash"], true});
+    ASSERT_EQ(full["transactions"].size(), 20u);
+    const json& t0 = full["transactions"][0];
+    EXPECT_EQ(t0["hash"], latest["transactions"][0]);
+    EXPECT_EQ(t0["blockHash"], header["hash"]);
+    EXPECT_EQ(t0["blockNumber"], "0x2");
+    EXPECT_EQ(t0["transactionIndex"], "0x0");
+    EXPECT_EQ(t0["from"], to_hex(workload.senders[1][0]));
+
+    EXPECT_EQ(result("eth_getBlockByNumber", {"earliest", false})["number"], "0x0");
+    EXPECT_EQ(result("eth_getBlockByNumber", {"earliest", false})["transactions"], json::array());
+    EXPECT_EQ(result("eth_getBlockByNumber", {"0x3", false}), nullptr);
+    EXPECT_EQ(result("eth_getBlockByHash", {"0x" + std::string(64, '0'), false}), nullptr);
+    EXPECT_EQ(result("eth_getBlockTransactionCountByNumber", {"0x1"}), "0x14");
+    EXPECT_EQ(result("eth_getBlockTransactionCountByHash", {header["hash"]}), "0x14");
+    EXPECT_EQ(result("eth_getTransactionByBlockNumberAndIndex", {"0x2", "0x0"})["hash"],
+              latest["transactions"][0]);
+    EXPECT_EQ(result("eth_getTransactionByBlockNumberAndIndex", {"0x2", "0x14"}), nullptr);
+    EXPECT_EQ(error("eth_getBlockByNumber", {"latest", "yes"}),
+              std::make_pair(code::invalid_params,
+                             std::string{"invalid argument 1 (full): want true or false"}));
+}
+
+TEST_F(RpcMethods, transactions_and_receipts_of_committed_blocks) {
+    const json block = result("eth_getBlockByNumber", {"0x1", false});
+    const std::string hash = block["transactions"][3];
+    const json t = result("eth_getTransactionByHash", {hash});
+    EXPECT_EQ(t["hash"], hash);
+    EXPECT_EQ(t["blockNumber"], "0x1");
+    EXPECT_EQ(t["blockHash"], block["hash"]);
+    EXPECT_EQ(t["transactionIndex"], "0x3");
+    EXPECT_EQ(t["from"], to_hex(workload.senders[0][3]));
+    const json r = result("eth_getTransactionReceipt", {hash});
+    EXPECT_EQ(r["transactionHash"], hash);
+    EXPECT_EQ(r["blockHash"], block["hash"]);
+    EXPECT_EQ(r["blockNumber"], "0x1");
+    EXPECT_EQ(r["transactionIndex"], "0x3");
+    EXPECT_EQ(r["status"], "0x1");
+    EXPECT_EQ(r["from"], t["from"]);
+    EXPECT_EQ(r["to"], t["to"]);
+    EXPECT_EQ(r["type"], t["type"]);
+    EXPECT_EQ(r["effectiveGasPrice"], t["gasPrice"]);
+    EXPECT_EQ(r["logs"], json::array());
+    EXPECT_EQ(r["contractAddress"], nullptr);
+    EXPECT_EQ(result("eth_getTransactionReceipt", {"0x" + std::string(64, '0')}), nullptr);
+    EXPECT_EQ(result("eth_getTransactionByHash", {"0x" + std::string(64, '0')}), nullptr);
+}
+
+TEST_F(RpcMethods, send_raw_transaction_admits_to_the_pool) {
+    const Bytes raw = transfer(0);
+    const std::string hash = to_hex(tx::hash_of(raw));
+    EXPECT_EQ(result("eth_sendRawTransaction", {to_hex(raw)}), hash);
+    const json pooled = result("eth_getTransactionByHash", {hash});
+    EXPECT_EQ(pooled["hash"], hash);
+    EXPECT_EQ(pooled["blockHash"], nullptr);
+    EXPECT_EQ(pooled["blockNumber"], nullptr);
+    EXPECT_EQ(pooled["from"], to_hex(account(0)));
+    EXPECT_EQ(result("eth_getTransactionReceipt", {hash}), nullptr);
+    const auto nonce = store->account(account(0)).value().value().nonce;
+    EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "pending"}),
+              to_hex_quantity(nonce + 1));
+    EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "latest"}),
+              to_hex_quantity(nonce));
+    EXPECT_EQ(result("txpool_status"), (json{{"pending", "0x1"}, {"queued", "0x0"}}));
+    EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(raw)}),
+              std::make_pair(code::server_error, std::string{"already known"}));
+    EXPECT_EQ(error("eth_sendRawTransaction", {"0x1234"}).first, code::server_error);
+    EXPECT_EQ(
+        error("eth_sendRawTransaction", {"1234"}),
+        std::make_pair(code::invalid_params,
+                       std::string{"invalid argument 0 (data): hex string without 0x prefix"}));
+}
+
+TEST_F(RpcMethods, a_batch_of_sends_is_admitted_together_and_answered_in_order) {
+    json batch = json::array();
+    for (uint64_t k = 0; k < 3; ++k)
+        batch.push_back({{"jsonrpc", "2.0"},
+                         {"id", k},
+                         {"method", "eth_sendRawTransaction"},
+                         {"params", {to_hex(transfer(2, k))}}});
+    batch.push_back({{"jsonrpc", "2.0"},
+                     {"id", 3},
+                     {"method", "eth_sendRawTransaction"},
+                     {"params", {"0xzz"}}});
+    batch.push_back({{"jsonrpc", "2.0"}, {"method", "eth_blockNumber"}});  // a notification
+    batch.push_back({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "nope"}});
+    const json out = json::parse(methods->handle(batch.dump()));
+    ASSERT_EQ(out.size(), 5u);
+    for (uint64_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(out[k]["id"], k);
+        EXPECT_EQ(out[k]["result"], to_hex(tx::hash_of(transfer(2, k))));
+    }
+    EXPECT_EQ(out[3]["error"]["code"], code::invalid_params);
+    EXPECT_EQ(out[4]["error"]["message"], "the method nope does not exist/is not available");
+    EXPECT_EQ(out[4]["error"]["code"], code::method_not_found);
+    EXPECT_EQ(pool->status().pending, 3u);
+}
+
+TEST_F(RpcMethods, rejections_carry_go_ethereums_messages) {
+    const Bytes low = [&] {
+        tx::Transaction t;
+        t.type = tx::TxType::dynamic_fee;
+        t.chain_id = 1;
+        t.nonce = 0;
+        t.max_fee_per_gas = 2'000'000'000;
+        t.gas_limit = 21'000;
+        t.to = account(1);
+        t.value = 1;
+        EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, 0)));
+        return tx::encode(t);
+    }();
+    const auto nonce = store->account(account(0)).value().value().nonce;
+    ASSERT_GT(nonce, 0u);
+    EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(low)}),
+              std::make_pair(code::server_error, "nonce too low: next nonce " +
+                                                     std::to_string(nonce) + ", tx nonce 0"));
+}
+
+TEST_F(RpcMethods, estimate_gas_and_call) {
+    EXPECT_EQ(
+        result("eth_estimateGas",
+               {{{"from", to_hex(account(0))}, {"to", to_hex(account(1))}, {"value", "0x1"}}}),
+        "0x5208");
+    EXPECT_EQ(error("eth_estimateGas", {{{"from", "0x" + std::string(40, '7')},
+                                         {"to", to_hex(account(1))},
+                                         {"value", "0x1"}}}),
+              std::make_pair(code::server_error, std::string{"insufficient funds for transfer"}));
+    EXPECT_EQ(
+        result("eth_call", {{{"from", to_hex(account(0))}, {"to", to_hex(account(1))}}, "latest"}),
+        "0x");
+    // A DagTransfer read: userBalance of a generated user.
+    const std::string user = gen::user_name(0);
+    const Bytes data = exec::encode_call(
+        {.function = exec::DagFunction::user_balance, .user = user, .to = {}, .amount = 0});
+    const json out =
+        result("eth_call", {{{"to", to_hex(exec::kDagTransferAddress)}, {"data", to_hex(data)}}});
+    const auto balance = store->user(user).value();
+    ASSERT_TRUE(balance.has_value());
+    EXPECT_EQ(out, to_hex(exec::encode_return(exec::DagCode::ok, *balance)));
+    EXPECT_EQ(error("eth_call", {{{"to", "0x12"}}}).first, code::invalid_params);
+}
+
+TEST_F(RpcMethods, fee_history) {
+    const json h = result("eth_feeHistory", {"0x2", "latest", {25, 75}});
+    EXPECT_EQ(h["oldestBlock"], "0x1");
+    EXPECT_EQ(h["baseFeePerGas"].size(), 3u);
+    EXPECT_EQ(h["gasUsedRatio"].size(), 2u);
+    EXPECT_EQ(h["reward"].size(), 2u);
+    EXPECT_EQ(h["reward"][0].size(), 2u);
+    EXPECT_EQ(error("eth_feeHistory", {"0x2", "latest", {75, 25}}).first, code::invalid_params);
+}
+
+TEST_F(RpcMethods, framing_errors) {
+    EXPECT_EQ(
+        json::parse(methods->handle("{")),
+        json::parse(
+            R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}})"));
+    EXPECT_EQ(json::parse(methods->handle("[]"))["error"]["message"], "empty batch");
+    EXPECT_EQ(methods->handle(R"({"jsonrpc":"2.0","method":"eth_chainId"})"), "");
+    EXPECT_EQ(error("eth_sendTransaction", json::array({json::object()})),
+              std::make_pair(
+                  code::method_not_found,
+                  std::string{"the method eth_sendTransaction does not exist/is not available"}));
+}
+
+}  // namespace
+}  // namespace barrel::rpc

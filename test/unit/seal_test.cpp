@@ -1,0 +1,211 @@
+// Block production from the pool: sealed blocks are valid blocks (another node imports them to
+// the same head), their verify stage finds every sender in the cache, the block time and the
+// block size decide when a block is sealed, arrival order does not change the chain, and
+// admission while sealing loses and duplicates nothing.
+
+#include <barrel/block/sender_cache.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
+#include <barrel/seal/sealer.hpp>
+#include <barrel/store/store.hpp>
+
+#include "test_files.hpp"
+#include "workloads.hpp"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <thread>
+
+namespace barrel::seal {
+namespace {
+
+constexpr uint64_t kSeed = 11;
+
+/// A node's parts for sealing: datadir, cache, pipeline, pool.
+struct Node {
+    explicit Node(const std::filesystem::path& path, const chain::Genesis& genesis)
+        : store{store::Store::init(path, genesis).value()},
+          pipeline{*store,
+                   [&] {
+                       pipeline::Config c;
+                       c.sender_cache = &cache;
+                       return c;
+                   }()},
+          pool{pool::Config{.chain_id = genesis.config.chain_id,
+                            .base_fee = genesis.config.base_fee,
+                            .block_gas_limit = genesis.gas_limit},
+               *store, &cache} {}
+
+    block::SenderCache cache{4096};
+    std::unique_ptr<store::Store> store;
+    pipeline::Pipeline pipeline;
+    pool::Pool pool;
+};
+
+/// A fixed clock: time moves only when a test says so.
+struct FakeTime {
+    std::chrono::steady_clock::time_point now{};
+    uint64_t seconds{1'700'000'000};
+    Clock clock() {
+        return Clock{[this] { return now; }, [this] { return seconds; }};
+    }
+};
+
+class SealTest : public ::testing::Test {
+protected:
+    SealTest()
+        : workload{test::generate_or_throw({.seed = kSeed, .blocks = 1, .txs = 1, .accounts = 8})} {
+    }
+
+    /// Signed transfers: `per_account` from each of the first `accounts` generated accounts.
+    std::vector<Bytes> transfers(size_t accounts, size_t per_account) const {
+        std::vector<Bytes> out;
+        for (size_t a = 0; a < accounts; ++a)
+            for (uint64_t n = 0; n < per_account; ++n) {
+                tx::Transaction t;
+                t.type = tx::TxType::dynamic_fee;
+                t.chain_id = workload.genesis.config.chain_id;
+                t.nonce = n;
+                t.max_fee_per_gas = workload.genesis.config.base_fee + 10;
+                t.max_priority_fee_per_gas = 1 + a % 3;
+                t.gas_limit = 21'000;
+                t.to = *tx::address_of(gen::account_key(kSeed, (a + 1) % 8));
+                t.value = 1000 + n;
+                EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, a)));
+                out.push_back(tx::encode(t));
+            }
+        return out;
+    }
+
+    static void admit_all(pool::Pool& pool, const std::vector<Bytes>& txs) {
+        for (const Bytes& raw : txs) {
+            auto r = pool.admit_one(raw);
+            EXPECT_TRUE(r.has_value()) << r.error().message;
+        }
+    }
+
+    test::ScratchDir dir;
+    gen::Workload workload;
+    FakeTime time;
+};
+
+TEST_F(SealTest, sealed_blocks_are_valid_blocks_and_every_sender_is_cached) {
+    Node node{dir.path() / "a", workload.genesis};
+    const auto txs = transfers(4, 5);
+    admit_all(node.pool, txs);
+    std::vector<Sealed> sealed;
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{.max_block_txs = 8},
+                  [&](const Sealed& s) { sealed.push_back(s); },
+                  {},
+                  time.clock()};
+    const auto before = node.cache.stats();
+    // 8, 8 (full), then 4 wait for the block time.
+    EXPECT_EQ(sealer.seal_ready(true), 2u);
+    time.now += std::chrono::seconds{1};
+    EXPECT_EQ(sealer.seal_ready(false), 1u);
+    ASSERT_EQ(sealed.size(), 3u);
+    EXPECT_EQ(sealed[0].result.number, 1u);
+    EXPECT_EQ(sealed[0].result.transactions, 8u);
+    EXPECT_EQ(sealed[2].result.transactions, 4u);
+    EXPECT_EQ(sealed[2].pool.pending, 0u);
+    EXPECT_EQ(node.store->head().number, 3u);
+    EXPECT_EQ(node.store->head().hash, sealed[2].result.hash);
+    // The verify stage recovered nothing: admission had cached every sender.
+    const auto after = node.cache.stats();
+    EXPECT_EQ(after.hits - before.hits, txs.size());
+    EXPECT_EQ(after.misses - before.misses, 0u);
+    for (const Bytes& raw : txs) EXPECT_TRUE(node.store->receipt(tx::hash_of(raw)).value());
+
+    // Another node imports the sealed blocks to the same head: they are blocks like any other.
+    Node other{dir.path() / "b", workload.genesis};
+    for (uint64_t n = 1; n <= 3; ++n)
+        ASSERT_TRUE(other.pipeline.import_block(node.store->raw_block(n).value().value()));
+    EXPECT_EQ(other.store->head().hash, node.store->head().hash);
+    EXPECT_EQ(other.store->head().state_root, node.store->head().state_root);
+}
+
+TEST_F(SealTest, nothing_is_sealed_before_the_block_time_unless_a_block_is_full) {
+    Node node{dir.path() / "a", workload.genesis};
+    Sealer sealer{node.pipeline, node.pool, *node.store, Config{.max_block_txs = 4}, {}, {},
+                  time.clock()};
+    EXPECT_EQ(sealer.seal_ready(false), 0u);  // no transactions: no empty block
+    admit_all(node.pool, transfers(1, 3));
+    EXPECT_EQ(sealer.seal_ready(false), 0u);  // 3 of 4, block time not reached
+    time.now += std::chrono::milliseconds{999};
+    EXPECT_EQ(sealer.seal_ready(false), 0u);
+    time.now += std::chrono::milliseconds{1};
+    EXPECT_EQ(sealer.seal_ready(false), 1u);
+    const auto more = transfers(2, 4);  // account 1's four
+    admit_all(node.pool, std::vector<Bytes>{more.begin() + 4, more.end()});
+    EXPECT_EQ(sealer.seal_ready(false), 1u);  // a full block does not wait
+    EXPECT_EQ(node.store->head().number, 2u);
+}
+
+TEST_F(SealTest, arrival_order_between_blocks_does_not_change_the_chain) {
+    auto txs = transfers(6, 4);
+    auto chain_of = [&](const std::filesystem::path& path, const std::vector<Bytes>& order) {
+        Node node{path, workload.genesis};
+        admit_all(node.pool, order);
+        FakeTime t;
+        Sealer sealer{node.pipeline, node.pool, *node.store, Config{.max_block_txs = 5}, {}, {},
+                      t.clock()};
+        while (sealer.seal_ready(true) > 0) {
+        }
+        return node.store->head();
+    };
+    const store::Head in_order = chain_of(dir.path() / "in-order", txs);
+    EXPECT_EQ(in_order.number, 5u);  // 24 transactions, 5 per block
+    std::mt19937_64 rng{3};
+    for (int round = 0; round < 3; ++round) {
+        std::shuffle(txs.begin(), txs.end(), rng);
+        const store::Head shuffled = chain_of(dir.path() / ("r" + std::to_string(round)), txs);
+        EXPECT_EQ(shuffled.hash, in_order.hash) << "round " << round;
+    }
+}
+
+TEST_F(SealTest, admission_while_sealing_loses_and_duplicates_nothing) {
+    Node node{dir.path() / "a", workload.genesis};
+    const auto txs = transfers(8, 12);
+    std::vector<Hash> mined;
+    std::mutex mined_mutex;
+    Sealer sealer{node.pipeline, node.pool, *node.store,
+                  Config{.block_time = std::chrono::milliseconds{5}, .max_block_txs = 7},
+                  [&](const Sealed& s) {
+                      std::lock_guard lock{mined_mutex};
+                      mined.insert(mined.end(), s.transactions.begin(), s.transactions.end());
+                  }};
+    std::thread sealing{[&] { sealer.run(); }};
+    std::vector<std::thread> clients;
+    for (size_t c = 0; c < 2; ++c)
+        clients.emplace_back([&, c] {
+            for (size_t i = c; i < txs.size(); i += 2) {
+                // A sender's nonces come from both clients, so some arrive before the
+                // one they follow and wait queued.
+                EXPECT_TRUE(node.pool.admit_one(txs[i]).has_value());
+                sealer.notify();
+            }
+        });
+    for (auto& t : clients) t.join();
+    // Done when every transaction is mined: wait on the pool, not on time.
+    while (true) {
+        const auto s = node.pool.status();
+        if (s.pending + s.queued == 0) break;
+        std::this_thread::yield();
+    }
+    sealer.stop();
+    sealing.join();
+    std::lock_guard lock{mined_mutex};
+    EXPECT_EQ(mined.size(), txs.size());
+    std::sort(mined.begin(), mined.end());
+    EXPECT_EQ(std::adjacent_find(mined.begin(), mined.end()), mined.end());
+    for (const Bytes& raw : txs) EXPECT_TRUE(node.store->receipt(tx::hash_of(raw)).value());
+}
+
+}  // namespace
+}  // namespace barrel::seal
