@@ -205,7 +205,11 @@ Expected<Inspected, StoreError> inspect(const fs::path& path, Options options,
         // An open that failed on a datadir (a table file the MANIFEST lists is missing, a
         // checksum mismatch): RocksDB's own words.
         const StoreError& e = opened.error();
-        if (e.code == StoreErrorCode::corruption) return damaged(path, e.message);
+        if (e.code == StoreErrorCode::corruption) {
+            const std::string prefix = "opening " + path.string() + ": ";
+            return damaged(path, e.message.starts_with(prefix) ? e.message.substr(prefix.size())
+                                                               : e.message);
+        }
         return unexpected(e);
     }
     r.impl = std::move(opened).value();
@@ -227,9 +231,13 @@ Expected<Inspected, StoreError> inspect(const fs::path& path, Options options,
     }
     if (!accept_rollback && r.committed && r.committed->number > r.head.number) {
         const std::string n = std::to_string(r.head.number);
-        return damaged(path, "it recovered to block " + n + " but block " +
-                                 std::to_string(r.committed->number) + " had been committed (" +
-                                 why_rolled_back(path) + ")") ;
+        StoreError e = damaged(path, "it recovered to block " + n + " but block " +
+                                         std::to_string(r.committed->number) +
+                                         " had been committed (" + why_rolled_back(path) + ")")
+                           .error;
+        e.message += "; `barrel-node recover --datadir " + path.string() + "` accepts block " + n +
+                     " as the head";
+        return unexpected(std::move(e));
     }
     return r;
 }
