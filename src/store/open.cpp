@@ -312,7 +312,13 @@ void sync_directory(const fs::path& dir) {
 Expected<void, StoreError> build_datadir(const fs::path& dir, const chain::Genesis& genesis,
                                          const Options& options, const std::string& what) {
     auto opened = Store::Impl::open_db(dir, true, options);
-    if (!opened) return unexpected(opened.error());
+    if (!opened) {
+        // Named by the target: the hidden directory is gone when the user reads this.
+        StoreError e = opened.error();
+        const std::string prefix = "opening " + dir.string() + ": ";
+        if (e.message.starts_with(prefix)) e.message = what + ": " + e.message.substr(prefix.size());
+        return unexpected(std::move(e));
+    }
     auto impl = std::move(opened).value();
     const block::Header h0 = chain::genesis_header(genesis);
     const Hash hash0 = block::hash_of(h0);
