@@ -183,6 +183,19 @@ std::string why_rolled_back(const fs::path& path) {
     return "MANIFEST or table files damaged";
 }
 
+/// Whether another process holds RocksDB's lock on the datadir (an fcntl lock on `LOCK`, which
+/// F_GETLK tests without taking; this process's own locks never show).
+bool locked_by_another_process(const fs::path& path) {
+    const int fd = ::open((path / "LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    const bool held = ::fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+    ::close(fd);
+    return held;
+}
+
 /// A read-only look at the datadir, which deletes and writes nothing: RocksDB's recovery (with
 /// paranoid checks), the head and whether it is whole, and the head against the COMMITTED
 /// record. Unless `accept_rollback`, a head older than the record is refused. The returned
@@ -198,8 +211,18 @@ struct Inspected {
 Expected<Inspected, StoreError> inspect(const fs::path& path, Options options,
                                         bool accept_rollback) {
     if (auto shape = check_is_datadir(path); !shape) return unexpected(shape.error());
+    const bool reader = options.read_only;
     options.read_only = true;
     Inspected r;
+    // Read before the database: a writer in another process updates it only after its commit
+    // is in the WAL, so a head recovered after it is never older than it names.
+    auto committed = read_committed(path);
+    if (!committed) {
+        if (!accept_rollback) return unexpected(committed.error());
+        r.committed_damaged = true;
+    } else {
+        r.committed = *committed;
+    }
     auto opened = Store::Impl::open_db(path, false, options);
     if (!opened) {
         // An open that failed on a datadir (a table file the MANIFEST lists is missing, a
@@ -222,14 +245,16 @@ Expected<Inspected, StoreError> inspect(const fs::path& path, Options options,
     r.impl->head = r.head;
     if (auto whole = check_head_is_whole(*r.impl, r.head, path); !whole)
         return unexpected(whole.error());
-    auto committed = read_committed(path);
-    if (!committed) {
-        if (!accept_rollback) return unexpected(committed.error());
-        r.committed_damaged = true;
-    } else {
-        r.committed = *committed;
-    }
     if (!accept_rollback && r.committed && r.committed->number > r.head.number) {
+        // Unless a writer in another process holds the datadir: a read-only open racing its
+        // flush can miss a WAL the flush just retired. That writer validated the datadir when
+        // it opened; a reader takes what it sees (as before), a second writer is refused as
+        // locked, which it is.
+        if (locked_by_another_process(path)) {
+            if (reader) return r;
+            return fail(StoreErrorCode::locked,
+                        "datadir " + path.string() + " is in use by another process");
+        }
         const std::string n = std::to_string(r.head.number);
         StoreError e = damaged(path, "it recovered to block " + n + " but block " +
                                          std::to_string(r.committed->number) +

@@ -8,6 +8,8 @@
 #include <barrel/exec/execute.hpp>
 #include <barrel/store/store.hpp>
 
+#include "child_process.hpp"
+#include "store/committed.hpp"
 #include "store/testing.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
@@ -281,4 +283,38 @@ TEST(store_damage, a_datadir_without_the_record_opens_and_its_first_writer_adds_
     const auto manifest = files_with(d.dir, "MANIFEST-").at(0);
     resize(manifest, fs::file_size(manifest) / 2);
     EXPECT_FALSE(store::Store::open(d.dir, read_only));
+}
+
+// A read-only open in another process can race a writer's flush and recover to a head older
+// than the record the writer wrote: while a writer holds the datadir, a reader takes what it
+// sees and a second writer is refused as locked; once no writer holds it, the same state is
+// damage. The race is forced by a record naming a block the datadir does not have.
+TEST(store_damage, a_head_older_than_the_record_under_a_live_writer_is_a_race_not_damage) {
+    Flushed d;
+    auto writer = open_writer(d.dir);
+    ASSERT_TRUE(writer);
+    auto record = store::CommittedFile::open(d.dir);
+    ASSERT_TRUE(record);
+    store::Head ahead = writer->head();
+    ahead.number = 7;
+    ASSERT_TRUE(record->write(ahead, false));
+    const std::string err = (d.tmp.path() / "stderr").string();
+    const auto child_stderr = [&err] {
+        std::ifstream in{err};
+        return std::string{std::istreambuf_iterator<char>{in}, {}};
+    };
+    const pid_t get = test::spawn_cli({"get", "block", "5", "--datadir", d.dir.string()}, err);
+    EXPECT_EQ(test::wait_child(get), 0) << child_stderr();
+    const fs::path empty = d.tmp.path() / "empty.rlp";
+    std::ofstream{empty}.flush();
+    const pid_t import =
+        test::spawn_cli({"import", "--datadir", d.dir.string(), empty.string()}, err);
+    EXPECT_EQ(test::wait_child(import), 2);
+    EXPECT_EQ(child_stderr(),
+              "error: datadir " + d.dir.string() + " is in use by another process\n");
+    writer.reset();
+    expect_refused(d.dir, "datadir " + d.dir.string() +
+                              " is damaged: it recovered to block 5 but block 7 had been "
+                              "committed (MANIFEST or table files damaged)" +
+                              recover_hint(d.dir, 5));
 }
