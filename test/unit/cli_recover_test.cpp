@@ -10,6 +10,7 @@
 #include <barrel/store/store.hpp>
 
 #include "cli_run.hpp"
+#include "store/testing.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -18,6 +19,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
+#include <unistd.h>
 
 using namespace barrel;
 using barrel::test::Dump;
@@ -171,4 +174,36 @@ TEST(cli_recover, an_unwritable_datadir_is_exit_2_with_the_reason_and_queries_st
     EXPECT_EQ(r.err, "error: cannot write " + dir + "/COMMITTED: Read-only file system\n");
     const auto get = run_cli({"get", "block", "0", "--datadir", dir});
     EXPECT_EQ(get.status, 0) << get.err;
+}
+
+// Finding 1 through the command line: a full disk is exit 2 with the reason, never an abort.
+TEST(cli_recover, a_full_disk_is_exit_2_with_the_reason_and_the_import_goes_on_with_space) {
+    ScratchDir tmp;
+    const Files f = write_files(tmp);
+    const std::string dir = tmp / "data";
+    store::testing::FullDisk disk{0};
+    const auto init = run_cli({"init", "--datadir", dir, "--genesis", f.genesis});
+    EXPECT_EQ(init.status, 2);
+    const std::string sibling = tmp / (".data.init-" + std::to_string(::getpid()));
+    EXPECT_EQ(init.err, "error: init " + dir +
+                            ": IO error: No space left on device: While appending to file: " +
+                            sibling + "/000000.dbtmp: No space left on device\n");
+    EXPECT_FALSE(fs::exists(dir));
+    EXPECT_FALSE(fs::exists(sibling));
+
+    disk.set_budget(std::numeric_limits<uint64_t>::max());
+    ASSERT_EQ(run_cli({"init", "--datadir", dir, "--genesis", f.genesis}).status, 0);
+    disk.set_budget(disk.written() + 20'000);
+    const auto full = run_cli({"import", "--datadir", dir, f.chain});
+    EXPECT_EQ(full.status, 2);
+    EXPECT_TRUE(full.err.starts_with("error: block ")) << full.err;
+    EXPECT_TRUE(full.err.ends_with(": No space left on device\n")) << full.err;
+    EXPECT_NE(full.err.find("IO error: No space left on device: While appending to file: " + dir),
+              std::string::npos)
+        << full.err;
+
+    disk.set_budget(std::numeric_limits<uint64_t>::max());
+    const auto resumed = run_cli({"import", "--datadir", dir, f.chain});
+    EXPECT_EQ(resumed.status, 0) << resumed.err;
+    EXPECT_NE(resumed.out.find("head: block 5 "), std::string::npos) << resumed.out;
 }
