@@ -207,3 +207,23 @@ TEST(cli_recover, a_full_disk_is_exit_2_with_the_reason_and_the_import_goes_on_w
     EXPECT_EQ(resumed.status, 0) << resumed.err;
     EXPECT_NE(resumed.out.find("head: block 5 "), std::string::npos) << resumed.out;
 }
+
+// Finding 8 through the command line: an init stopped after writing everything (where a
+// SIGKILL would land) leaves no datadir that the next init refuses. The seam's error is a
+// store `internal` error, which the command line reports as barrel's own fault (exit 1).
+TEST(cli_recover, an_interrupted_init_leaves_nothing_the_next_init_refuses) {
+    ScratchDir tmp;
+    const Files f = write_files(tmp);
+    const std::string dir = tmp / "data";
+    store::testing::stop_init_before_rename(true);
+    const auto stopped = run_cli({"init", "--datadir", dir, "--genesis", f.genesis});
+    store::testing::stop_init_before_rename(false);
+    EXPECT_EQ(stopped.status, 1);
+    EXPECT_EQ(stopped.err, "error: internal: init stopped by a test\n");
+    const auto get = run_cli({"get", "block", "0", "--datadir", dir});
+    EXPECT_EQ(get.status, 2);
+    EXPECT_EQ(get.err, "error: " + dir + " is not a barrel datadir (run init first)\n");
+    const auto init = run_cli({"init", "--datadir", dir, "--genesis", f.genesis});
+    EXPECT_EQ(init.status, 0) << init.err;
+    EXPECT_FALSE(fs::exists(tmp / (".data.init-" + std::to_string(::getpid()))));
+}
