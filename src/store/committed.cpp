@@ -29,9 +29,7 @@ std::array<uint8_t, kCommittedSize> encode(const Committed& c) {
     return r;
 }
 
-std::string errno_text(const fs::path& file) {
-    return file.string() + ": " + std::strerror(errno);
-}
+std::string errno_text(const fs::path& file) { return file.string() + ": " + std::strerror(errno); }
 
 }  // namespace
 
@@ -88,10 +86,12 @@ Expected<void, StoreError> CommittedFile::write(const Head& head, bool sync) {
     const ssize_t n = ::pwrite(m_fd, record.data(), record.size(), 0);
     if (n != static_cast<ssize_t>(record.size())) {
         if (n >= 0) errno = ENOSPC;  // a short write of 56 bytes: the disk is full
-        return fail(StoreErrorCode::io, "writing the committed head: " + std::string{std::strerror(errno)});
+        return fail(StoreErrorCode::io,
+                    "writing the committed head: " + std::string{std::strerror(errno)});
     }
     if (sync && ::fdatasync(m_fd) != 0)
-        return fail(StoreErrorCode::io, "syncing the committed head: " + std::string{std::strerror(errno)});
+        return fail(StoreErrorCode::io,
+                    "syncing the committed head: " + std::string{std::strerror(errno)});
     return {};
 }
 

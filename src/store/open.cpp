@@ -142,7 +142,8 @@ Expected<void, StoreError> check_head_is_whole(Store::Impl& impl, const Head& he
     if (!*header) return missing("the block's header");
     auto index = impl.get(kMeta, hash_key(head.hash));
     if (!index) return unexpected(index.error());
-    if (!*index || **index != number_key(head.number)) return missing("the block's hash index entry");
+    if (!*index || **index != number_key(head.number))
+        return missing("the block's hash index entry");
     if (head.number == 0) return {};
     auto raw = impl.get(kBlocks, number_key(head.number));
     if (!raw) return unexpected(raw.error());
@@ -168,7 +169,8 @@ Expected<void, StoreError> check_head_is_whole(Store::Impl& impl, const Head& he
 /// in the MANIFEST or the table files. A read-only open, which changes nothing.
 std::string why_rolled_back(const fs::path& path) {
     std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
-    for (size_t i = 0; i < kCfCount; ++i) descriptors.emplace_back(kCfNames[i], rocksdb::ColumnFamilyOptions{});
+    for (size_t i = 0; i < kCfCount; ++i)
+        descriptors.emplace_back(kCfNames[i], rocksdb::ColumnFamilyOptions{});
     rocksdb::DBOptions o;
     o.info_log = null_info_log();
     o.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
@@ -230,8 +232,8 @@ Expected<Inspected, StoreError> inspect(const fs::path& path, Options options,
         const StoreError& e = opened.error();
         if (e.code == StoreErrorCode::corruption) {
             const std::string prefix = "opening " + path.string() + ": ";
-            return damaged(path, e.message.starts_with(prefix) ? e.message.substr(prefix.size())
-                                                               : e.message);
+            return damaged(
+                path, e.message.starts_with(prefix) ? e.message.substr(prefix.size()) : e.message);
         }
         return unexpected(e);
     }
@@ -341,7 +343,8 @@ Expected<void, StoreError> build_datadir(const fs::path& dir, const chain::Genes
         // Named by the target: the hidden directory is gone when the user reads this.
         StoreError e = opened.error();
         const std::string prefix = "opening " + dir.string() + ": ";
-        if (e.message.starts_with(prefix)) e.message = what + ": " + e.message.substr(prefix.size());
+        if (e.message.starts_with(prefix))
+            e.message = what + ": " + e.message.substr(prefix.size());
         return unexpected(std::move(e));
     }
     auto impl = std::move(opened).value();
@@ -453,10 +456,10 @@ Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path,
         return fail(StoreErrorCode::internal, "init stopped by a test");
     // rename(2) replaces an empty directory, and fails if one with files appeared meanwhile.
     if (::rename(building.c_str(), target.c_str()) != 0)
-        return abandon({errno == ENOTEMPTY || errno == EEXIST ? StoreErrorCode::already_initialized
-                                                              : StoreErrorCode::io,
-                        "cannot move the new datadir to " + path.string() + ": " +
-                            std::strerror(errno)});
+        return abandon(
+            {errno == ENOTEMPTY || errno == EEXIST ? StoreErrorCode::already_initialized
+                                                   : StoreErrorCode::io,
+             "cannot move the new datadir to " + path.string() + ": " + std::strerror(errno)});
     sync_directory(parent);
     auto opened = open(target, options);
     if (!opened) {

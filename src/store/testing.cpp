@@ -103,8 +103,8 @@ public:
                                        rocksdb::IODebugContext* dbg) override {
         const size_t n = m_disk->take(data.size());
         if (n > 0)
-            if (auto s = target()->PositionedAppend(rocksdb::Slice{data.data(), n}, offset,
-                                                    options, dbg);
+            if (auto s = target()->PositionedAppend(rocksdb::Slice{data.data(), n}, offset, options,
+                                                    dbg);
                 !s.ok())
                 return s;
         return n < data.size() ? no_space(m_name) : rocksdb::IOStatus::OK();
@@ -124,10 +124,10 @@ public:
                             rocksdb::IODebugContext* dbg) override {
         return m_disk->full() ? no_space(m_name) : target()->Fsync(options, dbg);
     }
-    rocksdb::IOStatus RangeSync(uint64_t offset, uint64_t nbytes,
-                                const rocksdb::IOOptions& options,
+    rocksdb::IOStatus RangeSync(uint64_t offset, uint64_t nbytes, const rocksdb::IOOptions& options,
                                 rocksdb::IODebugContext* dbg) override {
-        return m_disk->full() ? no_space(m_name) : target()->RangeSync(offset, nbytes, options, dbg);
+        return m_disk->full() ? no_space(m_name)
+                              : target()->RangeSync(offset, nbytes, options, dbg);
     }
 
 private:

@@ -11,16 +11,17 @@
 
 #include "cli_run.hpp"
 #include "store/testing.hpp"
+#include "store_commit.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <unistd.h>
 
 using namespace barrel;
 using barrel::test::Dump;
@@ -51,7 +52,8 @@ Files write_files(const ScratchDir& tmp, size_t count = 5) {
     Files f{tmp / "genesis.json", tmp / ("chain" + std::to_string(count) + ".rlp")};
     write_text(f.genesis, chain::to_json_text(w.genesis));
     Bytes chain;
-    for (size_t k = 0; k < count; ++k) chain.insert(chain.end(), w.blocks[k].begin(), w.blocks[k].end());
+    for (size_t k = 0; k < count; ++k)
+        chain.insert(chain.end(), w.blocks[k].begin(), w.blocks[k].end());
     write_file(f.chain, chain);
     return f;
 }
@@ -68,13 +70,7 @@ std::string damaged_datadir(const ScratchDir& tmp, const Files& f) {
     {
         auto s = store::Store::open(live);
         EXPECT_TRUE(s);
-        const auto& w = workload();
-        for (size_t k = 2; k < 5; ++k) {
-            auto b = block::decode_block(w.blocks[k]);
-            b->senders = w.senders[k];
-            const auto o = exec::execute(*b, **s, (*s)->head().state_root, w.genesis.config);
-            EXPECT_TRUE((*s)->commit(*b, *o));
-        }
+        EXPECT_FALSE(test::commit_blocks(**s, workload(), 5));
         fs::copy(live, dir);  // as a crash leaves it: blocks 3-5 only in the log
     }
     fs::path wal;
@@ -117,7 +113,8 @@ TEST(cli_recover, a_rolled_back_datadir_is_refused_by_every_command_until_recove
 
     const auto r = run_cli({"recover", "--datadir", dir});
     EXPECT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out, "recovered " + dir + " to block 3 (blocks 4..5 were lost: import them again)\n");
+    EXPECT_EQ(r.out,
+              "recovered " + dir + " to block 3 (blocks 4..5 were lost: import them again)\n");
     EXPECT_EQ(run_cli({"get", "block", "3", "--datadir", dir}).status, 0);
     const auto imported = run_cli({"import", "--datadir", dir, f.chain});
     EXPECT_EQ(imported.status, 0) << imported.err;

@@ -11,6 +11,7 @@
 #include "child_process.hpp"
 #include "store/committed.hpp"
 #include "store/testing.hpp"
+#include "store_commit.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -35,15 +36,8 @@ const gen::Workload& workload() {
 }
 
 void import(store::Store& s, size_t up_to) {
-    const auto& w = workload();
-    for (size_t k = s.head().number; k < up_to; ++k) {
-        auto b = block::decode_block(w.blocks[k]);
-        ASSERT_TRUE(b);
-        b->senders = w.senders[k];
-        const auto outcome = exec::execute(*b, s, s.head().state_root, w.genesis.config);
-        ASSERT_TRUE(outcome) << exec::describe(outcome.error());
-        ASSERT_TRUE(s.commit(*b, *outcome));
-    }
+    const auto failed = test::commit_blocks(s, workload(), up_to);
+    EXPECT_FALSE(failed) << failed->message;
 }
 
 std::unique_ptr<store::Store> open_writer(const fs::path& dir) {
@@ -70,7 +64,8 @@ std::vector<fs::path> files_with(const fs::path& dir, std::string_view prefix,
     std::vector<fs::path> found;
     for (const auto& e : fs::directory_iterator{dir}) {
         const std::string name = e.path().filename().string();
-        if (name.starts_with(prefix) && e.path().extension() == extension) found.push_back(e.path());
+        if (name.starts_with(prefix) && e.path().extension() == extension)
+            found.push_back(e.path());
     }
     std::sort(found.begin(), found.end());
     return found;

@@ -10,10 +10,10 @@
 #include <barrel/store/store.hpp>
 
 #include "store/testing.hpp"
+#include "store_commit.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
-
 #include <sys/mount.h>
 
 #include <cerrno>
@@ -37,39 +37,6 @@ const gen::Workload& workload() {
     return w;
 }
 
-/// Commits blocks from the head's child on; the first failed commit's error, if any.
-std::optional<store::StoreError> import(store::Store& s, const gen::Workload& w) {
-    for (size_t k = s.head().number; k < w.blocks.size(); ++k) {
-        auto b = block::decode_block(w.blocks[k]);
-        EXPECT_TRUE(b);
-        b->senders = w.senders[k];
-        const auto outcome = exec::execute(*b, s, s.head().state_root, w.genesis.config);
-        EXPECT_TRUE(outcome) << exec::describe(outcome.error());
-        if (auto c = s.commit(*b, *outcome); !c) return c.error();
-    }
-    return std::nullopt;
-}
-
-/// Commits the head's child.
-std::optional<store::StoreError> import_one(store::Store& s, const gen::Workload& w) {
-    const size_t k = s.head().number;
-    auto b = block::decode_block(w.blocks[k]);
-    EXPECT_TRUE(b);
-    b->senders = w.senders[k];
-    const auto outcome = exec::execute(*b, s, s.head().state_root, w.genesis.config);
-    EXPECT_TRUE(outcome) << exec::describe(outcome.error());
-    if (auto c = s.commit(*b, *outcome); !c) return c.error();
-    return std::nullopt;
-}
-
-/// What is in `dir` besides the datadir itself (a failed init must leave nothing there).
-std::vector<std::string> entries(const fs::path& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator{dir}) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-}
-
 void expect_no_space(const store::StoreError& e) {
     EXPECT_EQ(e.code, store::StoreErrorCode::io) << e.message;
     EXPECT_NE(e.message.find("No space left on device"), std::string::npos) << e.message;
@@ -86,7 +53,8 @@ test::Dump run_with_budget(store::testing::FullDisk& disk, uint64_t budget, bool
     auto s = store::Store::init(dir, w.genesis);
     if (!s) {
         expect_no_space(s.error());
-        EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{}) << "budget " << budget;
+        EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{})
+            << "budget " << budget;
         *failed = true;
         disk.set_budget(kNoLimit);
         s = store::Store::init(dir, w.genesis);
@@ -94,12 +62,12 @@ test::Dump run_with_budget(store::testing::FullDisk& disk, uint64_t budget, bool
         if (!s) return {};
     }
     uint64_t committed = (*s)->head().number;
-    if (auto e = import(**s, w)) {
+    if (auto e = test::commit_blocks(**s, w, w.blocks.size())) {
         expect_no_space(*e);
         *failed = true;
         committed = (*s)->head().number;
         // Refused without another write, however often it is asked.
-        const auto again = import(**s, w);
+        const auto again = test::commit_blocks(**s, w, w.blocks.size());
         EXPECT_TRUE(again.has_value());
         if (again) {
             EXPECT_EQ(again->message, e->message);
@@ -117,7 +85,7 @@ test::Dump run_with_budget(store::testing::FullDisk& disk, uint64_t budget, bool
     // Whole blocks only: the head is at least the last block whose commit returned (its
     // documents all there, which open checks), and a failed commit is there whole or not at all.
     EXPECT_GE((*reopened)->head().number, committed);
-    EXPECT_FALSE(import(**reopened, w).has_value());
+    EXPECT_FALSE(test::commit_blocks(**reopened, w, w.blocks.size()).has_value());
     EXPECT_EQ((*reopened)->head().number, w.blocks.size());
     reopened->reset();
     return dump_datadir(dir);
@@ -177,7 +145,7 @@ TEST(store_full_disk, a_real_tiny_tmpfs_fills_and_the_import_goes_on_once_it_gro
             error = s.error();
             break;
         }
-        error = import_one(**s, w);
+        error = test::commit_blocks(**s, w, (*s)->head().number + 1);
     }
     ASSERT_TRUE(error.has_value()) << "8 blocks fit in the tmpfs: make them larger";
     expect_no_space(*error);
@@ -185,6 +153,6 @@ TEST(store_full_disk, a_real_tiny_tmpfs_fills_and_the_import_goes_on_once_it_gro
         << std::strerror(errno);
     auto s = store::Store::open(dir);
     ASSERT_TRUE(s) << s.error().message;
-    EXPECT_FALSE(import(**s, w).has_value());
+    EXPECT_FALSE(test::commit_blocks(**s, w, w.blocks.size()).has_value());
     EXPECT_EQ((*s)->head().number, w.blocks.size());
 }

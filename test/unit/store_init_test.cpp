@@ -6,6 +6,7 @@
 #include <barrel/store/store.hpp>
 
 #include "store/testing.hpp"
+#include "store_commit.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -27,13 +28,6 @@ const gen::Workload& workload() {
     static const gen::Workload w =
         generate_or_throw({.blocks = 1, .txs = 4, .accounts = 8, .mix = gen::Mix::mixed});
     return w;
-}
-
-std::vector<std::string> entries(const fs::path& dir) {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator{dir}) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
 }
 
 /// The pid of a process that has exited and been reaped.
@@ -64,7 +58,7 @@ TEST(store_init, an_interrupted_init_leaves_only_a_hidden_sibling_and_the_next_i
     }
     // Everything was written, in the sibling; the target does not exist, so every command says
     // "not a datadir" and init is not refused.
-    EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{sibling});
+    EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{sibling});
     EXPECT_TRUE(fs::exists(tmp.path() / sibling / "CURRENT"));
     const auto opened = store::Store::open(dir);
     ASSERT_FALSE(opened);
@@ -72,7 +66,7 @@ TEST(store_init, an_interrupted_init_leaves_only_a_hidden_sibling_and_the_next_i
 
     const auto s = store::Store::init(dir, workload().genesis);
     ASSERT_TRUE(s) << s.error().message;
-    EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"data"});
+    EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{"data"});
 }
 
 TEST(store_init, the_next_init_removes_a_dead_processes_sibling_and_keeps_a_live_ones) {
@@ -88,7 +82,7 @@ TEST(store_init, the_next_init_removes_a_dead_processes_sibling_and_keeps_a_live
     ASSERT_TRUE(store::Store::init(dir, workload().genesis));
     std::vector<std::string> expected{live, other, "data"};
     std::sort(expected.begin(), expected.end());
-    EXPECT_EQ(entries(tmp.path()), expected);
+    EXPECT_EQ(test::directory_entries(tmp.path()), expected);
 }
 
 TEST(store_init, an_empty_target_directory_is_replaced_and_a_trailing_slash_is_the_same_target) {
@@ -97,7 +91,7 @@ TEST(store_init, an_empty_target_directory_is_replaced_and_a_trailing_slash_is_t
     fs::create_directory(dir);
     const auto s = store::Store::init(dir.string() + "/", workload().genesis);
     ASSERT_TRUE(s) << s.error().message;
-    EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"data"});
+    EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{"data"});
     EXPECT_TRUE(fs::exists(dir / "CURRENT"));
 }
 
@@ -111,5 +105,5 @@ TEST(store_init, a_full_disk_init_leaves_no_target_and_no_sibling) {
     EXPECT_TRUE(s.error().message.starts_with("init " + dir.string() +
                                               ": IO error: No space left on device: "))
         << s.error().message;
-    EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{});
+    EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{});
 }
