@@ -48,6 +48,8 @@ Expected<std::optional<Committed>, StoreError> read_committed(const fs::path& di
         errno = read_errno;
         return fail(StoreErrorCode::io, "cannot read " + errno_text(file));
     }
+    // Empty: a writer created it and stopped before its first write (committed.hpp).
+    if (n == 0) return std::optional<Committed>{};
     Committed c;
     if (static_cast<size_t>(n) == kCommittedSize) {
         for (size_t i = 0; i < 8; ++i) c.number = (c.number << 8) | bytes[8 + i];

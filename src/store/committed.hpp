@@ -25,8 +25,9 @@ struct Committed {
     Hash hash;
 };
 
-/// The marker of `dir`: nullopt for a datadir written before it existed; a corruption error if
-/// it is there but does not check out.
+/// The marker of `dir`: nullopt for a datadir written before it existed, or for an empty file
+/// (a writer creates it before RocksDB opens, so one that then failed, or was killed, leaves it
+/// empty); a corruption error if it is there but does not check out.
 Expected<std::optional<Committed>, StoreError> read_committed(const std::filesystem::path& dir);
 
 /// The open marker file of a writer.

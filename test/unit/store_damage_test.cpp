@@ -177,6 +177,11 @@ TEST(store_damage, a_damaged_committed_record_is_refused) {
                               " is damaged: its COMMITTED record does not check out; nothing was "
                               "changed; `barrel-node recover --datadir " +
                               d.dir.string() + "` rewrites it from what the datadir holds");
+    fs::resize_file(d.dir / "COMMITTED", 30);
+    expect_refused(d.dir, "datadir " + d.dir.string() +
+                              " is damaged: its COMMITTED record does not check out; nothing was "
+                              "changed; `barrel-node recover --datadir " +
+                              d.dir.string() + "` rewrites it from what the datadir holds");
 }
 
 TEST(store_damage, a_damaged_current_file_is_refused) {
@@ -272,6 +277,11 @@ TEST(store_damage, a_datadir_without_the_record_opens_and_its_first_writer_adds_
     ASSERT_TRUE(reader) << reader.error().message;
     EXPECT_EQ((*reader)->head().number, 5u);
     EXPECT_FALSE(fs::exists(d.dir / "COMMITTED"));
+    open_writer(d.dir).reset();
+    EXPECT_EQ(fs::file_size(d.dir / "COMMITTED"), 56u);
+    // An empty record is one a writer created before it failed to open: absent, not damage.
+    fs::resize_file(d.dir / "COMMITTED", 0);
+    EXPECT_TRUE(store::Store::open(d.dir, read_only));
     open_writer(d.dir).reset();
     EXPECT_EQ(fs::file_size(d.dir / "COMMITTED"), 56u);
     // And it now guards the datadir: a truncated MANIFEST is refused.
