@@ -5,6 +5,7 @@
 // its exact message, every file of the datadir is byte for byte what it was, and
 // Store::recover accepts the rollback only when asked.
 
+#include <barrel/core/hex.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/store/store.hpp>
 
@@ -322,4 +323,35 @@ TEST(store_damage, a_head_older_than_the_record_under_a_live_writer_is_a_race_no
                               " is damaged: it recovered to block 5 but block 7 had been "
                               "committed (MANIFEST or table files damaged)" +
                               recover_hint(d.dir, 5));
+}
+
+// The head names a block whose parts must all be there: a block is one atomic batch, so a part
+// missing means lost files, whatever RocksDB recovered.
+TEST(store_damage, a_head_whose_block_is_not_whole_is_refused) {
+    const auto& w = workload();
+    auto head_block = block::decode_block(w.blocks[4]);
+    ASSERT_TRUE(head_block);
+    const std::string five{"\0\0\0\0\0\0\0\x05", 8};
+    const Hash last_tx = head_block->tx_hashes.back();
+    const std::string tx_key{reinterpret_cast<const char*>(last_tx.data()), Hash::size()};
+    const struct {
+        std::string family, key, missing;
+    } cases[] = {
+        {"headers", five, "the block's header"},
+        {"blocks", five, "the raw block"},
+        {"meta",
+         "hash:" +
+             std::string{reinterpret_cast<const char*>(head_block->hash.data()), Hash::size()},
+         "the block's hash index entry"},
+        {"transactions", tx_key, "transaction " + to_hex(last_tx) + " or its receipt"},
+        {"receipts", tx_key, "transaction " + to_hex(last_tx) + " or its receipt"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.family);
+        Flushed d;
+        test::write_raw(d.dir, c.family, c.key, std::nullopt);
+        expect_refused(d.dir, "datadir " + d.dir.string() +
+                                  " is damaged: its head is block 5 but " + c.missing +
+                                  " is missing; nothing was changed");
+    }
 }
