@@ -50,7 +50,7 @@ const std::vector<Command>& command_table() {
         rlp_decode_command(),  rlp_encode_command(), tx_decode_command(), block_inspect_command(),
         gen_command(),         init_command(),       import_command(),    export_command(),
         get_account_command(), get_user_command(),   get_block_command(), get_tx_command(),
-        get_receipt_command(), run_command(),
+        get_receipt_command(), recover_command(),    run_command(),
     };
     return table;
 }

@@ -34,6 +34,7 @@
 #include <memory>
 #include <ostream>
 #include <span>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,10 +50,18 @@ std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
 
 std::string datadir_of(const ParsedArgs& args) { return std::string{*args.value("--datadir")}; }
 
+/// A store error as the command's failure: exit 2 (the datadir, the disk or the input is at
+/// fault: not a datadir, locked, damaged, no space, unwritable), except a RocksDB status barrel
+/// never provokes, which is a bug in barrel (exit 1).
+[[noreturn]] void fail_store(const store::StoreError& e) {
+    if (e.code == store::StoreErrorCode::internal) throw std::runtime_error(e.message);
+    fail(e.message);
+}
+
 std::unique_ptr<store::Store> open_store(const std::string& datadir,
                                          const store::Options& options) {
     auto s = store::Store::open(datadir, options);
-    if (!s) fail(s.error().message);
+    if (!s) fail_store(s.error());
     return std::move(s).value();
 }
 
@@ -86,7 +95,7 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     const auto genesis = chain::parse_genesis(read_small_file(genesis_path, "genesis"));
     if (!genesis) fail("genesis " + squote(genesis_path) + ": " + genesis.error());
     auto s = store::Store::init(datadir, *genesis);
-    if (!s) fail(s.error().message);
+    if (!s) fail_store(s.error());
     const store::Head& head = (*s)->head();
     ctx.out << "initialized " << datadir << " for chain " << genesis->config.chain_id
             << ": genesis block " << to_hex(head.hash) << ", state root " << to_hex(head.state_root)

@@ -29,6 +29,7 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
         return fail(StoreErrorCode::invalid_argument,
                     "commit: a bare transaction list is not a block");
     const block::Header& h = *b.header;
+    if (m_impl->failed) return unexpected(m_impl->failure);
     const size_t n_accounts = o.writes.accounts.size();
     const size_t n_users = o.writes.users.size();
     CommitStats stats;
@@ -68,8 +69,15 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     m_impl->batch_buffer = std::move(batch).release();
     // An outlying block's batch is not kept for the rest of the process (flat memory).
     if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
-    if (!s.ok()) return from_status(s, "commit");
+    if (!s.ok()) {
+        m_impl->failed = true;
+        m_impl->failure = from_status(s, "commit").error;
+        return unexpected(m_impl->failure);
+    }
     stats.write_ms = ms_since(t1);
+    // After the write returned, so that the record never names a block the database lacks. A
+    // failed update leaves it lagging, which an open takes (committed.hpp).
+    if (m_impl->committed) (void)m_impl->committed->write(next, m_impl->options.sync);
 
     // Only now, with the block durable in the WAL, does the cache move on: in parallel, since
     // each put is a cache miss on a random line and both caches take concurrent writers.

@@ -1,7 +1,9 @@
 // The RocksDB options barrel runs with and the opening of the database (Store::Impl::open_db).
 
 #include "block_batch.hpp"
+#include "info_log.hpp"
 #include "store_impl.hpp"
+#include "testing.hpp"
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/slice_transform.h>
@@ -50,8 +52,11 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
     return o;
 }
 
-rocksdb::DBOptions db_options(bool create, bool read_only) {
+rocksdb::DBOptions db_options(const fs::path& path, bool create, bool read_only) {
     rocksdb::DBOptions o;
+    // Barrel's own info log (info_log.hpp): RocksDB's aborts the process on a full disk. A
+    // read-only open logs nothing, so that a query leaves the datadir as it found it.
+    o.info_log = read_only ? null_info_log() : open_info_log(path);
     o.create_if_missing = create;
     o.create_missing_column_families = create;
     o.error_if_exists = create;
@@ -124,12 +129,23 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
                     "the linked RocksDB's write batch format is not the one barrel writes");
     rocksdb::DB* raw = nullptr;
     rocksdb::Status s;
+    if (create) {
+        // RocksDB would create it too, but the info log goes in first.
+        std::error_code ec;
+        fs::create_directories(path, ec);
+        if (ec)
+            return fail(StoreErrorCode::io,
+                        "cannot create " + path.string() + ": " + ec.message());
+    }
+    rocksdb::DBOptions db = db_options(path, create, options.read_only);
+    if (auto file_system = testing::detail::file_system()) {
+        impl->env = rocksdb::NewCompositeEnv(std::move(file_system));
+        db.env = impl->env.get();
+    }
     if (options.read_only)
-        s = rocksdb::DB::OpenForReadOnly(db_options(create, options.read_only), path.string(),
-                                         descriptors, &impl->cfs, &raw);
+        s = rocksdb::DB::OpenForReadOnly(db, path.string(), descriptors, &impl->cfs, &raw);
     else
-        s = rocksdb::DB::Open(db_options(create, options.read_only), path.string(), descriptors,
-                              &impl->cfs, &raw);
+        s = rocksdb::DB::Open(db, path.string(), descriptors, &impl->cfs, &raw);
     if (!s.ok()) return open_failure(s, path, create);
     impl->db.reset(raw);
     return impl;

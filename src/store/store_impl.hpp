@@ -7,6 +7,7 @@
 
 #include <barrel/store/store.hpp>
 
+#include "committed.hpp"
 #include "errors.hpp"
 #include "state_cache.hpp"
 #include <nlohmann/json.hpp>
@@ -61,6 +62,8 @@ inline std::string_view hash_bytes_key(const Hash& h) {
 nlohmann::json head_document(const Head& h);
 
 struct Store::Impl {
+    std::unique_ptr<rocksdb::Env> env;  ///< a test's file system (testing.hpp); before db, which
+                                        ///< uses it until it is closed
     std::unique_ptr<rocksdb::DB> db;
     std::vector<rocksdb::ColumnFamilyHandle*> cfs;
     Options options;
@@ -69,6 +72,12 @@ struct Store::Impl {
     std::unique_ptr<AccountCache> accounts;
     std::unique_ptr<UserCache> users;
     CommitEpoch epoch;  ///< orders both caches' fills against commits
+    /// A writer's COMMITTED record (committed.hpp), rewritten after every commit.
+    std::optional<CommittedFile> committed;
+    /// A write failed: RocksDB now holds a background error and refuses every write, so the
+    /// store makes none (a commit returns `failure`, closing does not flush).
+    bool failed{false};
+    StoreError failure;
     std::string
         batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
 

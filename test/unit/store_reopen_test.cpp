@@ -9,6 +9,7 @@
 #include <barrel/store/store.hpp>
 
 #include "store/testing.hpp"
+#include "store_commit.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -34,14 +35,8 @@ std::unique_ptr<store::Store> open_ok(const std::filesystem::path& dir, bool rea
 
 /// Executes and commits every block of `w` on a datadir initialised with its genesis.
 void import(store::Store& s, const gen::Workload& w) {
-    for (size_t k = 0; k < w.blocks.size(); ++k) {
-        auto b = block::decode_block(w.blocks[k]);
-        ASSERT_TRUE(b);
-        b->senders = w.senders[k];
-        const auto outcome = exec::execute(*b, s, s.head().state_root, w.genesis.config);
-        ASSERT_TRUE(outcome) << exec::describe(outcome.error());
-        ASSERT_TRUE(s.commit(*b, *outcome));
-    }
+    const auto failed = test::commit_blocks(s, w, w.blocks.size());
+    ASSERT_FALSE(failed) << failed->message;
 }
 
 uint64_t wal_bytes(const std::filesystem::path& dir) {

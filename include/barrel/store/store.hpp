@@ -65,6 +65,14 @@ struct Options {
     size_t max_block_bytes{kMaxBlockBytes};
 };
 
+/// What Store::recover found and did.
+struct Recovery {
+    Head head;                          ///< the head the datadir recovered to, now accepted
+    std::optional<uint64_t> committed;  ///< the head its COMMITTED record named, if readable
+    bool committed_damaged{false};      ///< the COMMITTED record did not check out
+    bool changed{false};                ///< the record was rewritten (false: nothing to recover)
+};
+
 /// What one commit did, for the pipeline's timings.
 struct CommitStats {
     double encode_ms{0};  ///< the documents encoded into the write batch
@@ -81,9 +89,15 @@ public:
                                                              const chain::Genesis& genesis,
                                                              const Options& options = {});
     /// Opens an existing datadir; restores the head and the chain parameters (not the genesis
-    /// allocation, which it never reads: docs/formats.md, "Storage").
+    /// allocation, which it never reads: docs/formats.md, "Storage"). First, read-only (which
+    /// deletes nothing), checks that the head's documents are all there and that the head is not
+    /// older than the COMMITTED record: a damaged datadir is refused as corruption, unchanged.
     static Expected<std::unique_ptr<Store>, StoreError> open(const std::filesystem::path& path,
                                                              const Options& options = {});
+    /// Accepts the state RocksDB recovers a damaged datadir to as its head (when its head is
+    /// whole): rewrites the COMMITTED record. Changes nothing on a datadir that needs nothing.
+    static Expected<Recovery, StoreError> recover(const std::filesystem::path& path,
+                                                  const Options& options = {});
     /// A writer flushes its memtables before closing, so that the next open has no WAL to replay
     /// (a failed flush loses nothing: the WAL still holds every committed block).
     ~Store() override;
