@@ -5,6 +5,8 @@
 #   scripts/deps.sh --fuzz   also clang, libFuzzer (libclang-rt-14-dev) and llvm (llvm-symbolizer,
 #                            for symbolised stack traces from clang-built sanitizers)
 #   scripts/deps.sh --style  also clang-format-14 (the style phase of scripts/test.sh)
+#   scripts/deps.sh --node   also Node.js and npm (the wallet test, test/ethers), unless a `node`
+#                            and an `npm` are already on PATH (a nodesource or nvm install counts)
 #
 # Runs `apt-get update` only when something has to be installed; uses sudo when not root.
 set -euo pipefail
@@ -19,7 +21,13 @@ for arg in "$@"; do
     case "$arg" in
         --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
         --style) packages+=(clang-format-14) ;;
-        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+        --node)
+            # Debian's nodejs and npm packages, only if no Node.js is installed at all: they
+            # conflict with nodesource's nodejs, which ships its own npm.
+            if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+                packages+=(nodejs npm)
+            fi ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
         *) echo "error: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
