@@ -71,7 +71,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
     if (!s.ok()) {
         m_impl->failed = true;
-        m_impl->failure = from_status(s, "commit").error;
+        // The pipeline names the stage ("block 7: commit: ..."); this names what failed in it.
+        m_impl->failure = from_status(s, "writing the block").error;
         return unexpected(m_impl->failure);
     }
     stats.write_ms = ms_since(t1);

@@ -195,6 +195,9 @@ TEST(cli_recover, a_full_disk_is_exit_2_with_the_reason_and_the_import_goes_on_w
     EXPECT_EQ(full.status, 2);
     EXPECT_TRUE(full.err.starts_with("error: block ")) << full.err;
     EXPECT_TRUE(full.err.ends_with(": No space left on device\n")) << full.err;
+    // The stage is named once, then what failed in it.
+    EXPECT_NE(full.err.find(": commit: writing the block: IO error: "), std::string::npos)
+        << full.err;
     EXPECT_NE(full.err.find("IO error: No space left on device: While appending to file: " + dir),
               std::string::npos)
         << full.err;
