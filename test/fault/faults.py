@@ -524,66 +524,76 @@ class Suite:
 
     # ---- 1b. a real full filesystem (tmpfs) ----
 
+    TMPFS_FREE_KIB = (16, 64, 160, 400)
+
     def tmpfs(self):
+        """A real full filesystem: a 16 MiB tmpfs filled by a filler file to leave a few KiB
+        free, the command run, the filler removed (space is back) and the command run again."""
         mnt = self.case_dir("tmpfs")
-        probe = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt],
+        probe = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt],
                                capture_output=True, text=True)
         if probe.returncode != 0:
             print(f"skip tmpfs  a real full filesystem: cannot mount tmpfs here "
                   f"({probe.stderr.strip() or 'exit %d' % probe.returncode})")
             return
-        subprocess.run(["umount", mnt], check=True)
         try:
-            self.tmpfs_init(mnt)
-            self.tmpfs_import(mnt)
+            for kib in self.TMPFS_FREE_KIB:
+                self.tmpfs_case(mnt, "init", kib)
+                self.tmpfs_case(mnt, "import", kib)
         finally:
             subprocess.run(["umount", mnt], capture_output=True)
 
-    def mount(self, mnt, kib, remount=False):
-        opts = f"{'remount,' if remount else ''}size={kib}k"
-        subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", mnt], check=True)
+    @staticmethod
+    def fill(mnt, free_kib):
+        filler = os.path.join(mnt, "filler")
+        st = os.statvfs(mnt)
+        size = st.f_bavail * st.f_frsize - free_kib * 1024
+        with open(filler, "wb") as f:
+            f.truncate(0)
+            chunk = b"\xff" * (1 << 20)
+            while size > 0:
+                size -= f.write(chunk[:min(size, len(chunk))])
+        return filler
 
-    def tmpfs_init(self, mnt):
-        # Smaller than a fresh datadir (its OPTIONS file alone is tens of KiB).
-        self.mount(mnt, 64)
-        dd = os.path.join(mnt, "dd")
-        res = self.node_run("init", "--datadir", dd, "--genesis", self.genesis)
-        problems = self.target_error(res, ENOSPC)
-        if res.rc == 0:
-            problems.append("init succeeded on a 64 KiB filesystem")
-        left = os.listdir(dd) if os.path.isdir(dd) else []
-        if left:
-            problems.append(f"left a datadir of {len(left)} files")
-        self.mount(mnt, 4096, remount=True)
-        again = self.node_run("init", "--datadir", dd, "--genesis", self.genesis)
-        if again.rc != 0:
-            problems.append(f"init once space is back: {again.status}: {again.err.strip()[:100]}")
-        state = ("left files" if left else "no datadir") + (", init again ok" if again.rc == 0
-                                                            else ", init again refused")
-        self.report("tmpfs", "init on a 64 KiB tmpfs", "full tmpfs", "init", res, problems, state)
-        subprocess.run(["umount", mnt], check=True)
-
-    def tmpfs_import(self, mnt):
-        # Room for the datadir at genesis and a little more: the import runs out of space.
-        used = sum(os.path.getsize(os.path.join(self.dd_genesis, n))
-                   for n in os.listdir(self.dd_genesis))
-        self.mount(mnt, used // 1024 + 24)
-        dd = os.path.join(mnt, "dd")
-        shutil.copytree(self.dd_genesis, dd)
-        res = self.node_run("import", "--datadir", dd, self.chain)
+    def tmpfs_case(self, mnt, command, free_kib):
+        d = os.path.join(mnt, f"{command}-{free_kib}")
+        os.makedirs(d)
+        dd = os.path.join(d, "dd")
+        if command == "import":
+            shutil.copytree(self.dd_genesis, dd, ignore=lambda _, names: [
+                n for n in names if is_info_file(n)])
+            args = ["import", "--datadir", dd, self.chain]
+        else:
+            args = ["init", "--datadir", dd, "--genesis", self.genesis]
+        filler = self.fill(mnt, free_kib)
+        res = self.node_run(*args)
         problems = self.target_error(res, ENOSPC if res.rc else None)
-        head, why = self.head_of(dd)
-        if why:
-            problems.append(why)
-        self.mount(mnt, 8192, remount=True)
-        again = self.node_run("import", "--datadir", dd, self.chain)
+        if command == "init" and res.rc != 0:
+            left = os.listdir(dd) if os.path.isdir(dd) else []
+            if left:
+                problems.append(f"left a datadir of {len(left)} files")
+            state = "left files" if left else "no datadir"
+        else:
+            head, why = self.head_of(dd)
+            if why:
+                problems.append(why)
+            state = f"head {head}"
+        os.unlink(filler)  # space is back
+        again = self.node_run(*args) if command == "import" or res.rc != 0 else res
         head2, why2 = self.head_of(dd)
-        if again.rc != 0 or head2 != 5:
-            problems.append(f"import once space is back: {again.status}, head {head2} "
+        want = 5 if command == "import" else 0
+        if again.rc != 0 or head2 != want or why2:
+            problems.append(f"{command} once space is back: {again.status}, head {head2} "
                             f"{why2 or ''} {again.err.strip()[:100]}")
-        state = f"head {head}, " + ("resumed to 5" if head2 == 5 else "resume failed")
-        self.report("tmpfs", "import on a nearly full tmpfs", "full tmpfs", "import", res,
-                    problems, state)
+            state += ", failed again once space is back"
+        else:
+            state += f", {command} ok once space is back"
+        hidden = hidden_files(d, dd)
+        if hidden:
+            problems.append("hidden files left: " + ", ".join(hidden))
+        self.report("tmpfs", f"{command} on a tmpfs with {free_kib} KiB free", "full tmpfs",
+                    command, res, problems, state)
+        shutil.rmtree(d, ignore_errors=True)
 
     # ---- 2. damaged datadirs ----
 
@@ -770,9 +780,27 @@ class Suite:
                     "none (control)", "block inspect", ctl,
                     [] if ctl.rc == 0 else [f"{ctl.status} on a valid input"], "")
 
-        # Serially: import cases share a datadir, and each may use the memory limit's worth.
-        for command, fault, args, feed in cases:
-            self.endless_case(command, fault, args, feed)
+        # `import -` reads a chain from stdin (finding 9): without it the cases above pass
+        # vacuously ('-' is no file), so a valid chain on stdin must import.
+        piped = os.path.join(d, "dd-stdin")
+        shutil.copytree(self.dd_genesis, piped)
+        ctl = self.node_run("import", "--datadir", piped, "-", stdin=self.chain,
+                            limit_as=MEMORY_LIMIT)
+        head, why = self.head_of(piped)
+        self.report("input", "control: import - of a valid chain on stdin", "none (control)",
+                    "import -", ctl,
+                    [] if ctl.rc == 0 and head == 5 and not why else
+                    [f"{ctl.status}, head {head} {why or ''}"], f"head {head}")
+
+        # Each import case gets its own datadir (RocksDB locks it), so the cases run at once.
+        tasks = []
+        for i, (command, fault, args, feed) in enumerate(cases):
+            if command.startswith("import"):
+                own = os.path.join(d, f"dd{i}")
+                shutil.copytree(self.dd_genesis, own)
+                args = [own if a == dd else a for a in args]
+            tasks.append(lambda c=command, f=fault, a=args, fd=feed: self.endless_case(c, f, a, fd))
+        self.parallel(tasks)
 
     @staticmethod
     def chained(head, chunk):
@@ -793,7 +821,7 @@ class Suite:
         problems = self.target_error(res)
         if res.rc == 0:
             problems.append("exit 0 on an endless or huge input")
-        if "bad_alloc" in res.err or "memory" in res.err.lower():
+        if re.search(r"bad_alloc|out of memory|cannot allocate memory", res.err, re.I):
             problems.append("ran out of memory (the limit was hit, not a size limit)")
         state = f"{res.secs:.1f}s"
         self.report("input", f"{command}: {fault}", fault, command, res, problems, state)
