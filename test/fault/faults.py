@@ -642,10 +642,10 @@ class Suite:
         return dd
 
     def damage_all(self):
-        states = [("clean", self.dd3)]
+        states = [("after a clean close", self.dd3)]
         wal = self.wal_datadir()
         if wal:
-            states.append(("WAL", wal))
+            states.append(("blocks in the WAL only", wal))
         tasks = []
         for state, src in states:
             for name in sorted(os.listdir(src)):
@@ -657,13 +657,13 @@ class Suite:
 
     def damaged(self, state, src, name, how):
         kind = file_kind(name)
-        d = self.case_dir("damage", f"{state}-{name}-{how.replace(' ', '_')}")
+        d = self.case_dir("damage", f"{state.split()[-1]}-{name}-{how.replace(' ', '_')}")
         pristine = os.path.join(d, "pristine")
         shutil.copytree(src, pristine)
         if not self.damage(os.path.join(pristine, name), how):
             shutil.rmtree(d, ignore_errors=True)
             return  # an empty file (the WAL after a clean close): nothing to damage
-        fault = f"{kind} ({state} close): {how}"
+        fault = f"{kind}, {state}: truncated or a bit flipped"
         base_digest = dir_digest(pristine)
         dd = os.path.join(d, "dd")
         fresh = True
@@ -674,6 +674,7 @@ class Suite:
             ("export", ["export", "--datadir", dd, "--out", out]),
             ("import", ["import", "--datadir", dd, self.chain]),
         ]
+        older = False  # a command saw the state before the head (a rollback)
         for command, args in commands:
             if fresh:
                 shutil.rmtree(dd, ignore_errors=True)
@@ -695,6 +696,10 @@ class Suite:
                 else:
                     head, why = self.head_of(dd)
                     ok = head == 5 and not why
+                    if ok and older and not noticed:
+                        problems.append("exit 0 after a silent rollback (the gets saw an older "
+                                        "state), and nothing on stderr says it recovered")
+                older = older or not ok
                 if not ok and not noticed:
                     problems.append("exit 0 with an answer from another (older) state, "
                                     "and nothing on stderr says so")
@@ -704,6 +709,12 @@ class Suite:
                 state_txt = "hung"
             else:
                 state_txt = "refused"
+                if command.startswith("get") and "not found" in res.err and not noticed:
+                    # The head block, or an account it holds, missing: the state before it.
+                    older = True
+                    problems.append("the head's data reported missing (an older state), and "
+                                    "nothing on stderr says the datadir was recovered")
+                    state_txt = "refused as missing"
                 if diff:
                     problems.append(f"refused, yet the datadir changed: {diff}")
                     state_txt += ", datadir changed"
@@ -828,9 +839,20 @@ class Suite:
 
     # ---- the matrix ----
 
+    GROUPS = ["full", "tmpfs", "damage", "input"]
+    COMMANDS = ["init", "import", "export", "gen", "get block", "get account"]
+
     def matrix(self, path):
         groups = {}
-        for group, fault, command, ok, status, message, state in self.rows:
+
+        def order(row):
+            group, fault, command = row[:3]
+            c = self.COMMANDS.index(command) if command in self.COMMANDS else len(self.COMMANDS)
+            if group == "input":
+                return (self.GROUPS.index(group), "", c, command, fault)
+            return (self.GROUPS.index(group), fault if group != "full" else "", c, command, "")
+        for group, fault, command, ok, status, message, state in sorted(self.rows, key=order):
+            message = re.sub(r"\d{3,}", "N", message)[:120]
             key = (group, fault, command)
             g = groups.setdefault(key, {"n": 0, "fail": 0, "status": {}, "message": {},
                                         "state": {}})
