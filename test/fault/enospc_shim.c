@@ -85,13 +85,13 @@ static int exhausted(int fd) {
     return fail_at > 0 && atomic_load(&calls) >= fail_at && is_regular(fd);
 }
 
-#define ENOSPC_OR(expr)    \
-    do {                   \
-        if (spent(fd)) {   \
+#define ENOSPC_OR(expr)     \
+    do {                    \
+        if (spent(fd)) {    \
             errno = ENOSPC; \
-            return -1;     \
-        }                  \
-        return expr;       \
+            return -1;      \
+        }                   \
+        return expr;        \
     } while (0)
 
 ssize_t write(int fd, const void* buf, size_t n) {
