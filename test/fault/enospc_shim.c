@@ -85,14 +85,16 @@ static int exhausted(int fd) {
     return fail_at > 0 && atomic_load(&calls) >= fail_at && is_regular(fd);
 }
 
-#define ENOSPC_OR(expr)     \
-    do {                    \
-        if (spent(fd)) {    \
-            errno = ENOSPC; \
-            return -1;      \
-        }                   \
-        return expr;        \
+// Fails the call with ENOSPC when `cond`, else returns `expr` (the real call).
+#define ENOSPC_IF(cond, expr) \
+    do {                      \
+        if (cond) {           \
+            errno = ENOSPC;   \
+            return -1;        \
+        }                     \
+        return expr;          \
     } while (0)
+#define ENOSPC_OR(expr) ENOSPC_IF(spent(fd), expr)
 
 ssize_t write(int fd, const void* buf, size_t n) {
     static ssize_t (*f)(int, const void*, size_t);
@@ -163,21 +165,13 @@ static int grows(int fd, off64_t len) {
 int ftruncate(int fd, off_t len) {
     static int (*f)(int, off_t);
     if (!f) f = real("ftruncate");
-    if (grows(fd, len) && spent(fd)) {
-        errno = ENOSPC;
-        return -1;
-    }
-    return f(fd, len);
+    ENOSPC_IF(grows(fd, len) && spent(fd), f(fd, len));
 }
 
 int ftruncate64(int fd, off64_t len) {
     static int (*f)(int, off64_t);
     if (!f) f = real("ftruncate64");
-    if (grows(fd, len) && spent(fd)) {
-        errno = ENOSPC;
-        return -1;
-    }
-    return f(fd, len);
+    ENOSPC_IF(grows(fd, len) && spent(fd), f(fd, len));
 }
 
 // glibc's stdio writes through its internal __write, which no preload reaches: a stream write
@@ -193,25 +187,16 @@ size_t fwrite(const void* buf, size_t size, size_t n, FILE* stream) {
     return f(buf, size, n, stream);
 }
 
-#define FAIL_IF_EXHAUSTED(expr) \
-    do {                        \
-        if (exhausted(fd)) {    \
-            errno = ENOSPC;     \
-            return -1;          \
-        }                       \
-        return expr;            \
-    } while (0)
-
 int fsync(int fd) {
     static int (*f)(int);
     if (!f) f = real("fsync");
-    FAIL_IF_EXHAUSTED(f(fd));
+    ENOSPC_IF(exhausted(fd), f(fd));
 }
 
 int fdatasync(int fd) {
     static int (*f)(int);
     if (!f) f = real("fdatasync");
-    FAIL_IF_EXHAUSTED(f(fd));
+    ENOSPC_IF(exhausted(fd), f(fd));
 }
 
 // With no flags it writes nothing: RocksDB calls it so to probe whether the file system has it,
@@ -220,5 +205,5 @@ int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags) {
     static int (*f)(int, off64_t, off64_t, unsigned int);
     if (!f) f = real("sync_file_range");
     if (flags == 0) return f(fd, off, n, flags);
-    FAIL_IF_EXHAUSTED(f(fd, off, n, flags));
+    ENOSPC_IF(exhausted(fd), f(fd, off, n, flags));
 }

@@ -157,13 +157,14 @@ def digest_diff(before, after):
     return "; ".join(parts)
 
 
-def hidden_files(*dirs):
-    """Hidden (dot) files left beside outputs: barrel's temporaries are '.NAME.tmpPID-N'."""
+def no_hidden_files(*dirs):
+    """The problem, if any, of hidden (dot) files left in dirs: barrel's temporaries are
+    '.NAME.tmpPID-N', and a datadir built beside its target is hidden until renamed."""
     found = []
     for d in dirs:
         if os.path.isdir(d):
             found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(".")]
-    return found
+    return ["hidden files left: " + ", ".join(found)] if found else []
 
 
 def file_kind(name):
@@ -415,9 +416,7 @@ class Suite:
                     state += ", init again refused"
                 else:
                     state += ", init again ok"
-            hidden = hidden_files(d, dd)
-            if hidden:
-                problems.append("hidden files left: " + ", ".join(hidden))
+            problems += no_hidden_files(d, dd)
             self.report("full", f"init ENOSPC at write {n}/{total}", f"ENOSPC at write 1..{total}",
                         "init", res, problems, state)
             shutil.rmtree(d, ignore_errors=True)
@@ -455,9 +454,7 @@ class Suite:
                 state += ", resume failed"
             else:
                 state += ", resumed to 5"
-            hidden = hidden_files(d, dd)
-            if hidden:
-                problems.append("hidden files left: " + ", ".join(hidden))
+            problems += no_hidden_files(d, dd)
             self.report("full", f"{command} ENOSPC at write {n}/{total}",
                         f"ENOSPC at write 1..{total}", command, res, problems, state)
             shutil.rmtree(d, ignore_errors=True)
@@ -485,9 +482,7 @@ class Suite:
                 state = "old file kept" if now == b"the previous file" else "old file replaced"
                 if now != b"the previous file":
                     problems.append("a failed export replaced the file")
-            hidden = hidden_files(d)
-            if hidden:
-                problems.append("hidden files left: " + ", ".join(hidden))
+            problems += no_hidden_files(d)
             self.report("full", f"export ENOSPC at write {n}/{total}",
                         f"ENOSPC at write 1..{total}", "export", res, problems, state)
             shutil.rmtree(d, ignore_errors=True)
@@ -522,9 +517,7 @@ class Suite:
                     problems.append(f"{name} is not whole")
                 else:
                     states.append(f"whole {name}")
-            hidden = hidden_files(d)
-            if hidden:
-                problems.append("hidden files left: " + ", ".join(hidden))
+            problems += no_hidden_files(d)
             self.report("full", f"gen ENOSPC at write {n}/{total}", f"ENOSPC at write 1..{total}",
                         "gen", res, problems, ", ".join(states))
             shutil.rmtree(d, ignore_errors=True)
@@ -596,9 +589,7 @@ class Suite:
             state += ", failed again once space is back"
         else:
             state += f", {command} ok once space is back"
-        hidden = hidden_files(d, dd)
-        if hidden:
-            problems.append("hidden files left: " + ", ".join(hidden))
+        problems += no_hidden_files(d, dd)
         self.report("tmpfs", f"{command} on a tmpfs with {free_kib} KiB free", "full tmpfs",
                     command, res, problems, state)
         shutil.rmtree(d, ignore_errors=True)
