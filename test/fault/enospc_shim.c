@@ -14,6 +14,9 @@
 //                              the memtable, which leaves every block in the WAL and none in an
 //                              SST — a deterministic crash point, not a timed one).
 // Reads, mmaps for reading and fds 0-2 (a pipe or a terminal, or /dev/stdout) are left alone.
+// RocksDB's info log (LOG, LOG.old.*) is not counted — it is diagnostics, written line by line,
+// and would make the positions to iterate over many times more — but once the budget is spent
+// its writes fail too, as every write on a full disk does.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -61,28 +64,40 @@ static int is_regular(int fd) {
     return fd > 2 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static void kill_if_named(int fd) {
-    if (!kill_suffix) return;
-    char link[64], path[4096];
+// The path fd is open on, or "" if unknown.
+static const char* path_of(int fd, char* path, size_t size) {
+    char link[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    const ssize_t n = readlink(link, path, sizeof path - 1);
-    if (n <= 0) return;
-    path[n] = 0;
-    const size_t len = strlen(kill_suffix);
-    if ((size_t)n >= len && strcmp(path + n - len, kill_suffix) == 0) raise(SIGKILL);
+    const ssize_t n = readlink(link, path, size - 1);
+    path[n > 0 ? n : 0] = 0;
+    return path;
+}
+
+static int ends_with(const char* s, const char* suffix) {
+    const size_t n = strlen(s), len = strlen(suffix);
+    return n >= len && strcmp(s + n - len, suffix) == 0;
+}
+
+static int is_info_log(const char* path) {
+    const char* slash = strrchr(path, '/');
+    const char* name = slash ? slash + 1 : path;
+    return strcmp(name, "LOG") == 0 || strncmp(name, "LOG.old", 7) == 0;
+}
+
+// Whether the budget is already spent (for fsync and the info log: not counted).
+static int exhausted(int fd) {
+    return fail_at > 0 && atomic_load(&calls) >= fail_at && is_regular(fd);
 }
 
 // Counts one write call on fd; 1 when it is to fail with ENOSPC.
 static int spent(int fd) {
     if (!is_regular(fd)) return 0;
-    kill_if_named(fd);
+    char path[4096];
+    path_of(fd, path, sizeof path);
+    if (kill_suffix && ends_with(path, kill_suffix)) raise(SIGKILL);
+    if (is_info_log(path)) return exhausted(fd);
     const long n = atomic_fetch_add(&calls, 1) + 1;
     return fail_at > 0 && n >= fail_at;
-}
-
-// Whether the budget is already spent (for fsync: not a write of its own, not counted).
-static int exhausted(int fd) {
-    return fail_at > 0 && atomic_load(&calls) >= fail_at && is_regular(fd);
 }
 
 // Fails the call with ENOSPC when `cond`, else returns `expr` (the real call).
