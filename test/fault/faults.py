@@ -14,7 +14,8 @@ Usage: test/fault/faults.py [--build DIR] [--only GROUPS] [--matrix FILE] [--kee
   --build DIR     the build tree with src/barrel-node, bench/barrel-bench and
                   test/fault/enospc_shim.so (default: build/release beside this repo)
   --only GROUPS   comma-separated: full (ENOSPC at every write position, LD_PRELOAD shim),
-                  tmpfs (a real full filesystem, skipped where mount is refused), damage
+                  tmpfs (a real full filesystem, skipped where mount is refused), fsize (a
+                  file size limit, ulimit -f), damage
                   (truncations and bit flips of every datadir file), input (endless and huge
                   inputs under a memory limit); default all
   --matrix FILE   write the fault matrix (markdown rows, one per fault x command) to FILE
@@ -69,8 +70,8 @@ def endless(chunk):
         yield chunk
 
 
-def run(args, *, env=None, cwd=None, stdin=None, feed=None, limit_as=None, timeout=120,
-        keep_out=True):
+def run(args, *, env=None, cwd=None, stdin=None, feed=None, limit_as=None, limit_fsize=None,
+        timeout=120, keep_out=True):
     """Runs args; stdin is a path to open, or feed an iterator of byte chunks written to a pipe
     until the process stops reading. rc None means it was killed at the timeout."""
     full_env = dict(os.environ)
@@ -81,6 +82,8 @@ def run(args, *, env=None, cwd=None, stdin=None, feed=None, limit_as=None, timeo
     if limit_as:
         # prlimit(1) (util-linux) rather than a preexec_fn, which is unsafe in a threaded parent.
         args = ["prlimit", f"--as={limit_as}", "--", *args]
+    if limit_fsize:
+        args = ["prlimit", f"--fsize={limit_fsize}", "--", *args]
     start = time.monotonic()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         stdin_file = open(stdin, "rb") if stdin else None
@@ -158,13 +161,15 @@ def digest_diff(before, after):
 
 
 def no_hidden_files(*dirs):
-    """The problem, if any, of hidden (dot) files left in dirs: barrel's temporaries are
-    '.NAME.tmpPID-N', and a datadir built beside its target is hidden until renamed."""
+    """The problem, if any, of temporary files left in dirs: barrel's are hidden
+    ('.NAME.tmpPID-N', a datadir built beside its target until it is renamed), RocksDB's end
+    in '.dbtmp' (an OPTIONS or CURRENT file not yet renamed into place)."""
     found = []
     for d in dirs:
         if os.path.isdir(d):
-            found += [os.path.join(d, n) for n in os.listdir(d) if n.startswith(".")]
-    return ["hidden files left: " + ", ".join(found)] if found else []
+            found += [os.path.join(d, n) for n in sorted(os.listdir(d))
+                      if n.startswith(".") or n.endswith(".dbtmp")]
+    return ["temporary files left: " + ", ".join(found)] if found else []
 
 
 def file_kind(name):
@@ -605,6 +610,70 @@ class Suite:
                     command, res, problems, state)
         shutil.rmtree(d, ignore_errors=True)
 
+    # ---- 1c. a file size limit (ulimit -f) ----
+
+    def fsize(self):
+        """RLIMIT_FSIZE below what the command writes: SIGXFSZ is the default answer (exit 153,
+        finding 6); the target is exit 2 'File too large' and nothing half-written."""
+        def case(command, args, limit, check):
+            d = self.case_dir("fsize", re.sub(r"\W+", "-", command))
+            res = run([self.node, *args(d)], cwd=d, limit_fsize=limit)
+            problems = self.target_error(res, "File too large" if res.rc else None)
+            state, more = check(d, res)
+            problems += more + no_hidden_files(d, os.path.join(d, "dd"))
+            self.report("fsize", f"{command} under a {limit}-byte file size limit",
+                        "file size limit (ulimit -f)", command, res, problems, state)
+            shutil.rmtree(d, ignore_errors=True)
+
+        def init_check(d, res):
+            dd = os.path.join(d, "dd")
+            if res.rc == 0:  # the limit bit nothing that matters: a whole datadir
+                head, why = self.head_of(dd)
+                return f"head {head}", [why] if why else []
+            left = os.listdir(dd) if os.path.isdir(dd) else []
+            again = self.node_run("init", "--datadir", dd, "--genesis", self.genesis)
+            state = ("left files" if left else "no datadir") + \
+                (", init again ok" if again.rc == 0 else ", init again refused")
+            return state, ([f"left a datadir of {len(left)} files"] if left else []) + \
+                ([f"init without the limit: {again.status}"] if again.rc else [])
+
+        def import_check(d, res):
+            dd = os.path.join(d, "dd")
+            head, why = self.head_of(dd)
+            again = self.node_run("import", "--datadir", dd, self.chain)
+            head2, why2 = self.head_of(dd)
+            problems = [why] if why else []
+            if again.rc or head2 != 5 or why2:
+                problems.append(f"import without the limit: {again.status}, head {head2}")
+            return f"head {head}, " + ("resumed to 5" if head2 == 5 else "resume failed"), \
+                problems
+
+        def output_check(name):
+            def check(d, res):
+                path = os.path.join(d, name)
+                if res.rc == 0:
+                    whole = os.path.exists(path) and read(path) == self.chain_bytes
+                    return ("wrote it whole", []) if whole else \
+                        ("wrote it", [f"exit 0 without a whole {name}"])
+                there = os.path.exists(path)
+                return ("left " + name if there else "no output"), \
+                    ([f"a refused run left {name}"] if there else [])
+            return check
+
+        case("init", lambda d: ["init", "--datadir", os.path.join(d, "dd"), "--genesis",
+                                self.genesis], 16384, init_check)
+
+        def import_args(d):
+            shutil.copytree(self.dd_genesis, os.path.join(d, "dd"))
+            return ["import", "--datadir", os.path.join(d, "dd"), self.chain]
+        # Above every file of the datadir at genesis but the info log, below a new OPTIONS file.
+        case("import", import_args, 16384, import_check)
+        case("export", lambda d: ["export", "--datadir", self.dd5, "--out",
+                                  os.path.join(d, "out.rlp")], 1024, output_check("out.rlp"))
+        case("gen", lambda d: ["gen", "--genesis", "g.json", "--out", "c.rlp", "--blocks", "5",
+                               "--txs", "4", "--accounts", "8", "--seed", "7"], 1024,
+             output_check("c.rlp"))
+
     # ---- 2. damaged datadirs ----
 
     DAMAGES = ["truncate to 0", "truncate to half", "truncate by 1 byte", "flip a bit at start",
@@ -849,7 +918,7 @@ class Suite:
 
     # ---- the matrix ----
 
-    GROUPS = ["full", "tmpfs", "damage", "input"]
+    GROUPS = ["full", "tmpfs", "fsize", "damage", "input"]
     COMMANDS = ["init", "import", "import (all stored)", "export", "gen", "get block",
                 "get account"]
 
@@ -898,13 +967,13 @@ def must(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
-    ap.add_argument("--only", default="full,tmpfs,damage,input")
+    ap.add_argument("--only", default="full,tmpfs,fsize,damage,input")
     ap.add_argument("--matrix")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     a = ap.parse_args()
     groups = a.only.split(",")
-    unknown = set(groups) - {"full", "tmpfs", "damage", "input"}
+    unknown = set(groups) - set(Suite.GROUPS)
     if unknown:
         sys.exit(f"faults.py: unknown group(s) {', '.join(sorted(unknown))}")
 
@@ -915,7 +984,7 @@ def main():
     try:
         suite.setup()
         timings = []
-        for group, fn in (("full", suite.full), ("tmpfs", suite.tmpfs),
+        for group, fn in (("full", suite.full), ("tmpfs", suite.tmpfs), ("fsize", suite.fsize),
                           ("damage", suite.damage_all), ("input", suite.inputs)):
             if group in groups:
                 t = time.monotonic()
