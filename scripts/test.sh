@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Builds barrel and runs its tests. What CI runs (.ci/run) and the README's test command.
 #
-#   scripts/test.sh                  all phases: style, release, asan, tsan, fuzz
+#   scripts/test.sh                  all phases: style, release, faults, asan, tsan, fuzz
 #   scripts/test.sh --quick          style and release phases only
-#   scripts/test.sh --only PHASE     one phase: style | release | asan | tsan | fuzz
+#   scripts/test.sh --only PHASE     one phase: style | release | faults | asan | tsan | fuzz
 #
 # Phases (each in its own build tree under build/, reused between runs):
 #   style    clang-format-14 --dry-run -Werror over every tracked C++ file (.clang-format)
 #   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run
+#   faults   the release binaries under a full disk (an ENOSPC shim at every write position, a
+#            full tmpfs where mount works), damaged datadirs and endless inputs
+#            (test/fault/faults.py; its fault matrix goes to build/release/faults-matrix.md)
 #   asan     Debug -O1 (gcc), AddressSanitizer + UndefinedBehaviorSanitizer: unit tests
 #   tsan     Debug -O1 (gcc), ThreadSanitizer against a TSan-built oneTBB (scripts/tsan-tbb.sh)
 #   fuzz     clang + libFuzzer + ASan/UBSan: every fuzzer for BARREL_FUZZ_SECONDS (ctest -R ^fuzz_)
@@ -21,17 +24,18 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 
-phases=(style release asan tsan fuzz)
+phases=(style release faults asan tsan fuzz)
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) phases=(style release) ;;
         --only)
             [[ $# -ge 2 ]] || { echo "error: --only needs a phase" >&2; exit 2; }
             case "$2" in
-                style|release|asan|tsan|fuzz) phases=("$2") ;;
-                *) echo "error: unknown phase '$2' (style, release, asan, tsan, fuzz)" >&2; exit 2 ;;
+                style|release|faults|asan|tsan|fuzz) phases=("$2") ;;
+                *) echo "error: unknown phase '$2' (style, release, faults, asan, tsan, fuzz)" >&2
+                   exit 2 ;;
             esac
             shift ;;
         -h|--help) usage; exit 0 ;;
@@ -87,6 +91,14 @@ phase_release() {
     configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
     build build/release
     run_ctest build/release
+}
+
+phase_faults() {
+    # The release tree's binaries; after the release phase this builds nothing.
+    configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    build build/release --target barrel-node barrel-bench barrel-fault-enospc
+    python3 "$repo/test/fault/faults.py" --build build/release -j "$jobs" \
+        --matrix build/release/faults-matrix.md
 }
 
 phase_asan() {
