@@ -7,7 +7,8 @@
 #
 # Phases (each in its own build tree under build/, reused between runs):
 #   style    clang-format-14 --dry-run -Werror over every tracked C++ file (.clang-format)
-#   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run
+#   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run,
+#            the ethers.js wallet test against barrel-node run (test/ethers, npm ci)
 #   faults   the release binaries under a full disk (an ENOSPC shim at every write position, a
 #            full tmpfs where mount works), damaged datadirs and endless inputs
 #            (test/fault/faults.py; its fault matrix goes to build/release/faults-matrix.md)
@@ -51,6 +52,7 @@ werror=OFF
 deps_args=()
 [[ " ${phases[*]} " == *" fuzz "* ]] && deps_args+=(--fuzz)
 [[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
+[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node)
 "$repo/scripts/deps.sh" "${deps_args[@]}"
 
 # Sanitizer run-time options, exported for the build too: gtest_discover_tests runs the test
@@ -91,6 +93,15 @@ phase_release() {
     configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
     build build/release
     run_ctest build/release
+    wallet_test build/release
+}
+
+# A real wallet against the node: ethers.js v6 (pinned by test/ethers/package-lock.json,
+# installed by npm ci) drives a `barrel-node run` that the test starts itself.
+wallet_test() {
+    local dir=$1
+    (cd "$repo/test/ethers" && npm ci --no-audit --no-fund --loglevel=error &&
+        BARREL_NODE="$repo/$dir/src/barrel-node" npm test)
 }
 
 phase_faults() {

@@ -95,9 +95,25 @@ Unexpected<StoreError> open_failure(const rocksdb::Status& s, const fs::path& pa
 
 }  // namespace
 
+namespace {
+
+/// Removes RocksDB's temporary files (`*.dbtmp`: an OPTIONS file or a table being written) that
+/// a failed write left in a closed datadir. RocksDB writes them beside their final name and
+/// renames them when whole; once the database is closed, one still there is a write that failed
+/// (a full disk, a file size limit), which RocksDB does not clean up itself.
+void remove_temporaries(const fs::path& path) {
+    std::error_code ec;
+    for (fs::directory_iterator it{path, ec}, end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".dbtmp") fs::remove(it->path(), ec);
+}
+
+}  // namespace
+
 Store::Impl::~Impl() {
     for (auto* cf : cfs)
         if (cf != nullptr) (void)db->DestroyColumnFamilyHandle(cf);
+    db.reset();  // closed before its temporaries go, and before `env`, which it uses
+    if (!options.read_only && !path.empty()) remove_temporaries(path);
 }
 
 Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs::path& path,
@@ -146,8 +162,12 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
         s = rocksdb::DB::OpenForReadOnly(db, path.string(), descriptors, &impl->cfs, &raw);
     else
         s = rocksdb::DB::Open(db, path.string(), descriptors, &impl->cfs, &raw);
-    if (!s.ok()) return open_failure(s, path, create);
+    if (!s.ok()) {
+        if (!options.read_only) remove_temporaries(path);
+        return open_failure(s, path, create);
+    }
     impl->db.reset(raw);
+    impl->path = path;
     return impl;
 }
 

@@ -80,6 +80,7 @@ struct Store::Impl {
     StoreError failure;
     std::string
         batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
+    std::filesystem::path path;  ///< the datadir
 
     ~Impl();
 

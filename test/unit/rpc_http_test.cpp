@@ -2,6 +2,7 @@
 // timeouts), the status of each request that is not a call, and that a connection breaking a
 // limit or a slow request leaves the others served.
 
+#include "http_client.hpp"
 #include "rpc/http_server.hpp"
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -24,6 +25,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
+using test::Client;
 
 /// Echoes the body; a body "wait" blocks until released (the seam for a slow request).
 class EchoHandler final : public HttpHandler {
@@ -42,50 +44,6 @@ public:
     std::promise<void> waiting;
     std::promise<void> release;
     std::shared_future<void> release_future{release.get_future().share()};
-};
-
-class Client {
-public:
-    explicit Client(uint16_t port) : m_socket{m_ioc} {
-        m_socket.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
-    }
-
-    void send_raw(std::string_view bytes) { asio::write(m_socket, asio::buffer(bytes)); }
-
-    void send(http::verb verb, std::string target, std::string body,
-              std::string content_type = "application/json", bool keep_alive = true) {
-        http::request<http::string_body> req{verb, target, 11};
-        req.set(http::field::host, "127.0.0.1");
-        if (!content_type.empty()) req.set(http::field::content_type, content_type);
-        req.keep_alive(keep_alive);
-        req.body() = std::move(body);
-        req.prepare_payload();
-        http::write(m_socket, req);
-    }
-
-    http::response<http::string_body> receive() {
-        http::response<http::string_body> res;
-        http::read(m_socket, m_buffer, res);
-        return res;
-    }
-
-    http::response<http::string_body> post(std::string body) {
-        send(http::verb::post, "/", std::move(body));
-        return receive();
-    }
-
-    /// True once the server closed the connection (a read ends without data).
-    bool closed_by_server() {
-        beast::error_code ec;
-        char byte;
-        const size_t n = m_socket.read_some(asio::buffer(&byte, 1), ec);
-        return n == 0 && (ec == asio::error::eof || ec == asio::error::connection_reset);
-    }
-
-private:
-    asio::io_context m_ioc;
-    tcp::socket m_socket;
-    beast::flat_buffer m_buffer;
 };
 
 class RpcHttp : public ::testing::Test {
