@@ -234,18 +234,34 @@ Result transaction_by_hash(Context& c, const Hash& hash) {
     return json(nullptr);
 }
 
-Result get_transaction_by_hash(Context& c, const json& params) {
+/// The parameter of a method that takes one hash.
+Expected<Hash, Error> only_hash(const json& params) {
     auto p = Params::positional(params, 1, 1);
     if (!p) return unexpected(p.error());
-    auto hash = p->hash(0, "hash");
+    return p->hash(0, "hash");
+}
+
+/// The parameter of a method that takes one block.
+Expected<BlockRef, Error> only_block(const json& params) {
+    auto p = Params::positional(params, 1, 1);
+    if (!p) return unexpected(p.error());
+    return p->block(0, "block");
+}
+
+/// The optional second parameter of eth_getBlockBy*: whole transactions or their hashes.
+Expected<bool, Error> full_flag(const Params& p) {
+    if (!p.has(1)) return false;
+    return p.boolean(1, "full");
+}
+
+Result get_transaction_by_hash(Context& c, const json& params) {
+    auto hash = only_hash(params);
     if (!hash) return unexpected(hash.error());
     return transaction_by_hash(c, *hash);
 }
 
 Result get_transaction_receipt(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 1);
-    if (!p) return unexpected(p.error());
-    auto hash = p->hash(0, "hash");
+    auto hash = only_hash(params);
     if (!hash) return unexpected(hash.error());
     auto receipt = stored(c.node.store.receipt(*hash));
     if (!receipt) return unexpected(receipt.error());
@@ -311,15 +327,11 @@ Result get_block_by_number(Context& c, const json& params) {
     if (!p) return unexpected(p.error());
     auto ref = p->block(0, "block");
     if (!ref) return unexpected(ref.error());
-    bool full = false;
-    if (p->has(1)) {
-        auto f = p->boolean(1, "full");
-        if (!f) return unexpected(f.error());
-        full = *f;
-    }
+    auto full = full_flag(*p);
+    if (!full) return unexpected(full.error());
     auto n = block_number(c, *ref);
     if (!n) return unexpected(n.error());
-    return block_json(c, *n, full);
+    return block_json(c, *n, *full);
 }
 
 Result get_block_by_hash(Context& c, const json& params) {
@@ -327,15 +339,11 @@ Result get_block_by_hash(Context& c, const json& params) {
     if (!p) return unexpected(p.error());
     auto hash = p->hash(0, "hash");
     if (!hash) return unexpected(hash.error());
-    bool full = false;
-    if (p->has(1)) {
-        auto f = p->boolean(1, "full");
-        if (!f) return unexpected(f.error());
-        full = *f;
-    }
+    auto full = full_flag(*p);
+    if (!full) return unexpected(full.error());
     auto n = stored(c.node.store.block_number(*hash));
     if (!n) return unexpected(n.error());
-    return block_json(c, *n, full);
+    return block_json(c, *n, *full);
 }
 
 Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
@@ -347,9 +355,7 @@ Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
 }
 
 Result get_block_transaction_count_by_number(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 1);
-    if (!p) return unexpected(p.error());
-    auto ref = p->block(0, "block");
+    auto ref = only_block(params);
     if (!ref) return unexpected(ref.error());
     auto n = block_number(c, *ref);
     if (!n) return unexpected(n.error());
@@ -357,9 +363,7 @@ Result get_block_transaction_count_by_number(Context& c, const json& params) {
 }
 
 Result get_block_transaction_count_by_hash(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 1);
-    if (!p) return unexpected(p.error());
-    auto hash = p->hash(0, "hash");
+    auto hash = only_hash(params);
     if (!hash) return unexpected(hash.error());
     auto n = stored(c.node.store.block_number(*hash));
     if (!n) return unexpected(n.error());

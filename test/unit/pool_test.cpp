@@ -295,8 +295,8 @@ TEST_F(PoolTest, take_respects_the_count_and_the_gas_limit) {
 }
 
 /// Applies a selection to the MemoryState the way executing it would (nonce + 1, the cost
-/// taken), then tells the pool.
-void commit(Pool& pool, state::MemoryState& state, const Selection& s) {
+/// taken); the hashes it included.
+std::vector<Hash> apply(state::MemoryState& state, const Selection& s) {
     std::vector<Hash> included;
     for (const TxPtr& t : s.txs) {
         auto account = state.find_account(t->sender).value();
@@ -305,7 +305,12 @@ void commit(Pool& pool, state::MemoryState& state, const Selection& s) {
         state.set_account(t->sender, account);
         included.push_back(t->hash);
     }
-    pool.committed(included, {});
+    return included;
+}
+
+/// apply(), then tells the pool.
+void commit(Pool& pool, state::MemoryState& state, const Selection& s) {
+    pool.committed(apply(state, s), {});
 }
 
 TEST_F(PoolTest, a_committed_block_removes_its_transactions_and_what_it_made_invalid) {
@@ -441,13 +446,7 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
             std::vector<Hash> included;
             {
                 std::lock_guard g{state_mutex};
-                for (const TxPtr& t : s.txs) {
-                    auto account = state.find_account(t->sender).value();
-                    ++account.nonce;
-                    account.balance -= t->cost;
-                    state.set_account(t->sender, account);
-                    included.push_back(t->hash);
-                }
+                included = apply(state, s);
             }
             pool.committed(included, {});
             committed.insert(committed.end(), included.begin(), included.end());
