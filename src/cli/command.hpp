@@ -97,7 +97,7 @@ Command get_block_command();
 Command get_tx_command();
 Command get_receipt_command();
 Command recover_command();  // recover_command.cpp
-Command run_command();  // run_command.cpp: the node service
+Command run_command();      // run_command.cpp: the node service
 
 // ---- Helpers for handlers (input.cpp) --------------------------------------------------------
 

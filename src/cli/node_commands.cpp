@@ -34,8 +34,8 @@
 #include <memory>
 #include <ostream>
 #include <span>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

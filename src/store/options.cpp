@@ -150,8 +150,7 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
         std::error_code ec;
         fs::create_directories(path, ec);
         if (ec)
-            return fail(StoreErrorCode::io,
-                        "cannot create " + path.string() + ": " + ec.message());
+            return fail(StoreErrorCode::io, "cannot create " + path.string() + ": " + ec.message());
     }
     rocksdb::DBOptions db = db_options(path, create, options.read_only);
     if (auto file_system = testing::detail::file_system()) {

@@ -20,6 +20,7 @@ namespace http = beast::http;
 
 class Client {
     using tcp = asio::ip::tcp;
+
 public:
     explicit Client(uint16_t port) : m_socket{m_ioc} {
         m_socket.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
@@ -62,6 +63,5 @@ private:
     tcp::socket m_socket;
     beast::flat_buffer m_buffer;
 };
-
 
 }  // namespace barrel::test

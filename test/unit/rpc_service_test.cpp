@@ -56,15 +56,18 @@ TEST_F(RpcService, calls_batches_and_errors_over_http) {
     ASSERT_EQ(batch.size(), 2u);
     EXPECT_EQ(batch[0]["result"], "0x0");
     EXPECT_EQ(batch[1]["result"], "1");
-    auto code_of = [&](const std::string& body) { return post(c, body)["error"]["code"].get<int>(); };
+    auto code_of = [&](const std::string& body) {
+        return post(c, body)["error"]["code"].get<int>();
+    };
     EXPECT_EQ(code_of("{not json"), code::parse_error);
     EXPECT_EQ(code_of("[]"), code::invalid_request);
     EXPECT_EQ(code_of(R"({"id":1,"method":"eth_chainId"})"), code::invalid_request);
     EXPECT_EQ(code_of(R"({"jsonrpc":"2.0","id":1,"method":"eth_nope"})"), code::method_not_found);
     EXPECT_EQ(code_of(R"({"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":[1]})"),
               code::invalid_params);
-    EXPECT_EQ(code_of(R"({"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x00"]})"),
-              code::server_error);
+    EXPECT_EQ(
+        code_of(R"({"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x00"]})"),
+        code::server_error);
     const json big = post(c, R"([{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},
                                  {"jsonrpc":"2.0","id":2,"method":"eth_chainId"},
                                  {"jsonrpc":"2.0","id":3,"method":"eth_chainId"},
