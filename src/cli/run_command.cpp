@@ -67,8 +67,8 @@ std::chrono::milliseconds ms_option(const ParsedArgs& args, std::string_view nam
         size_option(args, name, static_cast<size_t>(fallback.count()), 1)};
 }
 
-/// The node's head as the RPC threads read it: updated after each commit, so a query never
-/// touches the store's own head while a commit moves it.
+/// The node's head for /metrics and the log lines: set after each commit, so that they never
+/// read the store's own head while a commit moves it. (Requests read a snapshot's head.)
 class SharedHead {
 public:
     explicit SharedHead(const store::Head& h) : m_head{h} {}
@@ -228,8 +228,7 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
             ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
         }};
 
-    rpc::Node node{*store,          pool,          [&] { return head.get(); },
-                   "barrel/v0.1.0", 1'000'000'000, [&] { sealer.notify(); }};
+    rpc::Node node{*store, pool, "barrel/v0.1.0", 1'000'000'000, [&] { sealer.notify(); }};
     rpc::Service service{node, limits, http,
                          [&] { return metrics_text(counters, pool, cache, head); }};
     if (auto started = service.start(); !started) fail(started.error());

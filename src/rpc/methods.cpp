@@ -41,10 +41,11 @@ Expected<T, Error> stored(Expected<T, store::StoreError> v) {
     return std::move(v).value();
 }
 
-/// What the handlers share: the node, and the head read once per call.
+/// What the handlers of one request share: the node, and one snapshot of the store that every
+/// read of the request goes through, so that a request never sees two heads.
 struct Context {
     Node& node;
-    store::Head head;
+    const store::Snapshot& view;
 
     const exec::ChainConfig& config() const { return node.store.genesis().config; }
     const u256& base_fee() const { return config().base_fee; }
@@ -55,12 +56,12 @@ struct Context {
 Expected<std::optional<uint64_t>, Error> block_number(const Context& c, const BlockRef& ref) {
     switch (ref.kind) {
         case BlockRef::Kind::latest:
-        case BlockRef::Kind::pending: return std::optional<uint64_t>{c.head.number};
+        case BlockRef::Kind::pending: return std::optional<uint64_t>{c.view.head().number};
         case BlockRef::Kind::earliest: return std::optional<uint64_t>{0};
         case BlockRef::Kind::number:
-            if (ref.number > c.head.number) return std::optional<uint64_t>{};
+            if (ref.number > c.view.head().number) return std::optional<uint64_t>{};
             return std::optional<uint64_t>{ref.number};
-        case BlockRef::Kind::hash: return stored(c.node.store.block_number(ref.hash));
+        case BlockRef::Kind::hash: return stored(c.view.block_number(ref.hash));
     }
     return std::optional<uint64_t>{};
 }
@@ -70,15 +71,15 @@ Expected<void, Error> require_head_state(const Context& c, const BlockRef& ref) 
     auto n = block_number(c, ref);
     if (!n) return unexpected(n.error());
     if (!*n) return server_error("header not found");
-    if (**n != c.head.number)
+    if (**n != c.view.head().number)
         return server_error("historical state is not available: block " + std::to_string(**n) +
                             " (the node keeps the state of its head, block " +
-                            std::to_string(c.head.number) + ")");
+                            std::to_string(c.view.head().number) + ")");
     return {};
 }
 
 Expected<state::Account, Error> account_of(const Context& c, const Address& a) {
-    auto account = c.node.store.account(a);
+    auto account = c.view.account(a);
     if (!account) return state_failure(account.error());
     return account->value_or(state::Account{});
 }
@@ -205,15 +206,15 @@ Result call_method(Context& c, const json& params) {
     t.r = t.s = 1;  // never checked: the sender is given
     const Bytes encoding = tx::encode(t);
     block::Header h;
-    h.parent_hash = c.head.hash;
-    h.number = c.head.number + 1;
+    h.parent_hash = c.view.head().hash;
+    h.number = c.view.head().number + 1;
     h.gas_limit = std::max(c.node.store.genesis().gas_limit, t.gas_limit);
     h.chain_id = c.config().chain_id;
     const BytesView views[] = {encoding};
     auto block = block::decode_block(block::encode_block(h, views), false);
     if (!block) return server_error("invalid call: " + block::describe(block.error()));
     block->senders = {call->from};
-    auto outcome = exec::execute(*block, c.node.store, c.head.state_root, c.config());
+    auto outcome = exec::execute(*block, c.view, c.view.head().state_root, c.config());
     if (!outcome) return server_error(exec::describe(outcome.error()));
     const exec::Receipt& r = outcome->receipts.front();
     if (!r.status) return server_error("execution reverted");
@@ -226,7 +227,7 @@ Result send_raw_transaction(Context&, const json&) {
 }
 
 Result transaction_by_hash(Context& c, const Hash& hash) {
-    auto doc = stored(c.node.store.transaction(hash));
+    auto doc = stored(c.view.transaction(hash));
     if (!doc) return unexpected(doc.error());
     if (*doc) return eth_transaction(**doc, c.base_fee());
     if (const auto pooled = c.node.pool.find(hash))
@@ -263,10 +264,10 @@ Result get_transaction_by_hash(Context& c, const json& params) {
 Result get_transaction_receipt(Context& c, const json& params) {
     auto hash = only_hash(params);
     if (!hash) return unexpected(hash.error());
-    auto receipt = stored(c.node.store.receipt(*hash));
+    auto receipt = stored(c.view.receipt(*hash));
     if (!receipt) return unexpected(receipt.error());
     if (!*receipt) return json(nullptr);
-    auto tx = stored(c.node.store.transaction(*hash));
+    auto tx = stored(c.view.transaction(*hash));
     if (!tx) return unexpected(tx.error());
     if (!*tx)
         return unexpected(Error{code::internal_error, "store: a receipt without its transaction"});
@@ -285,7 +286,7 @@ Expected<BlockBody, Error> block_body(Context& c, uint64_t n) {
         const auto h0 = chain::genesis_header(c.node.store.genesis());
         return BlockBody{{}, block::encode_block(h0, {}).size()};
     }
-    auto raw = stored(c.node.store.raw_block(n));
+    auto raw = stored(c.view.raw_block(n));
     if (!raw) return unexpected(raw.error());
     if (!*raw)
         return unexpected(Error{code::internal_error,
@@ -300,7 +301,7 @@ Expected<BlockBody, Error> block_body(Context& c, uint64_t n) {
 
 Result block_json(Context& c, std::optional<uint64_t> number, bool full) {
     if (!number) return json(nullptr);
-    auto header = stored(c.node.store.header(*number));
+    auto header = stored(c.view.header(*number));
     if (!header) return unexpected(header.error());
     if (!*header) return json(nullptr);
     auto body = block_body(c, *number);
@@ -311,7 +312,7 @@ Result block_json(Context& c, std::optional<uint64_t> number, bool full) {
             txs.push_back(json_bytes(h));
             continue;
         }
-        auto doc = stored(c.node.store.transaction(h));
+        auto doc = stored(c.view.transaction(h));
         if (!doc) return unexpected(doc.error());
         if (!*doc)
             return unexpected(
@@ -341,14 +342,14 @@ Result get_block_by_hash(Context& c, const json& params) {
     if (!hash) return unexpected(hash.error());
     auto full = full_flag(*p);
     if (!full) return unexpected(full.error());
-    auto n = stored(c.node.store.block_number(*hash));
+    auto n = stored(c.view.block_number(*hash));
     if (!n) return unexpected(n.error());
     return block_json(c, *n, *full);
 }
 
 Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
     if (!number) return json(nullptr);
-    auto header = stored(c.node.store.header(*number));
+    auto header = stored(c.view.header(*number));
     if (!header) return unexpected(header.error());
     if (!*header) return json(nullptr);
     return (**header)["transaction_count"];
@@ -365,7 +366,7 @@ Result get_block_transaction_count_by_number(Context& c, const json& params) {
 Result get_block_transaction_count_by_hash(Context& c, const json& params) {
     auto hash = only_hash(params);
     if (!hash) return unexpected(hash.error());
-    auto n = stored(c.node.store.block_number(*hash));
+    auto n = stored(c.view.block_number(*hash));
     if (!n) return unexpected(n.error());
     return transaction_count_of(c, *n);
 }
@@ -380,7 +381,7 @@ Result get_transaction_by_block_number_and_index(Context& c, const json& params)
     auto n = block_number(c, *ref);
     if (!n) return unexpected(n.error());
     if (!*n) return json(nullptr);
-    auto header = stored(c.node.store.header(**n));
+    auto header = stored(c.view.header(**n));
     if (!header) return unexpected(header.error());
     if (!*header) return json(nullptr);
     auto body = block_body(c, **n);
@@ -426,7 +427,7 @@ Result fee_history(Context& c, const json& params) {
     const uint64_t oldest = **newest + 1 - blocks;
     json base_fees = json::array(), ratios = json::array(), rewards = json::array();
     for (uint64_t n = oldest; n <= **newest; ++n) {
-        auto header = stored(c.node.store.header(n));
+        auto header = stored(c.view.header(n));
         if (!header) return unexpected(header.error());
         if (!*header) return server_error("header not found");
         const u256 used = parse_u256((**header)["gas_used"].get<std::string>()).value_or(0);
@@ -440,7 +441,7 @@ Result fee_history(Context& c, const json& params) {
         json reward = json::array();
         std::vector<std::pair<u256, uint64_t>> tips;
         if (n > 0) {
-            auto raw = stored(c.node.store.raw_block(n));
+            auto raw = stored(c.view.raw_block(n));
             if (!raw) return unexpected(raw.error());
             if (*raw) {
                 auto block = block::decode_block(std::move(**raw));
@@ -509,7 +510,9 @@ const std::unordered_map<std::string_view, Handler>& method_table() {
         {"eth_syncing", [](Context&, const json& p) { return no_params(p, false); }},
         {"eth_accounts", [](Context&, const json& p) { return no_params(p, json::array()); }},
         {"eth_blockNumber",
-         [](Context& c, const json& p) { return no_params(p, json_quantity(c.head.number)); }},
+         [](Context& c, const json& p) {
+             return no_params(p, json_quantity(c.view.head().number));
+         }},
         {"eth_getBalance", get_balance},
         {"eth_getTransactionCount", get_transaction_count},
         {"eth_gasPrice", gas_price},
@@ -530,6 +533,16 @@ const std::unordered_map<std::string_view, Handler>& method_table() {
     return table;
 }
 
+Error method_not_found(const std::string& method);
+
+/// A call of any method but eth_sendRawTransaction, in a request's context.
+Result call_in(Context& c, const Call& call) {
+    const auto& table = method_table();
+    const auto it = table.find(call.method);
+    if (it == table.end()) return unexpected(method_not_found(call.method));
+    return it->second(c, call.params);
+}
+
 Error method_not_found(const std::string& method) {
     return Error{code::method_not_found,
                  "the method " + method + " does not exist/is not available"};
@@ -545,9 +558,6 @@ Expected<Bytes, Error> raw_transaction_of(const Call& call) {
 }  // namespace
 
 Expected<json, Error> Methods::call(const Call& call) {
-    const auto& table = method_table();
-    const auto it = table.find(call.method);
-    if (it == table.end()) return unexpected(method_not_found(call.method));
     if (call.method == "eth_sendRawTransaction") {
         auto raw = raw_transaction_of(call);
         if (!raw) return unexpected(raw.error());
@@ -556,8 +566,10 @@ Expected<json, Error> Methods::call(const Call& call) {
         if (m_node.on_admitted) m_node.on_admitted();
         return json_bytes(admitted->hash);
     }
-    Context c{m_node, m_node.head()};
-    return it->second(c, call.params);
+    auto view = m_node.store.snapshot();
+    if (!view) return store_failure(view.error());
+    Context c{m_node, **view};
+    return call_in(c, call);
 }
 
 std::string Methods::handle(std::string_view body) {
@@ -587,6 +599,7 @@ std::string Methods::handle(std::string_view body) {
         if (m_node.on_admitted) m_node.on_admitted();
     }
 
+    std::optional<Expected<std::unique_ptr<store::Snapshot>, store::StoreError>> view;
     std::vector<json> responses;
     responses.reserve(request->calls.size());
     for (size_t i = 0; i < request->calls.size(); ++i) {
@@ -604,7 +617,14 @@ std::string Methods::handle(std::string_view body) {
                 a ? Expected<json, Error>{json_bytes(a->hash)}
                   : Expected<json, Error>{unexpected(Error{code::server_error, a.error().message})};
         } else {
-            result = this->call(*call);
+            // One snapshot for the request, taken at its first read.
+            if (!view) view = m_node.store.snapshot();
+            if (!*view) {
+                result = store_failure(view->error());
+            } else {
+                Context c{m_node, ***view};
+                result = call_in(c, *call);
+            }
         }
         if (call->notification) continue;
         responses.push_back(result ? result_response(call->id, std::move(*result))

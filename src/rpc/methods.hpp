@@ -21,8 +21,6 @@ namespace barrel::rpc {
 struct Node {
     const store::Store& store;
     pool::Pool& pool;
-    /// The committed head, safe to call while blocks commit (the node keeps its own copy).
-    std::function<store::Head()> head;
     std::string client_version;
     /// The priority fee eth_maxPriorityFeePerGas suggests (and eth_gasPrice adds to the base
     /// fee): 1 gwei, what go-ethereum's dev mode suggests.
@@ -35,7 +33,8 @@ class Methods {
 public:
     Methods(Node& node, const Limits& limits) : m_node{node}, m_limits{limits} {}
 
-    /// The response body for a request body ("" when every call was a notification).
+    /// The response body for a request body ("" when every call was a notification). Every
+    /// call of the request reads the same snapshot of the store (Store::snapshot).
     std::string handle(std::string_view body);
 
     /// One call's result or error (for tests; handle() is what the server uses).

@@ -27,24 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::optional<Head> parse_head(std::string_view text) {
-    const json doc = json::parse(text, nullptr, false);
-    if (!doc.is_object()) return std::nullopt;
-    Head h;
-    try {
-        const auto n = parse_u64(doc.at("number").get<std::string>());
-        const auto hash = hash_from_hex(doc.at("hash").get<std::string>());
-        const auto root = hash_from_hex(doc.at("state_root").get<std::string>());
-        if (!n || !hash || !root) return std::nullopt;
-        h.number = *n;
-        h.hash = *hash;
-        h.state_root = *root;
-    } catch (const json::exception&) {
-        return std::nullopt;
-    }
-    return h;
-}
-
 /// The genesis without its allocation: what `meta/chain` holds and what an open reads, so that
 /// opening never parses the account list (a genesis may hold millions of accounts).
 chain::Genesis chain_parameters(const chain::Genesis& genesis) {
@@ -384,6 +366,24 @@ Expected<void, StoreError> build_datadir(const fs::path& dir, const chain::Genes
 }
 
 }  // namespace
+
+std::optional<Head> parse_head(std::string_view text) {
+    const json doc = json::parse(text, nullptr, false);
+    if (!doc.is_object()) return std::nullopt;
+    Head h;
+    try {
+        const auto n = parse_u64(doc.at("number").get<std::string>());
+        const auto hash = hash_from_hex(doc.at("hash").get<std::string>());
+        const auto root = hash_from_hex(doc.at("state_root").get<std::string>());
+        if (!n || !hash || !root) return std::nullopt;
+        h.number = *n;
+        h.hash = *hash;
+        h.state_root = *root;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+    return h;
+}
 
 json head_document(const Head& h) {
     return {{"number", to_hex_quantity(h.number)},

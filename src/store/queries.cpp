@@ -1,4 +1,8 @@
-// Point reads of the stored documents, for the CLI's `get` and `export` and for a node's queries.
+// Point reads of the stored documents, for the CLI's `get` and `export` and for a node's queries,
+// of the newest values or at a snapshot.
+
+#include <barrel/core/hex.hpp>
+#include <barrel/store/documents.hpp>
 
 #include "store_impl.hpp"
 
@@ -6,18 +10,20 @@ namespace barrel::store {
 
 using nlohmann::json;
 
-Expected<std::optional<std::string>, StoreError> Store::Impl::get(size_t cf,
-                                                                  std::string_view key) const {
+Expected<std::optional<std::string>, StoreError> Store::Impl::get(
+    size_t cf, std::string_view key, const rocksdb::Snapshot* at) const {
     std::string value;
-    const auto s = db->Get(rocksdb::ReadOptions{}, cfs[cf], slice(key), &value);
+    rocksdb::ReadOptions ro;
+    ro.snapshot = at;
+    const auto s = db->Get(ro, cfs[cf], slice(key), &value);
     if (s.IsNotFound()) return std::optional<std::string>{};
     if (!s.ok()) return from_status(s, "read");
     return std::optional<std::string>{std::move(value)};
 }
 
-Expected<std::optional<json>, StoreError> Store::Impl::get_json(size_t cf,
-                                                                std::string_view key) const {
-    auto v = get(cf, key);
+Expected<std::optional<json>, StoreError> Store::Impl::get_json(size_t cf, std::string_view key,
+                                                                const rocksdb::Snapshot* at) const {
+    auto v = get(cf, key, at);
     if (!v) return unexpected(v.error());
     if (!*v) return std::optional<json>{};
     json doc = json::parse(**v, nullptr, false);
@@ -26,11 +32,34 @@ Expected<std::optional<json>, StoreError> Store::Impl::get_json(size_t cf,
     return std::optional<json>{std::move(doc)};
 }
 
-Expected<std::optional<Bytes>, StoreError> Store::raw_block(uint64_t number) const {
-    auto v = m_impl->get(kBlocks, number_key(number));
+namespace {
+
+// Each query once, at a snapshot or (nullptr) of the newest values: Store and Snapshot share them.
+
+Expected<std::optional<Bytes>, StoreError> raw_block_at(const Store::Impl& impl, uint64_t number,
+                                                        const rocksdb::Snapshot* at) {
+    auto v = impl.get(kBlocks, number_key(number), at);
     if (!v) return unexpected(v.error());
     if (!*v) return std::optional<Bytes>{};
     return std::optional<Bytes>{Bytes(v->value().begin(), v->value().end())};
+}
+
+Expected<std::optional<uint64_t>, StoreError> block_number_at(const Store::Impl& impl,
+                                                              const Hash& block_hash,
+                                                              const rocksdb::Snapshot* at) {
+    auto v = impl.get(kMeta, hash_key(block_hash), at);
+    if (!v) return unexpected(v.error());
+    if (!*v) return std::optional<uint64_t>{};
+    if ((*v)->size() != 8) return fail(StoreErrorCode::corruption, "block hash index entry");
+    uint64_t n = 0;
+    for (char c : **v) n = (n << 8) | static_cast<uint8_t>(c);
+    return std::optional<uint64_t>{n};
+}
+
+}  // namespace
+
+Expected<std::optional<Bytes>, StoreError> Store::raw_block(uint64_t number) const {
+    return raw_block_at(*m_impl, number, nullptr);
 }
 
 Expected<std::optional<json>, StoreError> Store::header(uint64_t number) const {
@@ -38,13 +67,7 @@ Expected<std::optional<json>, StoreError> Store::header(uint64_t number) const {
 }
 
 Expected<std::optional<uint64_t>, StoreError> Store::block_number(const Hash& block_hash) const {
-    auto v = m_impl->get(kMeta, hash_key(block_hash));
-    if (!v) return unexpected(v.error());
-    if (!*v) return std::optional<uint64_t>{};
-    if ((*v)->size() != 8) return fail(StoreErrorCode::corruption, "block hash index entry");
-    uint64_t n = 0;
-    for (char c : **v) n = (n << 8) | static_cast<uint8_t>(c);
-    return std::optional<uint64_t>{n};
+    return block_number_at(*m_impl, block_hash, nullptr);
 }
 
 Expected<std::optional<json>, StoreError> Store::transaction(const Hash& tx_hash) const {
@@ -61,6 +84,82 @@ Expected<std::optional<json>, StoreError> Store::account_document(const Address&
 
 Expected<std::optional<json>, StoreError> Store::user_document(std::string_view name) const {
     return m_impl->get_json(kUsers, name);
+}
+
+// ---- Snapshot
+// ------------------------------------------------------------------------------------
+
+struct Snapshot::Handle {
+    rocksdb::DB& db;
+    const rocksdb::Snapshot* snapshot;
+    Handle(rocksdb::DB& d, const rocksdb::Snapshot* s) noexcept : db{d}, snapshot{s} {}
+    ~Handle() { db.ReleaseSnapshot(snapshot); }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+};
+
+Snapshot::Snapshot(const Store::Impl& impl, std::unique_ptr<Handle> handle,
+                   const Head& head) noexcept
+    : m_impl{impl}, m_handle{std::move(handle)}, m_head{head} {}
+
+Snapshot::~Snapshot() = default;
+
+Expected<std::unique_ptr<Snapshot>, StoreError> Store::snapshot() const {
+    auto handle = std::make_unique<Snapshot::Handle>(*m_impl->db, m_impl->db->GetSnapshot());
+    // The head as the snapshot has it: its block's documents are in the same WriteBatch.
+    auto text = m_impl->get(kMeta, kHeadKey, handle->snapshot);
+    if (!text) return unexpected(text.error());
+    const auto head = *text ? parse_head(**text) : std::nullopt;
+    if (!head) return fail(StoreErrorCode::corruption, "datadir has no valid head");
+    return std::unique_ptr<Snapshot>{new Snapshot{*m_impl, std::move(handle), *head}};
+}
+
+state::ReadResult<state::Account> Snapshot::account(const Address& address) const {
+    auto v = m_impl.get(kAccounts, address_key(address), m_handle->snapshot);
+    if (!v)
+        return unexpected(
+            state::ReadError{state::ReadErrorCode::io, "state read: " + v.error().message});
+    if (!*v) return std::optional<state::Account>{};
+    auto a = parse_account_document(**v);
+    if (!a)
+        return unexpected(state::ReadError{
+            state::ReadErrorCode::corruption,
+            "the stored account document of " + to_hex(address) + " does not parse"});
+    return std::optional<state::Account>{*a};
+}
+
+state::ReadResult<u256> Snapshot::user(std::string_view name) const {
+    auto v = m_impl.get(kUsers, name, m_handle->snapshot);
+    if (!v)
+        return unexpected(
+            state::ReadError{state::ReadErrorCode::io, "state read: " + v.error().message});
+    if (!*v) return std::optional<u256>{};
+    auto b = parse_user_document(**v);
+    if (!b)
+        return unexpected(state::ReadError{
+            state::ReadErrorCode::corruption,
+            "the stored document of user " + to_hex(as_bytes(name)) + " does not parse"});
+    return std::optional<u256>{*b};
+}
+
+Expected<std::optional<Bytes>, StoreError> Snapshot::raw_block(uint64_t number) const {
+    return raw_block_at(m_impl, number, m_handle->snapshot);
+}
+
+Expected<std::optional<json>, StoreError> Snapshot::header(uint64_t number) const {
+    return m_impl.get_json(kHeaders, number_key(number), m_handle->snapshot);
+}
+
+Expected<std::optional<uint64_t>, StoreError> Snapshot::block_number(const Hash& block_hash) const {
+    return block_number_at(m_impl, block_hash, m_handle->snapshot);
+}
+
+Expected<std::optional<json>, StoreError> Snapshot::transaction(const Hash& tx_hash) const {
+    return m_impl.get_json(kTxs, hash_bytes_key(tx_hash), m_handle->snapshot);
+}
+
+Expected<std::optional<json>, StoreError> Snapshot::receipt(const Hash& tx_hash) const {
+    return m_impl.get_json(kReceipts, hash_bytes_key(tx_hash), m_handle->snapshot);
 }
 
 }  // namespace barrel::store

@@ -60,6 +60,8 @@ inline std::string_view hash_bytes_key(const Hash& h) {
 
 /// `meta/head`: the head's number, hash and state root.
 nlohmann::json head_document(const Head& h);
+/// The head a `meta/head` document names, or nullopt if it does not parse.
+std::optional<Head> parse_head(std::string_view text);
 
 struct Store::Impl {
     std::unique_ptr<rocksdb::Env> env;  ///< a test's file system (testing.hpp); before db, which
@@ -84,9 +86,11 @@ struct Store::Impl {
 
     ~Impl();
 
-    Expected<std::optional<std::string>, StoreError> get(size_t cf, std::string_view key) const;
-    Expected<std::optional<nlohmann::json>, StoreError> get_json(size_t cf,
-                                                                 std::string_view key) const;
+    /// A point read, at `at` (a snapshot) or of the newest value.
+    Expected<std::optional<std::string>, StoreError> get(
+        size_t cf, std::string_view key, const rocksdb::Snapshot* at = nullptr) const;
+    Expected<std::optional<nlohmann::json>, StoreError> get_json(
+        size_t cf, std::string_view key, const rocksdb::Snapshot* at = nullptr) const;
 
     /// Opens (or with `create`, creates) the database at `path` with the store's options
     /// (options.cpp) and allocates the caches, before RocksDB touches the path.

@@ -29,7 +29,7 @@ protected:
                                   .base_fee = workload.genesis.config.base_fee,
                                   .block_gas_limit = workload.genesis.gas_limit},
                      *store, nullptr);
-        node.emplace(Node{*store, *pool, [this] { return store->head(); }, "barrel/test"});
+        node.emplace(Node{*store, *pool, "barrel/test"});
         methods.emplace(*node, Limits{});
     }
 

@@ -26,7 +26,7 @@ protected:
                             .base_fee = workload.genesis.config.base_fee,
                             .block_gas_limit = workload.genesis.gas_limit},
                *store, nullptr},
-          node{*store, pool, [this] { return store->head(); }, "barrel/test"},
+          node{*store, pool, "barrel/test"},
           service{node, Limits{.max_batch = 3}, HttpOptions{.port = 0, .max_body_bytes = 4096},
                   [] { return std::string{"barrel_test 1\n"}; }} {
         EXPECT_TRUE(service.start().has_value());

@@ -81,6 +81,8 @@ struct CommitStats {
     size_t bytes{0};      ///< key and value bytes of every record in the batch
 };
 
+class Snapshot;
+
 class Store final : public state::StateReader {
 public:
     /// Creates a datadir at `path` (which must not exist or be an empty directory) holding the
@@ -130,6 +132,11 @@ public:
         const Address& address) const;
     Expected<std::optional<nlohmann::json>, StoreError> user_document(std::string_view name) const;
 
+    /// A consistent view of what is committed now, for a query that reads several things (a
+    /// node's request): every read through it sees the same blocks and the same state, whatever
+    /// commits land meanwhile. Thread-safe; cheap to take (a RocksDB snapshot).
+    Expected<std::unique_ptr<Snapshot>, StoreError> snapshot() const;
+
     /// Writes every memtable to table files and waits for it. Not needed for durability (the WAL
     /// has every committed block); it shortens the next open's WAL replay. Closing a writer does
     /// it.
@@ -141,6 +148,35 @@ private:
     friend struct StoreTesting;  ///< the hooks of src/store/testing.hpp, not installed
     explicit Store(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> m_impl;
+};
+
+/// Store::snapshot(): the store's queries and state reads at one moment. Its state reads go to
+/// RocksDB, not to the store's cache, which holds the newest state. Must not outlive its Store.
+class Snapshot final : public state::StateReader {
+public:
+    ~Snapshot() override;
+    Snapshot(const Snapshot&) = delete;
+    Snapshot& operator=(const Snapshot&) = delete;
+
+    /// The head as of the snapshot.
+    const Head& head() const noexcept { return m_head; }
+
+    state::ReadResult<state::Account> account(const Address& address) const override;
+    state::ReadResult<u256> user(std::string_view name) const override;
+
+    Expected<std::optional<Bytes>, StoreError> raw_block(uint64_t number) const;
+    Expected<std::optional<nlohmann::json>, StoreError> header(uint64_t number) const;
+    Expected<std::optional<uint64_t>, StoreError> block_number(const Hash& block_hash) const;
+    Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
+    Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
+
+private:
+    friend class Store;
+    struct Handle;  // the RocksDB snapshot
+    Snapshot(const Store::Impl& impl, std::unique_ptr<Handle> handle, const Head& head) noexcept;
+    const Store::Impl& m_impl;
+    std::unique_ptr<Handle> m_handle;
+    Head m_head;
 };
 
 }  // namespace barrel::store
