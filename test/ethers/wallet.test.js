@@ -186,6 +186,16 @@ describe("ethers.js v6 against barrel-node run", () => {
     assert.match(e.message, /invalid sender: invalid chain id for signer: have 1 want 1337/);
   });
 
+  it("found every sealed sender in the cache (recovered once, at admission)", async () => {
+    const lines = node.log().match(/sender cache (\d+)\/(\d+) hits/g);
+    assert.ok(lines && lines.length >= 3, node.log());
+    const [, hits, lookups] = lines.at(-1).match(/(\d+)\/(\d+)/);
+    assert.ok(Number(lookups) >= 3);
+    assert.equal(hits, lookups);
+    const metrics = await (await fetch(`${await node.url}/metrics`)).text();
+    assert.match(metrics, /^barrel_sender_cache_misses_total 0$/m);
+  });
+
   it("keeps the pool across a SIGTERM: its transactions are mined after the restart", async () => {
     // A long block time keeps the transactions in the pool until the stop.
     node.child.kill("SIGTERM");

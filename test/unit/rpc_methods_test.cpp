@@ -1,5 +1,5 @@
-// The JSON-RPC methods over a real datadir and pool: each method's result in Ethereum's shape,
-// and each error code with its message.
+// The JSON-RPC methods over a real datadir and pool, each call sent through a real socket to the
+// node's service: each method's result in Ethereum's shape, and each error code with its message.
 
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/dag_transfer.hpp>
@@ -7,7 +7,8 @@
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
 
-#include "rpc/methods.hpp"
+#include "http_client.hpp"
+#include "rpc/service.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -30,14 +31,23 @@ protected:
                                   .block_gas_limit = workload.genesis.gas_limit},
                      *store, nullptr);
         node.emplace(Node{*store, *pool, "barrel/test"});
-        methods.emplace(*node, Limits{});
+        service.emplace(*node, Limits{}, HttpOptions{.port = 0}, nullptr);
+        EXPECT_TRUE(service->start().has_value());
+        client.emplace(service->port());
+    }
+
+    /// The response body of a request body, over HTTP.
+    std::string send(const std::string& body) {
+        const auto res = client->post(body);
+        EXPECT_EQ(res.result_int(), 200u);
+        return res.body();
     }
 
     /// The response object of one call.
     json call(std::string_view method, json params = json::array()) {
         const json request = {
             {"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", params}};
-        return json::parse(methods->handle(request.dump()));
+        return json::parse(send(request.dump()));
     }
     json result(std::string_view method, json params = json::array()) {
         const json r = call(method, std::move(params));
@@ -74,7 +84,8 @@ protected:
     std::unique_ptr<store::Store> store;
     std::optional<pool::Pool> pool;
     std::optional<Node> node;
-    std::optional<Methods> methods;
+    std::optional<Service> service;
+    std::optional<test::Client> client;
 };
 
 TEST_F(RpcMethods, chain_and_node_facts) {
@@ -216,7 +227,7 @@ TEST_F(RpcMethods, a_batch_of_sends_is_admitted_together_and_answered_in_order) 
                      {"params", {"0xzz"}}});
     batch.push_back({{"jsonrpc", "2.0"}, {"method", "eth_blockNumber"}});  // a notification
     batch.push_back({{"jsonrpc", "2.0"}, {"id", 5}, {"method", "nope"}});
-    const json out = json::parse(methods->handle(batch.dump()));
+    const json out = json::parse(send(batch.dump()));
     ASSERT_EQ(out.size(), 5u);
     for (uint64_t k = 0; k < 3; ++k) {
         EXPECT_EQ(out[k]["id"], k);
@@ -284,11 +295,11 @@ TEST_F(RpcMethods, fee_history) {
 
 TEST_F(RpcMethods, framing_errors) {
     EXPECT_EQ(
-        json::parse(methods->handle("{")),
+        json::parse(send("{")),
         json::parse(
             R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}})"));
-    EXPECT_EQ(json::parse(methods->handle("[]"))["error"]["message"], "empty batch");
-    EXPECT_EQ(methods->handle(R"({"jsonrpc":"2.0","method":"eth_chainId"})"), "");
+    EXPECT_EQ(json::parse(send("[]"))["error"]["message"], "empty batch");
+    EXPECT_EQ(send(R"({"jsonrpc":"2.0","method":"eth_chainId"})"), "");
     EXPECT_EQ(error("eth_sendTransaction", json::array({json::object()})),
               std::make_pair(
                   code::method_not_found,
