@@ -21,12 +21,12 @@ constexpr const char* kFuzzTarget = "rpc_fuzz";  // names the target in FUZZ_CHE
 
 namespace {
 
-void check_params(const json& params) {
+void check_params(const json& params, BytesView input) {
     if (!params.is_array()) return;
     auto p = Params::positional(params, 0, params.size());
     FUZZ_CHECK(p.has_value());
     for (size_t i = 0; i < params.size(); ++i) {
-        auto check = [](const auto& r) {
+        auto check = [input](const auto& r) {
             FUZZ_CHECK(r.has_value() || r.error().code == code::invalid_params);
         };
         check(p->address(i, "a"));
@@ -42,6 +42,7 @@ void check_params(const json& params) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const BytesView input{data, size};  // what FUZZ_CHECK reports
     const std::string_view body{reinterpret_cast<const char*>(data), size};
     const Limits limits{.max_batch = 16, .max_depth = 16};
     auto request = parse_request(body, limits);
@@ -63,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         FUZZ_CHECK(call->id.is_null() || call->id.is_string() || call->id.is_number());
         FUZZ_CHECK(call->params.is_array() || call->params.is_object());
-        check_params(call->params);
+        check_params(call->params, input);
         if (!call->notification) responses.push_back(result_response(call->id, call->method));
     }
     const std::string out = response_body(*request, responses);
