@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -13,6 +15,34 @@
 namespace barrel::bench {
 
 void usage_error(const std::string& msg) { throw Failure{2, msg}; }
+
+void parse_command_line(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp&) {
+        std::cout << app.help();
+        std::exit(0);
+    } catch (const CLI::ParseError& e) {
+        usage_error(e.what());
+    }
+    if (const auto extra = app.remaining(); !extra.empty()) {
+        const std::string& word = extra.front();
+        usage_error((word.starts_with("-") ? "unknown option " : "unexpected argument ") + word);
+    }
+}
+
+int guarded_main(const std::function<int()>& run) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    try {
+        return run();
+    } catch (const Failure& f) {
+        std::cerr << "error: " << f.message << "\n";
+        return f.status;
+    } catch (const cli::WriteError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 2;
+    }
+}
 
 size_t parse_count(const std::string& name, const std::string& v, uint64_t min, uint64_t max) {
     const auto n = parse_u64(v);

@@ -5,10 +5,12 @@
 
 #include <barrel/cli/files.hpp>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,6 +26,15 @@ struct Failure {
 
 /// A mistake in the arguments or the input: one line, exit status 2 (the usage is --help's).
 [[noreturn]] void usage_error(const std::string& msg);
+
+/// Parses the command line: --help prints the help and exits 0; a mistake CLI11 finds, an
+/// unknown option or a stray argument is usage_error's one line (the app must allow extras).
+void parse_command_line(CLI::App& app, int argc, char** argv);
+
+/// A benchmark program's main: `run` with SIGXFSZ ignored (past a file size limit a write fails
+/// with EFBIG, reported, instead of the process dying mid-write), a Failure or a WriteError
+/// printed as one "error: …" line and its exit status.
+int guarded_main(const std::function<int()>& run);
 
 /// A count option's value: an integer from `min` to `max`. Anything but digits (or 0x-hex) is
 /// "expected an integer", digits beyond the range are "out of range" with the range.

@@ -30,15 +30,15 @@ double RecoverLoop::rate(size_t threads) const {
     const auto* ctx = tx::shared_secp256k1_context();
     tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
     const auto t0 = Clock::now();
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, m_sigs.size()),
-                      [&](const tbb::blocked_range<size_t>& r) {
-                          for (size_t i = r.begin(); i != r.end(); ++i) {
-                              secp256k1_pubkey pk;
-                              if (secp256k1_ecdsa_recover(ctx, &pk, &m_sigs[i].sig,
-                                                          m_sigs[i].sighash.data()) != 1)
-                                  std::abort();
-                          }
-                      });
+    tbb::parallel_for(
+        tbb::blocked_range<size_t>(0, m_sigs.size()), [&](const tbb::blocked_range<size_t>& r) {
+            for (size_t i = r.begin(); i != r.end(); ++i) {
+                secp256k1_pubkey pk;
+                if (secp256k1_ecdsa_recover(ctx, &pk, &m_sigs[i].sig, m_sigs[i].sighash.data()) !=
+                    1)
+                    std::abort();
+            }
+        });
     return static_cast<double>(m_sigs.size()) /
            std::chrono::duration<double>(Clock::now() - t0).count();
 }

@@ -9,9 +9,9 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
-#include "gen/workload.hpp"
 #include "common/args.hpp"
 #include "common/recover_loop.hpp"
+#include "gen/workload.hpp"
 #include "report.hpp"
 #include "store/testing.hpp"
 #include <CLI/CLI.hpp>
@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -97,18 +96,7 @@ Args parse_args(int argc, char** argv) {
                    "The genesis of the --input chain file (at most 268435456 bytes)")
         ->type_name("G.json");
     app.add_flag("--quick", a.quick, "Only the all-threads runs");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-        std::cout << app.help();
-        std::exit(0);
-    } catch (const CLI::ParseError& e) {
-        usage_error(e.what());
-    }
-    if (const auto extra = app.remaining(); !extra.empty()) {
-        const std::string& word = extra.front();
-        usage_error((word.starts_with("-") ? "unknown option " : "unexpected argument ") + word);
-    }
+    bench::parse_command_line(app, argc, argv);
 
     if (!blocks.empty()) a.blocks = parse_count("--blocks", blocks, 1, gen::kMaxTotalTxs);
     if (!txs.empty()) a.txs = parse_count("--txs", txs, 1, gen::kMaxTxsPerBlock);
@@ -523,16 +511,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Past a file size limit (ulimit -f) a write fails with EFBIG, which is reported, and the
-    // temporary file removed, instead of the process dying of SIGXFSZ mid-write.
-    std::signal(SIGXFSZ, SIG_IGN);
-    try {
-        return run(argc, argv);
-    } catch (const Failure& f) {
-        std::cerr << "error: " << f.message << "\n";
-        return f.status;
-    } catch (const cli::WriteError& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 2;
-    }
+    return bench::guarded_main([&] { return run(argc, argv); });
 }

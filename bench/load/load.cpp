@@ -135,6 +135,12 @@ struct ConnectionStats {
     size_t wrong_hashes{0};
 };
 
+/// A rejection's message up to its details ("nonce too low: next nonce 3, tx nonce 0" is
+/// "nonce too low"), so that the report counts kinds rather than one line per transaction.
+std::string rejection_kind(const std::string& message) {
+    return message.substr(0, message.find(": "));
+}
+
 /// One connection's loop: its batches in order, each when pacing and the window allow.
 void send_batches(const Config& config, const Workload& w, size_t c, HttpConnection& conn,
                   Clock::time_point t0, Shared& sh, ConnectionStats& stats) {
@@ -172,7 +178,8 @@ void send_batches(const Config& config, const Workload& w, size_t c, HttpConnect
             const auto id = r.is_object() ? r.value("id", uint64_t{UINT64_MAX}) : UINT64_MAX;
             if (id >= w.hashes.size()) fail("eth_sendRawTransaction: a response of unknown id");
             if (r.contains("error")) {
-                ++stats.rejections[r["error"].value("message", std::string{"(no message)"})];
+                ++stats.rejections[rejection_kind(
+                    r["error"].value("message", std::string{"(no message)"}))];
                 sh.rejected_flag[id] = 1;
                 ++rejected;
                 continue;
@@ -197,8 +204,8 @@ size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn
     auto last_move = Clock::now();
     size_t last_answered = 0, last_mined = 0;
     while (!sh.stop.load()) {
-        const uint64_t head = quantity(conn.call("eth_blockNumber", nlohmann::json::array()),
-                                       "eth_blockNumber");
+        const uint64_t head =
+            quantity(conn.call("eth_blockNumber", nlohmann::json::array()), "eth_blockNumber");
         if (head >= next) {
             std::vector<nlohmann::json> params;
             for (uint64_t b = next; b <= head && params.size() < 16; ++b)
@@ -207,13 +214,14 @@ size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn
             const auto seen = Clock::now();
             size_t mined = 0;
             for (const auto& block : found) {
-                if (!block.is_object()) fail("eth_getBlockByNumber: block " +
-                                             std::to_string(next) + " below the head is missing");
+                if (!block.is_object())
+                    fail("eth_getBlockByNumber: block " + std::to_string(next) +
+                         " below the head is missing");
                 bool ours = false;
                 for (const auto& h : block.value("transactions", nlohmann::json::array())) {
-                    const auto hash = h.is_string() ? hash_from_hex(h.get<std::string>())
-                                                    : Expected<Hash, HexError>{
-                                                          unexpected(HexError::odd_length)};
+                    const auto hash =
+                        h.is_string() ? hash_from_hex(h.get<std::string>())
+                                      : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
                     const auto it = hash ? w.index_of.find(*hash) : w.index_of.end();
                     if (it == w.index_of.end()) continue;  // another client's
                     ours = true;
@@ -246,29 +254,13 @@ size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn
     return blocks;
 }
 
-/// Samples the timeline every 100 ms and prints a progress line every second, until `done`.
+/// Samples the timeline every 100 ms and prints a progress line every second and once more at
+/// the end, until `done`.
 void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared& sh,
                     std::optional<pid_t> node_pid, const std::atomic<bool>& done,
                     RunResult& result) {
     size_t tick = 0, mined_a_second_ago = 0;
-    std::vector<std::pair<double, double>> rss;
-    while (!done.load()) {
-        {
-            std::unique_lock lock{sh.mutex};
-            sh.changed.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
-                                  [&] { return done.load(); });
-        }
-        ++tick;
-        const double t = seconds(Clock::now() - t0);
-        const size_t answered = sh.answered.load(), mined = sh.mined.load();
-        result.timeline.push_back(
-            {t, static_cast<double>(answered), static_cast<double>(mined)});
-        if (tick % 10 != 0) continue;
-        if (node_pid)
-            if (const auto r = process_rss_mib(*node_pid)) {
-                if (t <= 60.5) result.node_rss_mib_first_minute = *r;
-                result.node_rss_mib_end = *r;
-            }
+    auto print = [&](double t, size_t answered, size_t mined) {
         char line[256];
         std::snprintf(line, sizeof line,
                       "barrel-load: %s%s%.0f s: sent %zu/%zu (%zu rejected), mined %zu, %zu "
@@ -277,14 +269,41 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
                       sh.rejected.load(), mined, mined - mined_a_second_ago);
         std::cerr << line << std::flush;
         mined_a_second_ago = mined;
+    };
+    while (!done.load()) {
+        {
+            std::unique_lock lock{sh.mutex};
+            sh.changed.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
+                                  [&] { return done.load(); });
+        }
+        if (done.load()) break;
+        ++tick;
+        const double t = seconds(Clock::now() - t0);
+        const size_t answered = sh.answered.load(), mined = sh.mined.load();
+        result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
+        if (tick % 10 != 0) continue;
+        if (node_pid)
+            if (const auto r = process_rss_mib(*node_pid)) {
+                // The soak's baseline: the first sample once the node has warmed up.
+                if (t >= 60 && !result.node_rss_mib_first_minute)
+                    result.node_rss_mib_first_minute = *r;
+                result.node_rss_mib_end = *r;
+            }
+        print(t, answered, mined);
     }
+    const double t = seconds(Clock::now() - t0);
+    const size_t answered = sh.answered.load(), mined = sh.mined.load();
+    result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
+    if (node_pid)
+        if (const auto r = process_rss_mib(*node_pid)) result.node_rss_mib_end = *r;
+    print(t, answered, mined);
 }
 
 /// Per-stage time and the sender-cache hit rate between two scrapes of /metrics.
 void read_metrics(const MetricsText& before, const MetricsText& after, RunResult& r) {
-    auto delta = [&](std::string_view name, std::vector<std::pair<std::string_view,
-                                                                  std::string_view>> labels =
-                                                {}) -> std::optional<double> {
+    auto delta = [&](std::string_view name,
+                     std::vector<std::pair<std::string_view, std::string_view>> labels = {})
+        -> std::optional<double> {
         const auto a = after.value(name, labels);
         if (!a) return std::nullopt;
         return *a - before.value(name, labels).value_or(0);
@@ -301,12 +320,13 @@ void read_metrics(const MetricsText& before, const MetricsText& after, RunResult
 }
 
 /// The checks after the clock: each sender's nonce, each transaction's receipt.
-void check_chain(const Config& config, const Workload& w, HttpConnection& conn,
-                 const Shared& sh, RunResult& r) {
+void check_chain(const Config& config, const Workload& w, HttpConnection& conn, const Shared& sh,
+                 RunResult& r) {
     std::vector<uint64_t> expected = w.start_nonces;
     for (size_t i = 0; i < w.hashes.size(); ++i)
         if (sh.mined_count[i] > 0) ++expected[sender_of(i, config.senders)];
-    const size_t chunk = config.batch;
+    // Batches as large as the sends' (which the node took), within the node's default bound.
+    const size_t chunk = std::clamp<size_t>(config.batch, 100, 1000);
     for (size_t s0 = 0; s0 < w.senders.size(); s0 += chunk) {
         std::vector<nlohmann::json> params;
         for (size_t s = s0; s < std::min(s0 + chunk, w.senders.size()); ++s)
@@ -327,10 +347,9 @@ void check_chain(const Config& config, const Workload& w, HttpConnection& conn,
         const auto receipts = conn.call_batch("eth_getTransactionReceipt", params);
         for (size_t k = 0; k < receipts.size(); ++k) {
             const auto& rc = receipts[k];
-            const bool ok = rc.is_object() && rc.value("status", "") == "0x1" &&
-                            rc.contains("blockNumber") &&
-                            quantity(rc["blockNumber"], "blockNumber") ==
-                                sh.mined_block[mined[k0 + k]];
+            const bool ok =
+                rc.is_object() && rc.value("status", "") == "0x1" && rc.contains("blockNumber") &&
+                quantity(rc["blockNumber"], "blockNumber") == sh.mined_block[mined[k0 + k]];
             r.bad_receipts += ok ? 0 : 1;
         }
     }
@@ -345,8 +364,7 @@ void summarise_run(const Shared& sh, const std::vector<ConnectionStats>& stats, 
         if (s.last_response && (!last_answer || *s.last_response > *last_answer))
             last_answer = s.last_response;
         for (const auto& [message, count] : s.rejections) r.rejections[message] += count;
-        if (s.wrong_hashes > 0)
-            r.rejections["(answered with another hash)"] += s.wrong_hashes;
+        if (s.wrong_hashes > 0) r.rejections["(answered with another hash)"] += s.wrong_hashes;
     }
     std::vector<double> latencies;
     for (size_t i = 0; i < r.txs; ++i) {
@@ -412,9 +430,8 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
             }
         });
     std::atomic<bool> done{false};
-    std::thread progress{[&] {
-        watch_progress(config, result.txs, t0, sh, node_pid, done, result);
-    }};
+    std::thread progress{
+        [&] { watch_progress(config, result.txs, t0, sh, node_pid, done, result); }};
     auto join_all = [&] {
         sh.stop.store(true);
         done.store(true);

@@ -62,7 +62,7 @@ constexpr std::array<const char*, 4> kStages{"decode", "verify", "execute", "com
 
 struct RunResult {
     size_t txs{0}, accepted{0}, rejected{0}, mined{0}, mined_twice{0}, not_mined{0};
-    std::map<std::string, size_t> rejections;  ///< by the node's message
+    std::map<std::string, size_t> rejections;  ///< by the node's message, up to its first ": "
     size_t blocks{0};                          ///< blocks that held any of the transactions
     double submit_seconds{0}, end_to_end_seconds{0};
     double submit_tps{0}, end_to_end_tps{0};

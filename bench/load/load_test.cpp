@@ -31,8 +31,9 @@ TEST(load_metrics, samples_with_and_without_labels) {
     EXPECT_EQ(m.value("barrel_head_block"), 42.0);
     EXPECT_EQ(m.value("barrel_stage_duration_seconds_sum", {{"stage", "decode"}}), 0.25);
     EXPECT_EQ(m.value("barrel_stage_duration_seconds_count", {{"stage", "decode"}}), 10.0);
-    EXPECT_EQ(m.value("barrel_stage_duration_seconds_bucket", {{"le", "+Inf"}, {"stage", "verify"}}),
-              7.0);
+    EXPECT_EQ(
+        m.value("barrel_stage_duration_seconds_bucket", {{"le", "+Inf"}, {"stage", "verify"}}),
+        7.0);
     EXPECT_EQ(m.value("barrel_sender_cache_hits_total"), 1500.0);  // the timestamp ignored
     // A family or a label set that is not there is nothing, not zero.
     EXPECT_FALSE(m.value("barrel_stage_duration_seconds_sum", {{"stage", "commit"}}));
@@ -48,8 +49,8 @@ TEST(load_metrics, escapes_special_values_and_garbage) {
         "e{x=\"1\",} 2\n"  // a trailing comma is allowed
         "   \n"
         "  # an indented comment\n"
-        "f{x=1} 3\n"          // unquoted label value
-        "g{x=\"1\" 4\n"       // unclosed braces
+        "f{x=1} 3\n"     // unquoted label value
+        "g{x=\"1\" 4\n"  // unclosed braces
         "h notanumber\n"
         "9bad 5\n"
         "i\n");

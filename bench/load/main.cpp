@@ -50,11 +50,10 @@ Args parse_args(int argc, char** argv) {
         "barrel-load"};
     app.allow_extras();
     Args a;
-    std::string txs, senders, batch, connections, rate, window, runs, accounts, seed, poll,
-        stall, threads, block_time, max_block_txs, txpool_max;
+    std::string txs, senders, batch, connections, rate, window, runs, accounts, seed, poll, stall,
+        threads, block_time, max_block_txs, txpool_max;
     app.add_option("--txs", txs, "Transfers to send (default 100000)")->type_name("N");
-    app.add_option("--senders", senders, "Accounts that send them (default 500)")
-        ->type_name("S");
+    app.add_option("--senders", senders, "Accounts that send them (default 500)")->type_name("S");
     app.add_option("--batch", batch, "Transactions per JSON-RPC batch (default 100)")
         ->type_name("B");
     app.add_option("--connections", connections,
@@ -80,8 +79,7 @@ Args parse_args(int argc, char** argv) {
                    "The barrel-node to start (default: beside this program, then PATH)")
         ->type_name("PATH");
     app.add_option("--block-time", block_time, "The node's --block-time")->type_name("MS");
-    app.add_option("--max-block-txs", max_block_txs, "The node's --max-block-txs")
-        ->type_name("N");
+    app.add_option("--max-block-txs", max_block_txs, "The node's --max-block-txs")->type_name("N");
     app.add_option("--txpool-max", txpool_max,
                    "The node's --txpool-max (default: enough for every transaction)")
         ->type_name("N");
@@ -98,18 +96,7 @@ Args parse_args(int argc, char** argv) {
         ->type_name("FILE");
     app.add_option("--plot", a.plot_out, "Draw sent and mined over time as SVG here")
         ->type_name("FILE.svg");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-        std::cout << app.help();
-        std::exit(0);
-    } catch (const CLI::ParseError& e) {
-        usage_error(e.what());
-    }
-    if (const auto extra = app.remaining(); !extra.empty()) {
-        const std::string& word = extra.front();
-        usage_error((word.starts_with("-") ? "unknown option " : "unexpected argument ") + word);
-    }
+    bench::parse_command_line(app, argc, argv);
 
     load::Config& c = a.config;
     if (!txs.empty()) c.txs = parse_count("--txs", txs, 1, gen::kMaxTotalTxs);
@@ -121,11 +108,14 @@ Args parse_args(int argc, char** argv) {
     if (!runs.empty()) a.runs = parse_count("--runs", runs, 1, 1000);
     if (!accounts.empty()) a.accounts = parse_count("--accounts", accounts, 2, gen::kMaxAccounts);
     if (!seed.empty()) a.seed = parse_count("--seed", seed, 0, UINT64_MAX);
-    if (!poll.empty()) c.poll = std::chrono::milliseconds{parse_count("--poll-ms", poll, 1, 60'000)};
-    if (!stall.empty()) c.stall = std::chrono::seconds{parse_count("--stall-timeout", stall, 1, 86'400)};
+    if (!poll.empty())
+        c.poll = std::chrono::milliseconds{parse_count("--poll-ms", poll, 1, 60'000)};
+    if (!stall.empty())
+        c.stall = std::chrono::seconds{parse_count("--stall-timeout", stall, 1, 86'400)};
     c.ceiling_threads = threads.empty() ? std::max(1u, std::thread::hardware_concurrency())
                                         : parse_count("--threads", threads, 1, 65536);
-    if (!block_time.empty()) a.block_time_ms = parse_count("--block-time", block_time, 1, 3'600'000);
+    if (!block_time.empty())
+        a.block_time_ms = parse_count("--block-time", block_time, 1, 3'600'000);
     if (!max_block_txs.empty())
         a.max_block_txs = parse_count("--max-block-txs", max_block_txs, 1, gen::kMaxTxsPerBlock);
     if (!txpool_max.empty()) a.txpool_max = parse_count("--txpool-max", txpool_max, 1, UINT32_MAX);
@@ -139,12 +129,14 @@ Args parse_args(int argc, char** argv) {
                     "): each sender's transactions go over one connection, in nonce order");
     if (!a.url.empty()) {
         if (a.runs > 1) usage_error("--runs: only with a node of barrel-load's own (no --url)");
-        for (const auto& [given, name] :
-             {std::pair{!a.node.empty(), "--node"}, {a.block_time_ms.has_value(), "--block-time"},
-              {a.max_block_txs.has_value(), "--max-block-txs"},
-              {a.txpool_max.has_value(), "--txpool-max"}, {!a.node_args.empty(), "--node-arg"}})
+        for (const auto& [given, name] : {std::pair{!a.node.empty(), "--node"},
+                                          {a.block_time_ms.has_value(), "--block-time"},
+                                          {a.max_block_txs.has_value(), "--max-block-txs"},
+                                          {a.txpool_max.has_value(), "--txpool-max"},
+                                          {!a.node_args.empty(), "--node-arg"}})
             if (given)
-                usage_error(std::string{name} + ": only with a node of barrel-load's own (no --url)");
+                usage_error(std::string{name} +
+                            ": only with a node of barrel-load's own (no --url)");
     }
     if (a.json_out == "-" && a.plot_out == "-")
         usage_error("--json and --plot cannot both write standard output");
@@ -191,10 +183,10 @@ std::vector<load::RunResult> load_url(const Args& a) {
     const auto url = load::parse_url(a.url);
     if (!url) usage_error("--url: " + url.error());
     load::HttpConnection conn{*url};
-    const uint64_t chain_id = load::quantity(conn.call("eth_chainId", nlohmann::json::array()),
-                                             "eth_chainId");
-    const uint64_t head = load::quantity(conn.call("eth_blockNumber", nlohmann::json::array()),
-                                         "eth_blockNumber");
+    const uint64_t chain_id =
+        load::quantity(conn.call("eth_chainId", nlohmann::json::array()), "eth_chainId");
+    const uint64_t head =
+        load::quantity(conn.call("eth_blockNumber", nlohmann::json::array()), "eth_blockNumber");
     const auto senders = load::sender_addresses(a.seed, a.config.senders);
     std::vector<uint64_t> nonces;
     for (size_t s0 = 0; s0 < senders.size(); s0 += a.config.batch) {
@@ -250,15 +242,13 @@ int run(int argc, char** argv) {
     const auto results = a.url.empty() ? load_own_nodes(a) : load_url(a);
 
     const auto& c = a.config;
-    std::string heading = "barrel-load: " + std::to_string(c.txs) + " transfers from " +
-                          std::to_string(c.senders) + " senders, batches of " +
-                          std::to_string(c.batch) + " over " + std::to_string(c.connections) +
-                          " connections" +
-                          (c.rate > 0 ? ", offered at " + std::to_string(static_cast<long>(c.rate)) +
-                                            " TPS"
-                                      : "") +
-                          (c.window > 0 ? ", window " + std::to_string(c.window) : "") + "; " +
-                          (a.url.empty() ? "a node of its own" : a.url);
+    std::string heading =
+        "barrel-load: " + std::to_string(c.txs) + " transfers from " + std::to_string(c.senders) +
+        " senders, batches of " + std::to_string(c.batch) + " over " +
+        std::to_string(c.connections) + " connections" +
+        (c.rate > 0 ? ", offered at " + std::to_string(static_cast<long>(c.rate)) + " TPS" : "") +
+        (c.window > 0 ? ", window " + std::to_string(c.window) : "") + "; " +
+        (a.url.empty() ? "a node of its own" : a.url);
     const bool stdout_taken = (json_file && json_file->is_standard_output()) ||
                               (plot_file && plot_file->is_standard_output());
     (stdout_taken ? std::cerr : std::cout) << load::text_report(heading, results) << std::flush;
@@ -278,7 +268,8 @@ int run(int argc, char** argv) {
               {"accounts", a.accounts},
               {"seed", a.seed},
               {"url", a.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.url)},
-              {"node_args", a.url.empty() ? nlohmann::json(node_run_args(a)) : nlohmann::json(nullptr)}}},
+              {"node_args",
+               a.url.empty() ? nlohmann::json(node_run_args(a)) : nlohmann::json(nullptr)}}},
             {"runs", runs},
             {"median", load::median_of(results)},
         };
@@ -300,17 +291,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::signal(SIGXFSZ, SIG_IGN);
     // A node that died mid-request closes its socket: a write then fails with EPIPE, reported,
     // rather than killing this process.
     std::signal(SIGPIPE, SIG_IGN);
-    try {
-        return run(argc, argv);
-    } catch (const Failure& f) {
-        std::cerr << "error: " << f.message << "\n";
-        return f.status;
-    } catch (const cli::WriteError& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 2;
-    }
+    return bench::guarded_main([&] { return run(argc, argv); });
 }

@@ -80,8 +80,10 @@ std::optional<Sample> parse_sample_line(std::string_view s) {
             if (!value) return std::nullopt;
             out.labels.emplace_back(std::string{label}, std::move(*value));
             skip_blanks(s);
-            if (!s.empty() && s.front() == ',') s.remove_prefix(1);
-            else if (s.empty() || s.front() != '}') return std::nullopt;
+            if (!s.empty() && s.front() == ',')
+                s.remove_prefix(1);
+            else if (s.empty() || s.front() != '}')
+                return std::nullopt;
         }
         s.remove_prefix(1);  // '}'
     }

@@ -68,8 +68,8 @@ std::string find_node(const std::string& explicit_path) {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec)
-        for (const fs::path& candidate :
-             {self.parent_path() / "barrel-node", self.parent_path() / ".." / "src" / "barrel-node"})
+        for (const fs::path& candidate : {self.parent_path() / "barrel-node",
+                                          self.parent_path() / ".." / "src" / "barrel-node"})
             if (access(candidate.c_str(), X_OK) == 0) return candidate.lexically_normal().string();
     return "barrel-node";
 }
@@ -99,12 +99,10 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
     const fs::path init_log = m_dir / "init.log";
     const int init = wait_for(spawn(
         {node, "init", "--datadir", datadir, "--genesis", genesis_path.string()}, -1, init_log));
-    if (init != 0)
-        fail(node + " init: exit " + std::to_string(init) + ": " + read_text(init_log));
+    if (init != 0) fail(node + " init: exit " + std::to_string(init) + ": " + read_text(init_log));
 
     int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-        fail("pipe: " + std::string{std::strerror(errno)});
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: " + std::string{std::strerror(errno)});
     std::vector<std::string> argv{node, "run", "--datadir", datadir, "--http", "127.0.0.1:0"};
     argv.insert(argv.end(), run_args.begin(), run_args.end());
     try {
@@ -122,8 +120,7 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
                                        [&] { return m_endpoint.has_value() || m_eof; });
     if (!m_endpoint) {
         lock.unlock();
-        fail(node + " run " + (up ? "exited" : "did not serve within 60 s") + ": " +
-             recent_log());
+        fail(node + " run " + (up ? "exited" : "did not serve within 60 s") + ": " + recent_log());
     }
     auto url = parse_url("http://" + *m_endpoint);
     if (!url) fail(node + " run: " + url.error());

@@ -55,8 +55,7 @@ nlohmann::json to_json(const RunResult& r) {
         {"recover_ceiling_tps", r.ceiling_tps},
         {"ceiling_ratio", r.ceiling_ratio},
         {"cpu_us_per_tx",
-         {{"node", optional_json(r.node_cpu_us_per_tx)},
-          {"generator", r.generator_cpu_us_per_tx}}},
+         {{"node", optional_json(r.node_cpu_us_per_tx)}, {"generator", r.generator_cpu_us_per_tx}}},
         {"node_rss_mib",
          {{"after_first_minute", optional_json(r.node_rss_mib_first_minute)},
           {"end", optional_json(r.node_rss_mib_end)}}},
@@ -129,12 +128,11 @@ std::string text_report(const std::string& heading, const std::vector<RunResult>
     out << "end-to-end TPS:      " << figure(m["end_to_end_tps"], 0)
         << " (first send to last transaction seen mined)\n";
     const auto& l = m["latency_ms"];
-    out << "latency send->mined: p50 " << figure(l["p50"], 1) << " ms, p95 "
-        << figure(l["p95"], 1) << " ms, p99 " << figure(l["p99"], 1) << " ms, max "
-        << figure(l["max"], 1) << " ms\n";
-    out << "transactions:        " << figure(m["txs"], 0) << " sent, "
-        << figure(m["accepted"], 0) << " accepted, " << figure(m["mined"], 0)
-        << " mined in " << figure(m["blocks"], 0) << " blocks\n";
+    out << "latency send->mined: p50 " << figure(l["p50"], 1) << " ms, p95 " << figure(l["p95"], 1)
+        << " ms, p99 " << figure(l["p99"], 1) << " ms, max " << figure(l["max"], 1) << " ms\n";
+    out << "transactions:        " << figure(m["txs"], 0) << " sent, " << figure(m["accepted"], 0)
+        << " accepted, " << figure(m["mined"], 0) << " mined in " << figure(m["blocks"], 0)
+        << " blocks\n";
     out << "rejections:          ";
     if (m["rejections"].empty()) out << "none";
     for (const auto& [message, count] : m["rejections"].items())
@@ -156,16 +154,18 @@ std::string text_report(const std::string& heading, const std::vector<RunResult>
     out << "CPU per transaction: node " << figure(m["cpu_us_per_tx"]["node"], 1)
         << " us, generator " << figure(m["cpu_us_per_tx"]["generator"], 1) << " us\n";
     if (m["node_rss_mib"]["end"].is_number())
-        out << "node RSS:            " << figure(m["node_rss_mib"]["after_first_minute"], 0)
-            << " MiB after the first minute, " << figure(m["node_rss_mib"]["end"], 0)
-            << " MiB at the end\n";
+        out << "node RSS:            " << figure(m["node_rss_mib"]["end"], 0) << " MiB at the end"
+            << (m["node_rss_mib"]["after_first_minute"].is_number()
+                    ? ", " + figure(m["node_rss_mib"]["after_first_minute"], 0) +
+                          " MiB after the first minute"
+                    : std::string{})
+            << "\n";
     const auto& c = m["checks"];
     out << "checks:              "
         << (c["all_mined_once"].get<bool>() ? "every transaction mined exactly once"
                                             : "NOT every transaction mined exactly once")
-        << "; " << (c["nonces_match"].get<bool>() ? "final nonces match" : "NONCES DIFFER")
-        << "; " << (c["receipts_ok"].get<bool>() ? "every receipt status 1" : "RECEIPTS DIFFER")
-        << "\n";
+        << "; " << (c["nonces_match"].get<bool>() ? "final nonces match" : "NONCES DIFFER") << "; "
+        << (c["receipts_ok"].get<bool>() ? "every receipt status 1" : "RECEIPTS DIFFER") << "\n";
     return out.str();
 }
 
