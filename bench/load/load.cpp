@@ -68,7 +68,7 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
         t.type = tx::TxType::legacy;
         t.chain_id = chain_id;
         t.nonce = w.start_nonces[s] + nonce_offset_of(i, config.senders);
-        t.max_fee_per_gas = t.max_priority_fee_per_gas = kGwei;
+        t.max_fee_per_gas = t.max_priority_fee_per_gas = u256{config.gas_price_gwei} * kGwei;
         t.gas_limit = kTransferGas;
         const Address& to = recipients[i % recipients.size()];
         t.to = to == w.senders[s] ? recipients[(i + 1) % recipients.size()] : to;
@@ -299,6 +299,16 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
     print(t, answered, mined);
 }
 
+/// The node's /metrics, or no samples when it serves none there (go-ethereum serves its metrics
+/// on a port of their own): its stage times and cache hit rate are then reported as n/a.
+MetricsText scrape_metrics(HttpConnection& conn) {
+    try {
+        return MetricsText::parse(conn.get("/metrics"));
+    } catch (const bench::Failure&) {
+        return MetricsText::parse("");
+    }
+}
+
 /// Per-stage time and the sender-cache hit rate between two scrapes of /metrics.
 void read_metrics(const MetricsText& before, const MetricsText& after, RunResult& r) {
     auto delta = [&](std::string_view name,
@@ -401,7 +411,7 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
     RunResult result;
     result.txs = w.hashes.size();
     HttpConnection poller{url};
-    const MetricsText metrics_before = MetricsText::parse(poller.get("/metrics"));
+    const MetricsText metrics_before = scrape_metrics(poller);
 
     // The ceiling before and after the load, on an idle node, its median over both: a drift in
     // the machine's speed during the run moves it as it moves the run.
@@ -457,7 +467,7 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
         if (node_cpu_before && node_cpu_after)
             result.node_cpu_us_per_tx = (*node_cpu_after - *node_cpu_before) * per_tx;
     }
-    read_metrics(metrics_before, MetricsText::parse(poller.get("/metrics")), result);
+    read_metrics(metrics_before, scrape_metrics(poller), result);
     check_chain(config, w, poller, sh, result);
 
     ceiling.sample(w.recover_loop, config.ceiling_threads);

@@ -33,6 +33,9 @@ struct Config {
     std::chrono::milliseconds poll{5};
     std::chrono::seconds stall{60};  ///< give up when nothing moves for this long
     size_t ceiling_threads{1};
+    /// Gas price of every transfer, in gwei: 1 suits barrel-node (no base fee); a node whose base
+    /// fee rises under load (go-ethereum's dev mode) needs more, or its pool stops including them.
+    uint64_t gas_price_gwei{1};
     std::string label;  ///< prefix of the progress line ("run 1/3")
 };
 
@@ -51,7 +54,7 @@ struct Workload {
 
 /// Signs `config.txs` transfers: transaction i from sender i % S (the key of generated account
 /// i % S under `seed`) with nonce start_nonces[sender] + i / S, to one of `recipients`, 1 gwei
-/// at a gas price of 1 gwei, for chain `chain_id`. In parallel (oneTBB).
+/// at a gas price of config.gas_price_gwei, for chain `chain_id`. In parallel (oneTBB).
 Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
                  const std::vector<Address>& recipients, std::vector<uint64_t> start_nonces);
 
