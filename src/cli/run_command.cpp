@@ -162,23 +162,22 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     std::filesystem::remove(journal_path, ignored);
 
     std::mutex log_mutex;
-    seal::Sealer sealer{
-        pipeline,
-        pool,
-        *store,
-        seal_config,
-        [&](const seal::Sealed& s) {
-            metrics.on_sealed(s);
-            std::lock_guard lock{log_mutex};
-            log_sealed(ctx.err, s, cache.stats());
-        },
-        [&](const pipeline::PipelineError& e) {
-            std::lock_guard lock{log_mutex};
-            ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
-        }};
+    auto on_sealed = [&](const seal::Sealed& s) {
+        metrics.on_sealed(s);
+        std::lock_guard lock{log_mutex};
+        log_sealed(ctx.err, s, cache.stats());
+    };
+    auto on_seal_error = [&](const pipeline::PipelineError& e) {
+        std::lock_guard lock{log_mutex};
+        ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
+    };
+    seal::Sealer sealer{pipeline, pool, *store, seal_config, on_sealed, on_seal_error};
 
-    rpc::Node node{*store, pool, "barrel/v0.1.0", 1'000'000'000, [&] { sealer.notify(); },
-                   &metrics};
+    rpc::Node node{.store = *store,
+                   .pool = pool,
+                   .client_version = "barrel/v0.1.0",
+                   .on_admitted = [&] { sealer.notify(); },
+                   .metrics = &metrics};
     rpc::Service service{node, limits, http};
     if (auto started = service.start(); !started) fail(started.error());
     std::thread sealing{[&] { sealer.run(); }};
@@ -186,8 +185,8 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     {
         std::lock_guard lock{log_mutex};
         ctx.err << "barrel-node run: chain " << chain.config.chain_id << ", head block "
-                << start_head.number << " " << to_hex(start_head.hash) << "; " << readmitted << " of "
-                << journal->transactions.size() << " journaled transactions re-admitted"
+                << start_head.number << " " << to_hex(start_head.hash) << "; " << readmitted
+                << " of " << journal->transactions.size() << " journaled transactions re-admitted"
                 << (journal->damaged ? " (the journal's damaged tail was dropped)" : "") << "\n"
                 << "barrel-node run: JSON-RPC on http://" << http.address << ":" << service.port()
                 << "\n"

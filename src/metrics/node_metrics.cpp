@@ -43,7 +43,7 @@ Family<Histogram>& histogram_family(prometheus::Registry& r, const std::string& 
 std::vector<double> duration_buckets() {
     // Written out: computed steps (1e-4 * 2.5) would print as 0.0002500000000000001.
     return {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-            0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10};
+            0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10};
 }
 
 std::vector<double> block_transactions_buckets(size_t max_block_txs) {
@@ -96,7 +96,7 @@ struct NodeMetrics::Impl {
     Counter& cache_misses;
     block::SenderCache::Stats cache_seen;
 
-    std::mutex cache_mutex;  ///< cache_seen, for renders at once
+    std::mutex cache_mutex;         ///< cache_seen, for renders at once
     std::function<void()> sampler;  ///< set before the metrics are served, then only read
 };
 
@@ -111,9 +111,9 @@ NodeMetrics::Impl::Impl(const Options& options)
                                          "Transactions in the blocks sealed by this node.")
                               .Add({})},
       head_block{gauge_family(registry, "barrel_head_block", "Number of the head block.").Add({})},
-      block_transactions{histogram_family(registry, "barrel_block_transactions",
-                                          "Transactions per sealed block.")
-                             .Add({}, block_transactions_buckets(options.max_block_txs))},
+      block_transactions{
+          histogram_family(registry, "barrel_block_transactions", "Transactions per sealed block.")
+              .Add({}, block_transactions_buckets(options.max_block_txs))},
       commit_bytes{counter_family(registry, "barrel_commit_bytes_total",
                                   "Bytes (keys and values) of the sealed blocks' RocksDB write "
                                   "batches.")
@@ -142,8 +142,8 @@ NodeMetrics::Impl::Impl(const Options& options)
                            "Time to answer a JSON-RPC request body (parse, calls, response), "
                            "per HTTP request.")
               .Add({}, duration_buckets())},
-      connections{gauge_family(registry, "barrel_rpc_connections", "HTTP connections open.")
-                      .Add({})},
+      connections{
+          gauge_family(registry, "barrel_rpc_connections", "HTTP connections open.").Add({})},
       cache_hits{counter_family(registry, "barrel_sender_cache_hits_total",
                                 "Sender cache look-ups of the verify stage that hit.")
                      .Add({})},
@@ -181,9 +181,7 @@ void NodeMetrics::on_sealed(const seal::Sealed& sealed) {
     m.head_block.Set(static_cast<double>(r.number));
 }
 
-void NodeMetrics::set_head(uint64_t number) {
-    m_impl->head_block.Set(static_cast<double>(number));
-}
+void NodeMetrics::set_head(uint64_t number) { m_impl->head_block.Set(static_cast<double>(number)); }
 
 void NodeMetrics::on_admitted(std::span<const pool::AdmitResult> results) {
     Impl& m = *m_impl;

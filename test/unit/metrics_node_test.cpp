@@ -56,9 +56,9 @@ TEST(metrics_node, a_sealed_block_counts_blocks_transactions_stages_and_bytes) {
         EXPECT_THAT(text, has_line(std::string{"barrel_stage_duration_seconds_count{stage=\""} +
                                        stage + "\"}",
                                    "2"));
-    EXPECT_THAT(text,
-                has_line("barrel_stage_duration_seconds_bucket{stage=\"decode\",le=\"0.00025\"}",
-                         "0"));
+    EXPECT_THAT(
+        text,
+        has_line("barrel_stage_duration_seconds_bucket{stage=\"decode\",le=\"0.00025\"}", "0"));
     EXPECT_THAT(
         text,
         has_line("barrel_stage_duration_seconds_bucket{stage=\"decode\",le=\"0.0005\"}", "2"));
@@ -104,7 +104,8 @@ TEST(metrics_node, calls_and_errors_by_method) {
     const std::string text = m.render();
     EXPECT_THAT(text, has_line("barrel_rpc_requests_total{method=\"eth_chainId\"}", "2"));
     EXPECT_THAT(text, has_line("barrel_rpc_errors_total{method=\"eth_chainId\"}", "0"));
-    EXPECT_THAT(text, has_line("barrel_rpc_requests_total{method=\"eth_sendRawTransaction\"}", "2"));
+    EXPECT_THAT(text,
+                has_line("barrel_rpc_requests_total{method=\"eth_sendRawTransaction\"}", "2"));
     EXPECT_THAT(text, has_line("barrel_rpc_errors_total{method=\"eth_sendRawTransaction\"}", "1"));
     EXPECT_THAT(text, has_line("barrel_rpc_requests_total{method=\"unknown\"}", "0"));
 }
