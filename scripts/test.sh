@@ -12,9 +12,9 @@
 #   faults   the release binaries under a full disk (an ENOSPC shim at every write position, a
 #            full tmpfs where mount works), damaged datadirs and endless inputs
 #            (test/fault/faults.py; its fault matrix goes to build/release/faults-matrix.md)
-#   asan     Debug -O1 (gcc), AddressSanitizer + UndefinedBehaviorSanitizer: unit tests
+#   asan     Debug -O1 (clang), AddressSanitizer + UndefinedBehaviorSanitizer: unit tests
 #   tsan     Debug -O1 (gcc), ThreadSanitizer against a TSan-built oneTBB (scripts/tsan-tbb.sh)
-#   fuzz     clang + libFuzzer + ASan/UBSan: every fuzzer for BARREL_FUZZ_SECONDS (ctest -R ^fuzz_)
+#   fuzz     libFuzzer in the asan tree: every fuzzer for BARREL_FUZZ_SECONDS (ctest -R ^fuzz_)
 #
 # With CI set in the environment, warnings are errors (BARREL_WERROR=ON).
 # BARREL_FUZZ_SECONDS (default 20) sets how long each fuzzer runs; BARREL_TSAN_TBB_DIR points the
@@ -50,7 +50,7 @@ werror=OFF
 [[ -n "${CI:-}" ]] && werror=ON
 
 deps_args=()
-[[ " ${phases[*]} " == *" fuzz "* ]] && deps_args+=(--fuzz)
+[[ " ${phases[*]} " == *" fuzz "* || " ${phases[*]} " == *" asan "* ]] && deps_args+=(--fuzz)
 [[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
 [[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node)
 "$repo/scripts/deps.sh" "${deps_args[@]}"
@@ -112,11 +112,21 @@ phase_faults() {
         --matrix build/release/faults-matrix.md
 }
 
+# One clang tree for ASan+UBSan and the fuzzers: libFuzzer needs clang, and building the library
+# with the same sanitizers twice would cost CI minutes. -g1: file and line in reports, without the
+# full debug information's compile time.
+configure_asan() {
+    CC=clang CXX=clang++ configure build/asan -DCMAKE_CXX_COMPILER=clang++ \
+        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+        -DBARREL_SANITIZE=address,undefined -DBARREL_FUZZING=ON \
+        -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
+        -DBARREL_FUZZ_SECONDS="${BARREL_FUZZ_SECONDS:-20}"
+}
+
 phase_asan() {
-    configure build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-        -DBARREL_SANITIZE=address,undefined -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF
+    configure_asan
     build build/asan
-    run_ctest build/asan
+    run_ctest build/asan -E '^fuzz_'
 }
 
 phase_tsan() {
@@ -124,7 +134,7 @@ phase_tsan() {
     # BARREL_TSAN_TBB_DIR: the TBB CMake package dir of a TSan-built oneTBB you already have.
     local tbb_dir=${BARREL_TSAN_TBB_DIR:-}
     [[ -n "$tbb_dir" ]] || tbb_dir=$("$repo/scripts/tsan-tbb.sh")
-    configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
         -DBARREL_SANITIZE=thread -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
         -DTBB_DIR="$tbb_dir"
     build build/tsan
@@ -132,14 +142,10 @@ phase_tsan() {
 }
 
 phase_fuzz() {
-    CC=clang CXX=clang++ configure build/fuzz \
-        -DCMAKE_CXX_COMPILER=clang++ \
-        -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
-        -DBARREL_FUZZING=ON -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
-        -DBARREL_FUZZ_SECONDS="${BARREL_FUZZ_SECONDS:-20}"
-    # Only the fuzzers: the unit tests already ran in the other phases.
-    build build/fuzz --target barrel-fuzzers
-    run_ctest build/fuzz -R '^fuzz_'
+    # After the asan phase this builds nothing.
+    configure_asan
+    build build/asan --target barrel-fuzzers
+    run_ctest build/asan -R '^fuzz_'
 }
 
 total_start=$(date +%s)

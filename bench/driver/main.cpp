@@ -9,24 +9,20 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "common/args.hpp"
+#include "common/recover_loop.hpp"
 #include "gen/workload.hpp"
 #include "report.hpp"
 #include "store/testing.hpp"
 #include <CLI/CLI.hpp>
-#include <secp256k1.h>
-#include <secp256k1_recovery.h>
-#include <sys/resource.h>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
-#include <tbb/parallel_for.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <thread>
@@ -34,6 +30,9 @@
 
 namespace fs = std::filesystem;
 using namespace barrel;
+using bench::Failure;
+using bench::parse_count;
+using bench::usage_error;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -50,17 +49,6 @@ struct Args {
     bool quick{false};  ///< only the all-threads runs
 };
 
-/// How a run ends early: one line "error: MESSAGE" and the exit status. Thrown rather than
-/// exited with, so that the outputs' temporary files and the scratch datadirs are removed on
-/// the way out.
-struct Failure {
-    int status;
-    std::string message;
-};
-
-/// A mistake in the arguments or the input: one line, exit status 2 (the usage is --help's).
-[[noreturn]] void usage_error(const std::string& msg) { throw Failure{2, msg}; }
-
 /// The largest --input, in all: every block is held in memory, decoded, for the whole run
 /// (docs/formats.md, "Limits").
 constexpr size_t kMaxInputBytes = store::Options::kMaxBlockBytes;
@@ -72,20 +60,6 @@ static_assert(kMaxInputBytes == 1073741824 && cli::kMaxGenesisBytes == 268435456
 struct ImportFailure {
     std::string message;
 };
-
-/// A count option's value: an integer from `min` to `max`. Anything but digits (or 0x-hex) is
-/// "expected an integer", digits beyond the range are "out of range" with the range.
-size_t parse_count(const std::string& name, const std::string& v, uint64_t min, uint64_t max) {
-    const auto n = parse_u64(v);
-    const bool digits =
-        !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (n && *n >= min && *n <= max) return static_cast<size_t>(*n);
-    if (!digits || (n && *n < min))
-        usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v +
-                    "\"");
-    usage_error(name + ": " + v + " is out of range (" + std::to_string(min) + " to " +
-                std::to_string(max) + ")");
-}
 
 Args parse_args(int argc, char** argv) {
     CLI::App app{
@@ -122,18 +96,7 @@ Args parse_args(int argc, char** argv) {
                    "The genesis of the --input chain file (at most 268435456 bytes)")
         ->type_name("G.json");
     app.add_flag("--quick", a.quick, "Only the all-threads runs");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp&) {
-        std::cout << app.help();
-        std::exit(0);
-    } catch (const CLI::ParseError& e) {
-        usage_error(e.what());
-    }
-    if (const auto extra = app.remaining(); !extra.empty()) {
-        const std::string& word = extra.front();
-        usage_error((word.starts_with("-") ? "unknown option " : "unexpected argument ") + word);
-    }
+    bench::parse_command_line(app, argc, argv);
 
     if (!blocks.empty()) a.blocks = parse_count("--blocks", blocks, 1, gen::kMaxTotalTxs);
     if (!txs.empty()) a.txs = parse_count("--txs", txs, 1, gen::kMaxTxsPerBlock);
@@ -157,15 +120,6 @@ Args parse_args(int argc, char** argv) {
     if (a.input.empty() && !a.genesis.empty())
         usage_error("--genesis: only with --input (a chain file)");
     return a;
-}
-
-/// An output option's file, created before the long run so that a path that cannot be written
-/// is an error now rather than silence at the end.
-std::optional<cli::AtomicFile> create_output(const std::string& option, const std::string& path) {
-    if (path.empty()) return std::nullopt;
-    auto file = cli::AtomicFile::create(path, std::cout);
-    if (!file) usage_error(option + ": " + file.error());
-    return std::move(file).value();
 }
 
 /// The --genesis file, whole.
@@ -195,90 +149,6 @@ std::optional<Bytes> next_input_item(cli::ChainReader& reader, const std::string
     }
     return std::move(*item);
 }
-
-double peak_rss_mib() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
-
-nlohmann::json machine_info(size_t threads) {
-    std::string cpu;
-    std::ifstream info("/proc/cpuinfo");
-    for (std::string line; std::getline(info, line);)
-        if (line.rfind("model name", 0) == 0) {
-            cpu = line.substr(line.find(':') + 2);
-            break;
-        }
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    return {{"cpu", cpu},
-            {"cores", std::thread::hardware_concurrency()},
-            {"threads_used", threads},
-            {"hostname", host}};
-}
-
-/// A bare secp256k1_ecdsa_recover loop over (up to 5,000 of) these blocks' signatures: at all
-/// threads, the ceiling no verify stage can beat; at 1 thread against all threads, how far this
-/// machine scales at the moment (on a shared VM the second core is not always all there), which
-/// bounds every stage's speedup.
-class RecoverLoop {
-public:
-    explicit RecoverLoop(const std::vector<block::Block>& blocks) {
-        const auto* ctx = tx::shared_secp256k1_context();
-        for (const auto& b : blocks)
-            for (const auto& t : b.txs) {
-                if (m_sigs.size() >= 5000) return;
-                Sig s;
-                uint8_t compact[64];
-                store_be32(t.r, compact);
-                store_be32(t.s, compact + 32);
-                if (secp256k1_ecdsa_recoverable_signature_parse_compact(ctx, &s.sig, compact,
-                                                                        t.y_parity ? 1 : 0) != 1)
-                    continue;
-                s.sighash = tx::signing_hash(t);
-                m_sigs.push_back(s);
-            }
-    }
-
-    /// Recoveries per second of one pass over the signatures on `threads` threads; 0 if none.
-    double rate(size_t threads) const {
-        if (m_sigs.empty()) return 0;
-        const auto* ctx = tx::shared_secp256k1_context();
-        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-        const auto t0 = Clock::now();
-        tbb::parallel_for(tbb::blocked_range<size_t>(0, m_sigs.size()),
-                          [&](const tbb::blocked_range<size_t>& r) {
-                              for (size_t i = r.begin(); i != r.end(); ++i) {
-                                  secp256k1_pubkey pk;
-                                  if (secp256k1_ecdsa_recover(ctx, &pk, &m_sigs[i].sig,
-                                                              m_sigs[i].sighash.data()) != 1)
-                                      std::abort();
-                              }
-                          });
-        return static_cast<double>(m_sigs.size()) /
-               std::chrono::duration<double>(Clock::now() - t0).count();
-    }
-
-private:
-    struct Sig {
-        secp256k1_ecdsa_recoverable_signature sig;
-        Hash sighash;
-    };
-    std::vector<Sig> m_sigs;
-};
-
-/// Rates of the recovery loop, passes at all threads and at 1 thread alternating.
-struct RecoverRates {
-    std::vector<double> all_threads, one_thread;
-
-    void sample(const RecoverLoop& loop, size_t threads) {
-        for (int pass = 0; pass < 5; ++pass) {
-            all_threads.push_back(loop.rate(threads));
-            if (threads > 1) one_thread.push_back(loop.rate(1));
-        }
-    }
-};
 
 /// One import of all blocks into its own fresh datadir, at a fixed thread count.
 class Import {
@@ -467,8 +337,8 @@ int measure(const Args& args) {
         args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
 
     // Both outputs are created (and so known to be writable) before anything is measured.
-    std::optional<cli::AtomicFile> json_file = create_output("--json", args.json_out);
-    std::optional<cli::AtomicFile> plot_file = create_output("--plot", args.plot_out);
+    std::optional<cli::AtomicFile> json_file = bench::create_output("--json", args.json_out);
+    std::optional<cli::AtomicFile> plot_file = bench::create_output("--plot", args.plot_out);
 
     chain::Genesis genesis;
     std::vector<Bytes> wires;
@@ -548,8 +418,11 @@ int measure(const Args& args) {
     if (args.quick || all_threads == 1) thread_counts = {all_threads};
     // The ceiling is measured before and after the runs, and its median taken over both, so that
     // a drift in the machine's speed during the runs moves it as it moves them.
-    const RecoverLoop recover_loop{decoded};
-    RecoverRates recover_rates;
+    bench::RecoverLoop recover_loop;
+    for (const auto& b : decoded)
+        for (const auto& t : b.txs)
+            if (!recover_loop.add(t)) break;
+    bench::RecoverRates recover_rates;
     recover_rates.sample(recover_loop, all_threads);
     std::vector<bench::Run> runs;
     for (bool warm : {false, true}) {
@@ -600,12 +473,12 @@ int measure(const Args& args) {
     }
     report << "\n";
     report << bench::table(runs, ceiling);
-    std::snprintf(line, sizeof line, "\npeak RSS: %.0f MiB\n", peak_rss_mib());
+    std::snprintf(line, sizeof line, "\npeak RSS: %.0f MiB\n", bench::peak_rss_mib());
     report << line << std::flush;
 
     if (json_file) {
-        auto doc = bench::to_json(runs, ceiling, machine_info(all_threads));
-        doc["peak_rss_mib"] = peak_rss_mib();
+        auto doc = bench::to_json(runs, ceiling, bench::machine_info(all_threads));
+        doc["peak_rss_mib"] = bench::peak_rss_mib();
         if (one_thread > 0) {
             doc["recover_1_thread_tps"] = one_thread;
             doc["machine_scaling"] = ceiling / one_thread;
@@ -638,16 +511,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Past a file size limit (ulimit -f) a write fails with EFBIG, which is reported, and the
-    // temporary file removed, instead of the process dying of SIGXFSZ mid-write.
-    std::signal(SIGXFSZ, SIG_IGN);
-    try {
-        return run(argc, argv);
-    } catch (const Failure& f) {
-        std::cerr << "error: " << f.message << "\n";
-        return f.status;
-    } catch (const cli::WriteError& e) {
-        std::cerr << "error: " << e.what() << "\n";
-        return 2;
-    }
+    return bench::guarded_main([&] { return run(argc, argv); });
 }

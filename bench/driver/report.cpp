@@ -1,5 +1,7 @@
 #include "report.hpp"
 
+#include "common/stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,14 +15,7 @@ namespace barrel::bench {
 Summary summarise(std::vector<double> s) {
     if (s.empty()) return {};
     std::sort(s.begin(), s.end());
-    auto at = [&](double q) {
-        // Nearest rank: the smallest sample with at least q of the samples at or below it.
-        const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(s.size())));
-        return s[std::clamp<size_t>(rank, 1, s.size()) - 1];
-    };
-    const size_t n = s.size();
-    const double median = n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    return {median, at(0.95)};
+    return {median(s), percentile_of_sorted(s, 0.95)};
 }
 
 std::string Run::label() const {

@@ -78,15 +78,8 @@ endif()
 
 # Every mistake is exit status 2 and ONE line naming it (no usage after it), found before any
 # measuring (issue 19).
-function(expect_bad_usage expected)
-    execute_process(COMMAND "${BENCH}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    string(FIND "${err}" "${expected}" at)
-    string(REGEX MATCHALL "\n" lines "${err}")
-    list(LENGTH lines line_count)
-    if(NOT rc EQUAL 2 OR at EQUAL -1 OR NOT line_count EQUAL 1 OR NOT out STREQUAL "")
-        message(FATAL_ERROR "${ARGN}: exit ${rc}, expected one line with \"${expected}\", stderr:\n${err}")
-    endif()
-endfunction()
+set(PROGRAM "${BENCH}")
+include("${CMAKE_CURRENT_LIST_DIR}/../common/expect_bad_usage.cmake")
 expect_bad_usage("error: unknown option --bogus" --bogus)
 expect_bad_usage("error: --txs: 99999999999999999999 is out of range (1 to 1000000)" --txs 99999999999999999999)
 expect_bad_usage("error: --json: cannot write '${WORK}/missing/bench.json': No such file or directory"

@@ -453,24 +453,46 @@ Expected<void, std::string> validate(const Options& o) {
     return {};
 }
 
-Expected<Workload, std::string> generate(const Options& o) {
-    if (auto valid = validate(o); !valid) return unexpected(valid.error());
+namespace {
 
+std::vector<KeyPair> derive_accounts(const Options& o) {
     std::vector<KeyPair> accounts(o.accounts);
     for_each_index(accounts.size(), true,
                    [&](size_t i) { accounts[i] = derive_account(o.seed, i); });
+    return accounts;
+}
 
-    Workload w;
-    w.genesis = make_genesis(o, accounts);
-    const auto& alloc = w.genesis.alloc.accounts;
+/// make_genesis, checked for what would make its accounts ambiguous (never expected: address
+/// derivation would have to collide).
+Expected<chain::Genesis, std::string> checked_genesis(const Options& o,
+                                                      const std::vector<KeyPair>& accounts) {
+    chain::Genesis g = make_genesis(o, accounts);
+    const auto& alloc = g.alloc.accounts;
     for (size_t i = 1; i < alloc.size(); ++i)
         if (alloc[i].first == alloc[i - 1].first)
             return unexpected("internal: two generated accounts share address " +
                               to_hex(alloc[i].first));
-    if (std::binary_search(alloc.begin(), alloc.end(),
-                           std::pair{w.genesis.coinbase, state::Account{}},
+    if (std::binary_search(alloc.begin(), alloc.end(), std::pair{g.coinbase, state::Account{}},
                            [](const auto& a, const auto& b) { return a.first < b.first; }))
         return unexpected(std::string{"internal: a generated account is the coinbase"});
+    return g;
+}
+
+}  // namespace
+
+Expected<chain::Genesis, std::string> generate_genesis(const Options& o) {
+    if (auto valid = validate(o); !valid) return unexpected(valid.error());
+    return checked_genesis(o, derive_accounts(o));
+}
+
+Expected<Workload, std::string> generate(const Options& o) {
+    if (auto valid = validate(o); !valid) return unexpected(valid.error());
+
+    const std::vector<KeyPair> accounts = derive_accounts(o);
+    auto genesis = checked_genesis(o, accounts);
+    if (!genesis) return unexpected(genesis.error());
+    Workload w;
+    w.genesis = std::move(genesis).value();
 
     state::MemoryState state = chain::genesis_state(w.genesis);
     const block::Header genesis_header = chain::genesis_header(w.genesis);

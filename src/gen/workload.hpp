@@ -66,6 +66,12 @@ Expected<void, std::string> validate(const Options& options);
 /// executor rejects, named by number and reason.
 Expected<Workload, std::string> generate(const Options& options);
 
+/// The genesis generate() would produce for these options, without the blocks (the load
+/// generator sends its own transactions to a node of this genesis). The block count and the mix
+/// matter only as they shape the genesis: `txs` sets the block gas limit, a dag or mixed mix adds
+/// the users and a base fee.
+Expected<chain::Genesis, std::string> generate_genesis(const Options& options);
+
 /// The secp256k1 secret of funded account `index`: keccak256("barrel-gen" ‖ seed ‖ index), both
 /// as 8 big-endian bytes, re-hashed until it is a valid secret.
 Hash account_key(uint64_t seed, size_t index);

@@ -208,6 +208,22 @@ TEST(gen_workload, genesis_layout) {
     EXPECT_GE(generate_ok(big).genesis.gas_limit, 75'000'000u);
 }
 
+// The load generator's genesis (no blocks) is the one generate() writes beside its blocks, for
+// every mix, and refuses what generate() refuses.
+TEST(gen_workload, genesis_without_blocks) {
+    for (const auto mix : {gen::Mix::transfer, gen::Mix::dag, gen::Mix::mixed}) {
+        const gen::Options o = small(mix);
+        const auto g = gen::generate_genesis(o);
+        ASSERT_TRUE(g) << g.error();
+        EXPECT_EQ(*g, generate_ok(o).genesis) << gen::to_string(mix);
+    }
+    gen::Options bad = small(gen::Mix::transfer);
+    bad.accounts = 1;
+    const auto g = gen::generate_genesis(bad);
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error(), gen::validate(bad).error());
+}
+
 TEST(gen_workload, account_keys_and_names) {
     EXPECT_EQ(gen::account_key(1, 0), gen::account_key(1, 0));
     EXPECT_NE(gen::account_key(1, 0), gen::account_key(1, 1));

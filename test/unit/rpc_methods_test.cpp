@@ -155,7 +155,7 @@ TEST_F(RpcMethods, blocks_by_number_and_hash) {
     EXPECT_EQ(result("eth_getBlockByNumber", {"0x3", false}), nullptr);
     EXPECT_EQ(result("eth_getBlockByHash", {"0x" + std::string(64, '0'), false}), nullptr);
     EXPECT_EQ(result("eth_getBlockTransactionCountByNumber", {"0x1"}), "0x14");
-    EXPECT_EQ(result("eth_getBlockTransactionCountByHash", {header["hash"]}), "0x14");
+    EXPECT_EQ(result("eth_getBlockTransactionCountByHash", json::array({header["hash"]})), "0x14");
     EXPECT_EQ(result("eth_getTransactionByBlockNumberAndIndex", {"0x2", "0x0"})["hash"],
               latest["transactions"][0]);
     EXPECT_EQ(result("eth_getTransactionByBlockNumberAndIndex", {"0x2", "0x14"}), nullptr);

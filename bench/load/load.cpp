@@ -1,0 +1,469 @@
+#include "load.hpp"
+
+#include <barrel/core/hex.hpp>
+#include <barrel/core/parallel.hpp>
+#include <barrel/core/uint256.hpp>
+#include <barrel/tx/transaction.hpp>
+
+#include "common/args.hpp"
+#include "common/stats.hpp"
+#include "gen/workload.hpp"
+#include "node_process.hpp"
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+namespace barrel::load {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+constexpr uint64_t kGwei = 1'000'000'000;
+constexpr uint64_t kTransferGas = 21'000;
+
+[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double self_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+}  // namespace
+
+std::vector<Address> sender_addresses(uint64_t seed, size_t senders) {
+    std::vector<Address> out(senders);
+    for_each_index(senders, true, [&](size_t s) {
+        // A generated key is a valid secret (gen re-hashes until it is).
+        out[s] = *tx::address_of(gen::account_key(seed, s));
+    });
+    return out;
+}
+
+Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
+                 const std::vector<Address>& recipients, std::vector<uint64_t> start_nonces) {
+    Workload w;
+    w.senders = sender_addresses(seed, config.senders);
+    w.start_nonces = std::move(start_nonces);
+    std::vector<Hash> keys(config.senders);
+    for_each_index(config.senders, true, [&](size_t s) { keys[s] = gen::account_key(seed, s); });
+
+    const size_t n = config.txs;
+    std::vector<tx::Transaction> txs(n);
+    std::vector<std::string> raw(n);
+    w.hashes.resize(n);
+    std::atomic<bool> sign_failed{false};
+    for_each_index(n, true, [&](size_t i) {
+        const size_t s = sender_of(i, config.senders);
+        tx::Transaction& t = txs[i];
+        t.type = tx::TxType::legacy;
+        t.chain_id = chain_id;
+        t.nonce = w.start_nonces[s] + nonce_offset_of(i, config.senders);
+        t.max_fee_per_gas = t.max_priority_fee_per_gas = kGwei;
+        t.gas_limit = kTransferGas;
+        const Address& to = recipients[i % recipients.size()];
+        t.to = to == w.senders[s] ? recipients[(i + 1) % recipients.size()] : to;
+        t.value = kGwei;
+        if (!tx::sign(t, keys[s])) sign_failed.store(true, std::memory_order_relaxed);
+        const Bytes encoding = tx::encode(t);
+        w.hashes[i] = tx::hash_of(encoding);
+        raw[i] = to_hex(encoding);
+    });
+    if (sign_failed.load()) fail("internal: signing failed");
+    for (const auto& t : txs)
+        if (!w.recover_loop.add(t)) break;
+    w.index_of.reserve(n);
+    for (size_t i = 0; i < n; ++i) w.index_of.emplace(w.hashes[i], static_cast<uint32_t>(i));
+
+    w.schedule = make_schedule(n, config.senders, config.batch, config.connections);
+    w.bodies.resize(w.schedule.size());
+    for (size_t c = 0; c < w.schedule.size(); ++c)
+        for (const Batch& b : w.schedule[c]) {
+            std::string body = "[";
+            for (const uint32_t i : b) {
+                if (body.size() > 1) body += ',';
+                body += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
+                        R"(,"method":"eth_sendRawTransaction","params":[")" + raw[i] + "\"]}";
+            }
+            w.bodies[c].push_back(body + "]");
+        }
+    return w;
+}
+
+namespace {
+
+/// What the connections, the poller and the progress line share during a run.
+struct Shared {
+    explicit Shared(size_t n)
+        : send_time(n), rejected_flag(n, 0), mined_time(n), mined_block(n, 0), mined_count(n, 0) {}
+
+    // Per transaction. send_time and rejected_flag: written by the transaction's connection;
+    // the mined_* by the poller; all read after the threads are joined.
+    std::vector<Clock::time_point> send_time;
+    std::vector<uint8_t> rejected_flag;
+    std::vector<Clock::time_point> mined_time;
+    std::vector<uint64_t> mined_block;
+    std::vector<uint32_t> mined_count;
+
+    std::mutex mutex;
+    std::condition_variable changed;
+    size_t dispatched{0};  ///< guarded by mutex: the window's account
+    std::atomic<size_t> answered{0}, rejected{0}, mined{0}, claimed{0};
+    std::atomic<bool> stop{false};
+    std::exception_ptr error;  ///< guarded by mutex: the first connection's failure
+
+    size_t outstanding() const { return dispatched - mined.load() - rejected.load(); }
+    void notify() {
+        std::lock_guard lock{mutex};
+        changed.notify_all();
+    }
+};
+
+/// What one connection measured.
+struct ConnectionStats {
+    std::optional<Clock::time_point> first_send, last_response;
+    std::map<std::string, size_t> rejections;
+    size_t wrong_hashes{0};
+};
+
+/// A rejection's message up to its details ("nonce too low: next nonce 3, tx nonce 0" is
+/// "nonce too low"), so that the report counts kinds rather than one line per transaction.
+std::string rejection_kind(const std::string& message) {
+    return message.substr(0, message.find(": "));
+}
+
+/// One connection's loop: its batches in order, each when pacing and the window allow.
+void send_batches(const Config& config, const Workload& w, size_t c, HttpConnection& conn,
+                  Clock::time_point t0, Shared& sh, ConnectionStats& stats) {
+    const auto& batches = w.schedule[c];
+    for (size_t b = 0; b < batches.size() && !sh.stop.load(); ++b) {
+        const Batch& batch = batches[b];
+        if (config.rate > 0) {
+            const size_t k = sh.claimed.fetch_add(batch.size());
+            std::this_thread::sleep_until(
+                t0 + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(static_cast<double>(k) / config.rate)));
+        }
+        {
+            std::unique_lock lock{sh.mutex};
+            if (config.window > 0)
+                sh.changed.wait(lock, [&] {
+                    return sh.stop.load() || sh.outstanding() + batch.size() <= config.window ||
+                           sh.outstanding() == 0;
+                });
+            if (sh.stop.load()) return;
+            sh.dispatched += batch.size();
+        }
+        const auto sent = Clock::now();
+        if (!stats.first_send) stats.first_send = sent;
+        for (const uint32_t i : batch) sh.send_time[i] = sent;
+        const std::string body = conn.post(w.bodies[c][b]);
+        stats.last_response = Clock::now();
+
+        const auto doc = nlohmann::json::parse(body, nullptr, false);
+        if (!doc.is_array() || doc.size() != batch.size())
+            fail("eth_sendRawTransaction: a batch of " + std::to_string(batch.size()) +
+                 " was answered by " + body.substr(0, 200));
+        size_t rejected = 0;
+        for (const auto& r : doc) {
+            const auto id = r.is_object() ? r.value("id", uint64_t{UINT64_MAX}) : UINT64_MAX;
+            if (id >= w.hashes.size()) fail("eth_sendRawTransaction: a response of unknown id");
+            if (r.contains("error")) {
+                ++stats.rejections[rejection_kind(
+                    r["error"].value("message", std::string{"(no message)"}))];
+                sh.rejected_flag[id] = 1;
+                ++rejected;
+                continue;
+            }
+            const auto hash = r.contains("result") && r["result"].is_string()
+                                  ? hash_from_hex(r["result"].get<std::string>())
+                                  : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
+            if (!hash || *hash != w.hashes[id]) ++stats.wrong_hashes;
+        }
+        sh.rejected.fetch_add(rejected);
+        sh.answered.fetch_add(batch.size());
+        sh.notify();
+    }
+}
+
+/// Watches the chain from block `next` on until every accepted transaction is seen mined (or
+/// nothing moves for config.stall); fills the mined_* columns. Returns the blocks that held any.
+size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn, uint64_t next,
+                   Shared& sh) {
+    const size_t n = w.hashes.size();
+    size_t blocks = 0;
+    auto last_move = Clock::now();
+    size_t last_answered = 0, last_mined = 0;
+    while (!sh.stop.load()) {
+        const uint64_t head =
+            quantity(conn.call("eth_blockNumber", nlohmann::json::array()), "eth_blockNumber");
+        if (head >= next) {
+            std::vector<nlohmann::json> params;
+            for (uint64_t b = next; b <= head && params.size() < 16; ++b)
+                params.push_back(nlohmann::json::array({to_hex_quantity(b), false}));
+            const auto found = conn.call_batch("eth_getBlockByNumber", params);
+            const auto seen = Clock::now();
+            size_t mined = 0;
+            for (const auto& block : found) {
+                if (!block.is_object())
+                    fail("eth_getBlockByNumber: block " + std::to_string(next) +
+                         " below the head is missing");
+                bool ours = false;
+                for (const auto& h : block.value("transactions", nlohmann::json::array())) {
+                    const auto hash =
+                        h.is_string() ? hash_from_hex(h.get<std::string>())
+                                      : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
+                    const auto it = hash ? w.index_of.find(*hash) : w.index_of.end();
+                    if (it == w.index_of.end()) continue;  // another client's
+                    ours = true;
+                    if (sh.mined_count[it->second]++ == 0) {
+                        sh.mined_time[it->second] = seen;
+                        sh.mined_block[it->second] = next;
+                        ++mined;
+                    }
+                }
+                blocks += ours ? 1 : 0;
+                ++next;
+            }
+            sh.mined.fetch_add(mined);
+            sh.notify();
+            continue;  // more blocks may be waiting
+        }
+        const size_t answered = sh.answered.load(), mined = sh.mined.load();
+        if (answered == n && mined + sh.rejected.load() >= n) break;
+        if (answered != last_answered || mined != last_mined) {
+            last_answered = answered;
+            last_mined = mined;
+            last_move = Clock::now();
+        } else if (Clock::now() - last_move > config.stall) {
+            std::cerr << "barrel-load: nothing sent or mined for " << config.stall.count()
+                      << " s; giving up with " << n - mined << " transactions not mined\n";
+            break;
+        }
+        std::this_thread::sleep_for(config.poll);
+    }
+    return blocks;
+}
+
+/// Samples the timeline every 100 ms and prints a progress line every second and once more at
+/// the end, until `done`.
+void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared& sh,
+                    std::optional<pid_t> node_pid, const std::atomic<bool>& done,
+                    RunResult& result) {
+    size_t tick = 0, mined_a_second_ago = 0;
+    auto print = [&](double t, size_t answered, size_t mined) {
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "barrel-load: %s%s%.0f s: sent %zu/%zu (%zu rejected), mined %zu, %zu "
+                      "TPS mined in the last second\n",
+                      config.label.c_str(), config.label.empty() ? "" : ": ", t, answered, n,
+                      sh.rejected.load(), mined, mined - mined_a_second_ago);
+        std::cerr << line << std::flush;
+        mined_a_second_ago = mined;
+    };
+    while (!done.load()) {
+        {
+            std::unique_lock lock{sh.mutex};
+            sh.changed.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
+                                  [&] { return done.load(); });
+        }
+        if (done.load()) break;
+        ++tick;
+        const double t = seconds(Clock::now() - t0);
+        const size_t answered = sh.answered.load(), mined = sh.mined.load();
+        result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
+        if (tick % 10 != 0) continue;
+        if (node_pid)
+            if (const auto r = process_rss_mib(*node_pid)) {
+                // The soak's baseline: the first sample once the node has warmed up.
+                if (t >= 60 && !result.node_rss_mib_first_minute)
+                    result.node_rss_mib_first_minute = *r;
+                result.node_rss_mib_end = *r;
+            }
+        print(t, answered, mined);
+    }
+    const double t = seconds(Clock::now() - t0);
+    const size_t answered = sh.answered.load(), mined = sh.mined.load();
+    result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
+    if (node_pid)
+        if (const auto r = process_rss_mib(*node_pid)) result.node_rss_mib_end = *r;
+    print(t, answered, mined);
+}
+
+/// Per-stage time and the sender-cache hit rate between two scrapes of /metrics.
+void read_metrics(const MetricsText& before, const MetricsText& after, RunResult& r) {
+    auto delta = [&](std::string_view name,
+                     std::vector<std::pair<std::string_view, std::string_view>> labels = {})
+        -> std::optional<double> {
+        const auto a = after.value(name, labels);
+        if (!a) return std::nullopt;
+        return *a - before.value(name, labels).value_or(0);
+    };
+    for (size_t s = 0; s < kStages.size(); ++s) {
+        const auto sum = delta("barrel_stage_duration_seconds_sum", {{"stage", kStages[s]}});
+        const auto count = delta("barrel_stage_duration_seconds_count", {{"stage", kStages[s]}});
+        if (sum && count && *count > 0) r.stage_ms_per_block[s] = *sum * 1e3 / *count;
+        if (sum && r.mined > 0) r.stage_us_per_tx[s] = *sum * 1e6 / static_cast<double>(r.mined);
+    }
+    const auto hits = delta("barrel_sender_cache_hits_total");
+    const auto misses = delta("barrel_sender_cache_misses_total");
+    if (hits && misses && *hits + *misses > 0) r.sender_cache_hit_rate = *hits / (*hits + *misses);
+}
+
+/// The checks after the clock: each sender's nonce, each transaction's receipt.
+void check_chain(const Config& config, const Workload& w, HttpConnection& conn, const Shared& sh,
+                 RunResult& r) {
+    std::vector<uint64_t> expected = w.start_nonces;
+    for (size_t i = 0; i < w.hashes.size(); ++i)
+        if (sh.mined_count[i] > 0) ++expected[sender_of(i, config.senders)];
+    // Batches as large as the sends' (which the node took), within the node's default bound.
+    const size_t chunk = std::clamp<size_t>(config.batch, 100, 1000);
+    for (size_t s0 = 0; s0 < w.senders.size(); s0 += chunk) {
+        std::vector<nlohmann::json> params;
+        for (size_t s = s0; s < std::min(s0 + chunk, w.senders.size()); ++s)
+            params.push_back(nlohmann::json::array({to_hex(w.senders[s]), "latest"}));
+        const auto nonces = conn.call_batch("eth_getTransactionCount", params);
+        for (size_t k = 0; k < nonces.size(); ++k)
+            if (quantity(nonces[k], "eth_getTransactionCount") != expected[s0 + k]) ++r.bad_nonces;
+    }
+    r.nonces_ok = r.bad_nonces == 0;
+
+    std::vector<uint32_t> mined;
+    for (size_t i = 0; i < w.hashes.size(); ++i)
+        if (sh.mined_count[i] > 0) mined.push_back(static_cast<uint32_t>(i));
+    for (size_t k0 = 0; k0 < mined.size(); k0 += chunk) {
+        std::vector<nlohmann::json> params;
+        for (size_t k = k0; k < std::min(k0 + chunk, mined.size()); ++k)
+            params.push_back(nlohmann::json::array({to_hex(w.hashes[mined[k]])}));
+        const auto receipts = conn.call_batch("eth_getTransactionReceipt", params);
+        for (size_t k = 0; k < receipts.size(); ++k) {
+            const auto& rc = receipts[k];
+            const bool ok =
+                rc.is_object() && rc.value("status", "") == "0x1" && rc.contains("blockNumber") &&
+                quantity(rc["blockNumber"], "blockNumber") == sh.mined_block[mined[k0 + k]];
+            r.bad_receipts += ok ? 0 : 1;
+        }
+    }
+    r.receipts_ok = r.bad_receipts == 0;
+}
+
+/// Latency percentiles, throughput and the counts, from the per-transaction columns.
+void summarise_run(const Shared& sh, const std::vector<ConnectionStats>& stats, RunResult& r) {
+    std::optional<Clock::time_point> first, last_answer, last_mined;
+    for (const auto& s : stats) {
+        if (s.first_send && (!first || *s.first_send < *first)) first = s.first_send;
+        if (s.last_response && (!last_answer || *s.last_response > *last_answer))
+            last_answer = s.last_response;
+        for (const auto& [message, count] : s.rejections) r.rejections[message] += count;
+        if (s.wrong_hashes > 0) r.rejections["(answered with another hash)"] += s.wrong_hashes;
+    }
+    std::vector<double> latencies;
+    for (size_t i = 0; i < r.txs; ++i) {
+        if (sh.rejected_flag[i]) ++r.rejected;
+        if (sh.mined_count[i] > 1) ++r.mined_twice;
+        if (sh.mined_count[i] == 0) continue;
+        ++r.mined;
+        latencies.push_back(
+            std::chrono::duration<double, std::milli>(sh.mined_time[i] - sh.send_time[i]).count());
+        if (!last_mined || sh.mined_time[i] > *last_mined) last_mined = sh.mined_time[i];
+    }
+    r.accepted = r.txs - r.rejected;
+    r.not_mined = r.accepted > r.mined ? r.accepted - r.mined : 0;
+    std::sort(latencies.begin(), latencies.end());
+    r.latency_p50_ms = bench::percentile_of_sorted(latencies, 0.50);
+    r.latency_p95_ms = bench::percentile_of_sorted(latencies, 0.95);
+    r.latency_p99_ms = bench::percentile_of_sorted(latencies, 0.99);
+    r.latency_max_ms = latencies.empty() ? 0 : latencies.back();
+    if (first && last_answer) {
+        r.submit_seconds = seconds(*last_answer - *first);
+        if (r.submit_seconds > 0) r.submit_tps = static_cast<double>(r.txs) / r.submit_seconds;
+    }
+    if (first && last_mined) {
+        r.end_to_end_seconds = seconds(*last_mined - *first);
+        if (r.end_to_end_seconds > 0)
+            r.end_to_end_tps = static_cast<double>(r.mined) / r.end_to_end_seconds;
+    }
+}
+
+}  // namespace
+
+RunResult run_load(const Config& config, const Workload& w, const Url& url, uint64_t start_head,
+                   std::optional<pid_t> node_pid) {
+    RunResult result;
+    result.txs = w.hashes.size();
+    HttpConnection poller{url};
+    const MetricsText metrics_before = MetricsText::parse(poller.get("/metrics"));
+
+    // The ceiling before and after the load, on an idle node, its median over both: a drift in
+    // the machine's speed during the run moves it as it moves the run.
+    bench::RecoverRates ceiling;
+    ceiling.sample(w.recover_loop, config.ceiling_threads);
+
+    std::vector<std::unique_ptr<HttpConnection>> connections;
+    for (size_t c = 0; c < w.schedule.size(); ++c)
+        connections.push_back(std::make_unique<HttpConnection>(url));
+
+    Shared sh{result.txs};
+    std::vector<ConnectionStats> stats(connections.size());
+    const auto node_cpu_before = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
+    const double self_cpu_before = self_cpu_seconds();
+    const auto t0 = Clock::now();
+    std::vector<std::thread> senders;
+    for (size_t c = 0; c < connections.size(); ++c)
+        senders.emplace_back([&, c] {
+            try {
+                send_batches(config, w, c, *connections[c], t0, sh, stats[c]);
+            } catch (...) {
+                std::lock_guard lock{sh.mutex};
+                if (!sh.error) sh.error = std::current_exception();
+                sh.stop.store(true);
+                sh.changed.notify_all();
+            }
+        });
+    std::atomic<bool> done{false};
+    std::thread progress{
+        [&] { watch_progress(config, result.txs, t0, sh, node_pid, done, result); }};
+    auto join_all = [&] {
+        sh.stop.store(true);
+        done.store(true);
+        sh.notify();
+        for (auto& t : senders) t.join();
+        progress.join();
+    };
+    try {
+        result.blocks = poll_blocks(config, w, poller, start_head + 1, sh);
+    } catch (...) {
+        join_all();
+        throw;
+    }
+    join_all();
+    if (sh.error) std::rethrow_exception(sh.error);
+    const double self_cpu = self_cpu_seconds() - self_cpu_before;
+    const auto node_cpu_after = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
+
+    summarise_run(sh, stats, result);
+    if (result.mined > 0) {
+        const double per_tx = 1e6 / static_cast<double>(result.mined);
+        result.generator_cpu_us_per_tx = self_cpu * per_tx;
+        if (node_cpu_before && node_cpu_after)
+            result.node_cpu_us_per_tx = (*node_cpu_after - *node_cpu_before) * per_tx;
+    }
+    read_metrics(metrics_before, MetricsText::parse(poller.get("/metrics")), result);
+    check_chain(config, w, poller, sh, result);
+
+    ceiling.sample(w.recover_loop, config.ceiling_threads);
+    result.ceiling_tps = bench::median(ceiling.all_threads);
+    result.ceiling_ratio = result.ceiling_tps > 0 ? result.end_to_end_tps / result.ceiling_tps : 0;
+    return result;
+}
+
+}  // namespace barrel::load

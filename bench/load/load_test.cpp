@@ -1,0 +1,165 @@
+// barrel-load's pure parts: the Prometheus text reader (labels, escapes, special values, what
+// it skips), the nearest-rank percentiles of the latency report, the send schedule's guarantees
+// (every transaction once, a sender on one connection, nonce order), and the medians of runs.
+
+#include "common/stats.hpp"
+#include "metrics_text.hpp"
+#include "report.hpp"
+#include "rpc_client.hpp"
+#include "schedule.hpp"
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+using namespace barrel;
+using namespace barrel::load;
+
+TEST(load_metrics, samples_with_and_without_labels) {
+    const auto m = MetricsText::parse(
+        "# HELP barrel_head_block Number of the head block.\n"
+        "# TYPE barrel_head_block gauge\n"
+        "barrel_head_block 42\n"
+        "barrel_stage_duration_seconds_sum{stage=\"decode\"} 0.25\n"
+        "barrel_stage_duration_seconds_count{stage=\"decode\"} 10\n"
+        "barrel_stage_duration_seconds_bucket{stage=\"verify\",le=\"0.005\"} 3\n"
+        "barrel_stage_duration_seconds_bucket{stage=\"verify\",le=\"+Inf\"} 7\n"
+        "barrel_sender_cache_hits_total 1.5e3 1700000000000\n");
+    EXPECT_EQ(m.samples().size(), 6u);
+    EXPECT_EQ(m.malformed(), 0u);
+    EXPECT_EQ(m.value("barrel_head_block"), 42.0);
+    EXPECT_EQ(m.value("barrel_stage_duration_seconds_sum", {{"stage", "decode"}}), 0.25);
+    EXPECT_EQ(m.value("barrel_stage_duration_seconds_count", {{"stage", "decode"}}), 10.0);
+    EXPECT_EQ(
+        m.value("barrel_stage_duration_seconds_bucket", {{"le", "+Inf"}, {"stage", "verify"}}),
+        7.0);
+    EXPECT_EQ(m.value("barrel_sender_cache_hits_total"), 1500.0);  // the timestamp ignored
+    // A family or a label set that is not there is nothing, not zero.
+    EXPECT_FALSE(m.value("barrel_stage_duration_seconds_sum", {{"stage", "commit"}}));
+    EXPECT_FALSE(m.value("barrel_stage_seconds_total"));
+}
+
+TEST(load_metrics, escapes_special_values_and_garbage) {
+    const auto m = MetricsText::parse(
+        "a{path=\"C:\\\\dir\",q=\"say \\\"hi\\\"\",nl=\"x\\ny\"} 1\r\n"
+        "b +Inf\n"
+        "c -Inf\n"
+        "d NaN\n"
+        "e{x=\"1\",} 2\n"  // a trailing comma is allowed
+        "   \n"
+        "  # an indented comment\n"
+        "f{x=1} 3\n"     // unquoted label value
+        "g{x=\"1\" 4\n"  // unclosed braces
+        "h notanumber\n"
+        "9bad 5\n"
+        "i\n");
+    ASSERT_EQ(m.samples().size(), 5u);
+    EXPECT_EQ(m.malformed(), 5u);
+    const Sample& a = m.samples()[0];
+    ASSERT_EQ(a.labels.size(), 3u);
+    EXPECT_EQ(a.labels[0].second, "C:\\dir");
+    EXPECT_EQ(a.labels[1].second, "say \"hi\"");
+    EXPECT_EQ(a.labels[2].second, "x\ny");
+    EXPECT_TRUE(std::isinf(*m.value("b")) && *m.value("b") > 0);
+    EXPECT_TRUE(std::isinf(*m.value("c")) && *m.value("c") < 0);
+    EXPECT_TRUE(std::isnan(*m.value("d")));
+    EXPECT_EQ(m.value("e", {{"x", "1"}}), 2.0);
+}
+
+TEST(load_stats, nearest_rank_percentiles) {
+    std::vector<double> hundred;
+    for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+    EXPECT_EQ(bench::percentile_of_sorted(hundred, 0.50), 50);
+    EXPECT_EQ(bench::percentile_of_sorted(hundred, 0.95), 95);
+    EXPECT_EQ(bench::percentile_of_sorted(hundred, 0.99), 99);
+    EXPECT_EQ(bench::percentile_of_sorted(hundred, 0.07), 7);  // 0.07 x 100 is not quite 7
+    EXPECT_EQ(bench::percentile_of_sorted(hundred, 1.0), 100);
+    EXPECT_EQ(bench::percentile_of_sorted({5}, 0.99), 5);
+    EXPECT_EQ(bench::percentile_of_sorted({1, 2, 3}, 0.5), 2);
+    EXPECT_EQ(bench::percentile_of_sorted({}, 0.5), 0);
+    EXPECT_EQ(bench::median({3, 1, 2}), 2);
+    EXPECT_EQ(bench::median({4, 1, 3, 2}), 2.5);
+    EXPECT_EQ(bench::median({}), 0);
+}
+
+TEST(load_schedule, every_transaction_once_in_nonce_order) {
+    struct Case {
+        size_t txs, senders, batch, connections;
+    };
+    for (const Case c : {Case{100000, 500, 100, 4}, Case{2000, 20, 100, 4}, Case{7, 3, 2, 2},
+                         Case{10, 10, 3, 1}, Case{1, 1, 1, 1}, Case{1000, 7, 1000, 7}}) {
+        const auto schedule = make_schedule(c.txs, c.senders, c.batch, c.connections);
+        ASSERT_EQ(schedule.size(), c.connections);
+        std::vector<int> seen(c.txs, 0);
+        std::map<size_t, size_t> connection_of;  // sender -> connection
+        std::map<size_t, uint64_t> next_nonce;   // sender -> next expected offset
+        for (size_t conn = 0; conn < schedule.size(); ++conn)
+            for (const Batch& b : schedule[conn]) {
+                ASSERT_FALSE(b.empty());
+                ASSERT_LE(b.size(), c.batch);
+                for (const uint32_t i : b) {
+                    ASSERT_LT(i, c.txs);
+                    ++seen[i];
+                    const size_t s = sender_of(i, c.senders);
+                    const auto [it, fresh] = connection_of.emplace(s, conn);
+                    EXPECT_EQ(it->second, conn) << "sender " << s << " on two connections";
+                    // A connection sends in order, so each sender's transactions leave in nonce
+                    // order, none skipped.
+                    EXPECT_EQ(nonce_offset_of(i, c.senders), next_nonce[s]++) << "sender " << s;
+                }
+            }
+        for (size_t i = 0; i < c.txs; ++i) ASSERT_EQ(seen[i], 1) << "transaction " << i;
+        // Full batches but the last of each connection.
+        for (const auto& batches : schedule)
+            for (size_t b = 0; b + 1 < batches.size(); ++b) EXPECT_EQ(batches[b].size(), c.batch);
+    }
+    // Nonce rounds: nonce k of every sender of a connection before nonce k + 1 of any.
+    const auto s = make_schedule(12, 4, 3, 1);
+    std::vector<uint32_t> order;
+    for (const Batch& b : s[0]) order.insert(order.end(), b.begin(), b.end());
+    EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+}
+
+TEST(load_url, forms_and_errors) {
+    const auto a = parse_url("http://127.0.0.1:8545");
+    ASSERT_TRUE(a) << a.error();
+    EXPECT_EQ(a->host, "127.0.0.1");
+    EXPECT_EQ(a->port, "8545");
+    EXPECT_EQ(a->target, "/");
+    const auto b = parse_url("http://localhost/rpc");
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->port, "80");
+    EXPECT_EQ(b->target, "/rpc");
+    const auto c = parse_url("http://[::1]:9000/");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->host, "::1");
+    EXPECT_EQ(c->port, "9000");
+    EXPECT_FALSE(parse_url("https://x:1"));
+    EXPECT_FALSE(parse_url("http://:1"));
+    EXPECT_FALSE(parse_url("http://x:0"));
+    EXPECT_FALSE(parse_url("http://x:99999"));
+    EXPECT_FALSE(parse_url("http://x:12a"));
+}
+
+TEST(load_report, medians_of_runs) {
+    std::vector<RunResult> runs(3);
+    const double tps[] = {100, 300, 200};
+    for (size_t i = 0; i < 3; ++i) {
+        runs[i].txs = runs[i].mined = runs[i].accepted = 10;
+        runs[i].end_to_end_tps = tps[i];
+        runs[i].nonces_ok = runs[i].receipts_ok = true;
+        runs[i].stage_ms_per_block[0] = static_cast<double>(i);
+    }
+    runs[1].rejections["txpool is full"] = 2;
+    runs[2].rejections["txpool is full"] = 1;
+    auto m = median_of(runs);
+    EXPECT_EQ(m["end_to_end_tps"], 200.0);
+    EXPECT_EQ(m["stages"]["decode"]["ms_per_block"], 1.0);
+    EXPECT_TRUE(m["stages"]["verify"]["ms_per_block"].is_null());  // no run has it
+    EXPECT_EQ(m["rejections"]["txpool is full"], 3u);
+    EXPECT_TRUE(m["checks"]["passed"].get<bool>());
+    runs[0].receipts_ok = false;
+    EXPECT_FALSE(median_of(runs)["checks"]["passed"].get<bool>());
+    EXPECT_NE(text_report("x", runs).find("RECEIPTS DIFFER"), std::string::npos);
+}

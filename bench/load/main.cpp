@@ -1,0 +1,298 @@
+// barrel-load: the node under load, as its clients see it. Signs N transfers from S generated
+// accounts before any clock starts, sends them to `barrel-node run` as JSON-RPC batches of
+// eth_sendRawTransaction over C keep-alive connections, watches the blocks until every one is
+// mined, and reports submit and end-to-end TPS, send-to-mined latency, rejections, the node's
+// per-stage times and sender-cache hit rate from /metrics, and the recovery ceiling measured in
+// the same run. It starts a node of its own in a temporary datadir (the default) or targets
+// --url. README.md, "barrel-load", has the usage; docs/benchmarks.md the figures.
+
+#include <barrel/core/hex.hpp>
+#include <barrel/core/uint256.hpp>
+
+#include "common/args.hpp"
+#include "gen/workload.hpp"
+#include "load.hpp"
+#include "node_process.hpp"
+#include "report.hpp"
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+using namespace barrel;
+using bench::Failure;
+using bench::parse_count;
+using bench::usage_error;
+
+namespace {
+
+struct Args {
+    load::Config config;
+    size_t runs{1};
+    size_t accounts{10'000};
+    uint64_t seed{1};
+    std::string url, node, json_out, plot_out;
+    std::optional<size_t> block_time_ms, max_block_txs, txpool_max;
+    std::vector<std::string> node_args;
+};
+
+/// The default block size of `barrel-node run` (--max-block-txs), which sizes the generated
+/// genesis's gas limit when none is given.
+constexpr size_t kNodeBlockTxs = 2500;
+
+Args parse_args(int argc, char** argv) {
+    CLI::App app{
+        "Sends signed transfers to barrel-node run over JSON-RPC and measures what its clients "
+        "get:\nsubmit and end-to-end TPS, send-to-mined latency, the node's stage times, and "
+        "the\nratio to the recovery ceiling measured in the same run.",
+        "barrel-load"};
+    app.allow_extras();
+    Args a;
+    std::string txs, senders, batch, connections, rate, window, runs, accounts, seed, poll, stall,
+        threads, block_time, max_block_txs, txpool_max;
+    app.add_option("--txs", txs, "Transfers to send (default 100000)")->type_name("N");
+    app.add_option("--senders", senders, "Accounts that send them (default 500)")->type_name("S");
+    app.add_option("--batch", batch, "Transactions per JSON-RPC batch (default 100)")
+        ->type_name("B");
+    app.add_option("--connections", connections,
+                   "Keep-alive connections, each with its own senders (default 4)")
+        ->type_name("C");
+    app.add_option("--rate", rate, "Offer this many TPS, steadily (default: as fast as it goes)")
+        ->type_name("TPS");
+    app.add_option("--window", window,
+                   "Most transactions sent and not yet mined (default: no bound)")
+        ->type_name("N");
+    app.add_option("--runs", runs, "Runs, each on a fresh node; medians reported (default 1)")
+        ->type_name("R");
+    app.add_option("--accounts", accounts,
+                   "Accounts of the generated genesis (default 10000, as barrel-node gen)")
+        ->type_name("A");
+    app.add_option("--seed", seed, "Seed of the generated genesis's keys (default 1)")
+        ->type_name("S");
+    app.add_option("--url", a.url,
+                   "Load a running node instead (its genesis made by barrel-node gen with the "
+                   "same --seed and --accounts)")
+        ->type_name("http://HOST:PORT");
+    app.add_option("--node", a.node,
+                   "The barrel-node to start (default: beside this program, then PATH)")
+        ->type_name("PATH");
+    app.add_option("--block-time", block_time, "The node's --block-time")->type_name("MS");
+    app.add_option("--max-block-txs", max_block_txs, "The node's --max-block-txs")->type_name("N");
+    app.add_option("--txpool-max", txpool_max,
+                   "The node's --txpool-max (default: enough for every transaction)")
+        ->type_name("N");
+    app.add_option("--node-arg", a.node_args, "One more argument for barrel-node run (repeatable)")
+        ->type_name("ARG");
+    app.add_option("--poll-ms", poll, "How often to look for new blocks (default 5)")
+        ->type_name("MS");
+    app.add_option("--stall-timeout", stall,
+                   "Give up when nothing is sent or mined for this long (default 60)")
+        ->type_name("S");
+    app.add_option("--threads", threads, "Threads of the recovery ceiling (default: every core)")
+        ->type_name("N");
+    app.add_option("--json", a.json_out, "Write the runs as JSON here ('-': stdout)")
+        ->type_name("FILE");
+    app.add_option("--plot", a.plot_out, "Draw sent and mined over time as SVG here")
+        ->type_name("FILE.svg");
+    bench::parse_command_line(app, argc, argv);
+
+    load::Config& c = a.config;
+    if (!txs.empty()) c.txs = parse_count("--txs", txs, 1, gen::kMaxTotalTxs);
+    if (!senders.empty()) c.senders = parse_count("--senders", senders, 1, gen::kMaxAccounts);
+    if (!batch.empty()) c.batch = parse_count("--batch", batch, 1, 1'000'000);
+    if (!connections.empty()) c.connections = parse_count("--connections", connections, 1, 1024);
+    if (!rate.empty()) c.rate = static_cast<double>(parse_count("--rate", rate, 1, 100'000'000));
+    if (!window.empty()) c.window = parse_count("--window", window, 1, gen::kMaxTotalTxs);
+    if (!runs.empty()) a.runs = parse_count("--runs", runs, 1, 1000);
+    if (!accounts.empty()) a.accounts = parse_count("--accounts", accounts, 2, gen::kMaxAccounts);
+    if (!seed.empty()) a.seed = parse_count("--seed", seed, 0, UINT64_MAX);
+    if (!poll.empty())
+        c.poll = std::chrono::milliseconds{parse_count("--poll-ms", poll, 1, 60'000)};
+    if (!stall.empty())
+        c.stall = std::chrono::seconds{parse_count("--stall-timeout", stall, 1, 86'400)};
+    c.ceiling_threads = threads.empty() ? std::max(1u, std::thread::hardware_concurrency())
+                                        : parse_count("--threads", threads, 1, 65536);
+    if (!block_time.empty())
+        a.block_time_ms = parse_count("--block-time", block_time, 1, 3'600'000);
+    if (!max_block_txs.empty())
+        a.max_block_txs = parse_count("--max-block-txs", max_block_txs, 1, gen::kMaxTxsPerBlock);
+    if (!txpool_max.empty()) a.txpool_max = parse_count("--txpool-max", txpool_max, 1, UINT32_MAX);
+
+    if (c.senders > a.accounts)
+        usage_error("--senders: " + std::to_string(c.senders) + " is more than --accounts (" +
+                    std::to_string(a.accounts) + ")");
+    if (c.connections > c.senders)
+        usage_error("--connections: " + std::to_string(c.connections) +
+                    " is more than --senders (" + std::to_string(c.senders) +
+                    "): each sender's transactions go over one connection, in nonce order");
+    if (!a.url.empty()) {
+        if (a.runs > 1) usage_error("--runs: only with a node of barrel-load's own (no --url)");
+        for (const auto& [given, name] : {std::pair{!a.node.empty(), "--node"},
+                                          {a.block_time_ms.has_value(), "--block-time"},
+                                          {a.max_block_txs.has_value(), "--max-block-txs"},
+                                          {a.txpool_max.has_value(), "--txpool-max"},
+                                          {!a.node_args.empty(), "--node-arg"}})
+            if (given)
+                usage_error(std::string{name} +
+                            ": only with a node of barrel-load's own (no --url)");
+    }
+    if (a.json_out == "-" && a.plot_out == "-")
+        usage_error("--json and --plot cannot both write standard output");
+    return a;
+}
+
+/// The genesis barrel-node gen makes with these --seed and --accounts (transfer mix), its gas
+/// limit sized for blocks of `block_txs` transfers.
+chain::Genesis make_genesis(const Args& a, size_t block_txs) {
+    gen::Options o;
+    o.seed = a.seed;
+    o.accounts = a.accounts;
+    o.txs = block_txs;
+    auto g = gen::generate_genesis(o);
+    if (!g) usage_error(g.error());
+    return std::move(g).value();
+}
+
+std::vector<Address> recipients_of(const chain::Genesis& g) {
+    std::vector<Address> out;
+    out.reserve(g.alloc.accounts.size());
+    for (const auto& [address, account] : g.alloc.accounts) out.push_back(address);
+    return out;
+}
+
+/// The arguments of `barrel-node run` besides --datadir and --http: a pool that holds the
+/// whole load unless told otherwise, and what was passed through.
+std::vector<std::string> node_run_args(const Args& a) {
+    const auto& c = a.config;
+    std::vector<std::string> out{
+        "--txpool-max", std::to_string(a.txpool_max.value_or(std::max<size_t>(65536, c.txs))),
+        "--txpool-max-per-sender",
+        std::to_string(std::max<size_t>(4096, (c.txs + c.senders - 1) / c.senders))};
+    if (a.block_time_ms) out.insert(out.end(), {"--block-time", std::to_string(*a.block_time_ms)});
+    if (a.max_block_txs)
+        out.insert(out.end(), {"--max-block-txs", std::to_string(*a.max_block_txs)});
+    out.insert(out.end(), a.node_args.begin(), a.node_args.end());
+    return out;
+}
+
+/// Against --url: the chain id, head and senders' nonces are the node's; a sender without
+/// funds means the node's genesis is not this --seed and --accounts.
+std::vector<load::RunResult> load_url(const Args& a) {
+    const auto url = load::parse_url(a.url);
+    if (!url) usage_error("--url: " + url.error());
+    load::HttpConnection conn{*url};
+    const uint64_t chain_id =
+        load::quantity(conn.call("eth_chainId", nlohmann::json::array()), "eth_chainId");
+    const uint64_t head =
+        load::quantity(conn.call("eth_blockNumber", nlohmann::json::array()), "eth_blockNumber");
+    const auto senders = load::sender_addresses(a.seed, a.config.senders);
+    std::vector<uint64_t> nonces;
+    for (size_t s0 = 0; s0 < senders.size(); s0 += a.config.batch) {
+        std::vector<nlohmann::json> count_params, balance_params;
+        for (size_t s = s0; s < std::min(s0 + a.config.batch, senders.size()); ++s) {
+            count_params.push_back(nlohmann::json::array({to_hex(senders[s]), "pending"}));
+            balance_params.push_back(nlohmann::json::array({to_hex(senders[s]), "latest"}));
+        }
+        const auto counts = conn.call_batch("eth_getTransactionCount", count_params);
+        const auto balances = conn.call_batch("eth_getBalance", balance_params);
+        for (size_t k = 0; k < counts.size(); ++k) {
+            nonces.push_back(load::quantity(counts[k], "eth_getTransactionCount"));
+            if (!balances[k].is_string() || balances[k].get<std::string>() == "0x0")
+                usage_error("--url: sender " + std::to_string(s0 + k) + " (" +
+                            to_hex(senders[s0 + k]) + ") has no funds on " + a.url +
+                            ": its genesis was not made by barrel-node gen with --seed " +
+                            std::to_string(a.seed) + " --accounts " + std::to_string(a.accounts));
+        }
+    }
+    std::cerr << "barrel-load: signing " << a.config.txs << " transfers for chain " << chain_id
+              << "...\n";
+    const auto workload = load::prepare(a.config, a.seed, chain_id,
+                                        recipients_of(make_genesis(a, kNodeBlockTxs)), nonces);
+    return {load::run_load(a.config, workload, *url, head, std::nullopt)};
+}
+
+/// With a node of its own: one workload, signed once, sent to a fresh node per run.
+std::vector<load::RunResult> load_own_nodes(const Args& a) {
+    const std::string node = load::find_node(a.node);
+    const chain::Genesis genesis = make_genesis(a, a.max_block_txs.value_or(kNodeBlockTxs));
+    std::cerr << "barrel-load: signing " << a.config.txs << " transfers...\n";
+    const auto workload =
+        load::prepare(a.config, a.seed, genesis.config.chain_id, recipients_of(genesis),
+                      std::vector<uint64_t>(a.config.senders, 0));
+    std::vector<load::RunResult> results;
+    for (size_t run = 1; run <= a.runs; ++run) {
+        load::Config config = a.config;
+        if (a.runs > 1) config.label = "run " + std::to_string(run) + "/" + std::to_string(a.runs);
+        load::NodeProcess process{node, genesis, node_run_args(a)};
+        std::cerr << "barrel-load: " << node << " serves " << process.url().text() << "\n";
+        results.push_back(load::run_load(config, workload, process.url(), 0, process.pid()));
+        if (const int status = process.stop(); status != 0)
+            throw Failure{1, node + " run exited with status " + std::to_string(status) + ":" +
+                                 process.recent_log()};
+    }
+    return results;
+}
+
+int run(int argc, char** argv) {
+    const Args a = parse_args(argc, argv);
+    std::optional<cli::AtomicFile> json_file = bench::create_output("--json", a.json_out);
+    std::optional<cli::AtomicFile> plot_file = bench::create_output("--plot", a.plot_out);
+    const auto results = a.url.empty() ? load_own_nodes(a) : load_url(a);
+
+    const auto& c = a.config;
+    std::string heading =
+        "barrel-load: " + std::to_string(c.txs) + " transfers from " + std::to_string(c.senders) +
+        " senders, batches of " + std::to_string(c.batch) + " over " +
+        std::to_string(c.connections) + " connections" +
+        (c.rate > 0 ? ", offered at " + std::to_string(static_cast<long>(c.rate)) + " TPS" : "") +
+        (c.window > 0 ? ", window " + std::to_string(c.window) : "") + "; " +
+        (a.url.empty() ? "a node of its own" : a.url);
+    const bool stdout_taken = (json_file && json_file->is_standard_output()) ||
+                              (plot_file && plot_file->is_standard_output());
+    (stdout_taken ? std::cerr : std::cout) << load::text_report(heading, results) << std::flush;
+
+    if (json_file) {
+        nlohmann::json runs = nlohmann::json::array();
+        for (const auto& r : results) runs.push_back(load::to_json(r));
+        const nlohmann::json doc = {
+            {"machine", bench::machine_info(c.ceiling_threads)},
+            {"config",
+             {{"txs", c.txs},
+              {"senders", c.senders},
+              {"batch", c.batch},
+              {"connections", c.connections},
+              {"rate", c.rate},
+              {"window", c.window},
+              {"accounts", a.accounts},
+              {"seed", a.seed},
+              {"url", a.url.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.url)},
+              {"node_args",
+               a.url.empty() ? nlohmann::json(node_run_args(a)) : nlohmann::json(nullptr)}}},
+            {"runs", runs},
+            {"median", load::median_of(results)},
+        };
+        json_file->write(doc.dump(2) + "\n");
+        json_file->commit();
+    }
+    if (plot_file) {
+        plot_file->write(load::svg_timeline(
+            results.back(), "barrel-load: " + std::to_string(c.txs) + " transfers, " +
+                                std::to_string(static_cast<long>(results.back().end_to_end_tps)) +
+                                " TPS end to end"));
+        plot_file->commit();
+    }
+    return std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed(); })
+               ? 0
+               : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // A node that died mid-request closes its socket: a write then fails with EPIPE, reported,
+    // rather than killing this process.
+    std::signal(SIGPIPE, SIG_IGN);
+    return bench::guarded_main([&] { return run(argc, argv); });
+}

@@ -1,0 +1,135 @@
+#include "rpc_client.hpp"
+
+#include <barrel/core/uint256.hpp>
+
+#include "common/args.hpp"
+#include <boost/asio/connect.hpp>
+#include <boost/beast/http.hpp>
+
+namespace barrel::load {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+Expected<Url, std::string> parse_url(std::string_view text) {
+    constexpr std::string_view scheme = "http://";
+    if (!text.starts_with(scheme))
+        return unexpected("expected http://HOST:PORT, got '" + std::string{text} + "'");
+    std::string_view rest = text.substr(scheme.size());
+    Url url;
+    const size_t slash = rest.find('/');
+    if (slash != std::string_view::npos) {
+        url.target = std::string{rest.substr(slash)};
+        rest = rest.substr(0, slash);
+    }
+    // The port follows the last colon, unless that colon is inside an IPv6 literal "[::1]".
+    const size_t colon = rest.rfind(':');
+    const size_t bracket = rest.rfind(']');
+    if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
+        const auto port = parse_u64(rest.substr(colon + 1));
+        if (!port || *port == 0 || *port > 65535)
+            return unexpected("the port must be a number from 1 to 65535, got '" +
+                              std::string{rest.substr(colon + 1)} + "'");
+        url.port = std::to_string(*port);
+        rest = rest.substr(0, colon);
+    }
+    if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
+        rest = rest.substr(1, rest.size() - 2);
+    if (rest.empty()) return unexpected("no host in '" + std::string{text} + "'");
+    url.host = std::string{rest};
+    return url;
+}
+
+namespace {
+[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+}  // namespace
+
+HttpConnection::HttpConnection(const Url& url) : m_url{url}, m_socket{m_ioc} {
+    boost::system::error_code ec;
+    tcp::resolver resolver{m_ioc};
+    const auto endpoints = resolver.resolve(url.host, url.port, ec);
+    if (!ec) asio::connect(m_socket, endpoints, ec);
+    if (ec) fail("cannot connect to " + url.text() + ": " + ec.message());
+    // Requests are small and answered at once: Nagle's delay would hold back a request's
+    // last segment until the previous response's ACK.
+    m_socket.set_option(tcp::no_delay{true}, ec);
+}
+
+std::string HttpConnection::request(bool post, std::string_view target, std::string_view body) {
+    http::request<http::string_body> req{post ? http::verb::post : http::verb::get,
+                                         std::string{target}, 11};
+    req.set(http::field::host, m_url.host);
+    req.keep_alive(true);
+    if (post) {
+        req.set(http::field::content_type, "application/json");
+        req.body() = std::string{body};
+    }
+    req.prepare_payload();
+    boost::system::error_code ec;
+    http::write(m_socket, req, ec);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (!ec) http::read(m_socket, m_buffer, parser, ec);
+    if (ec) fail(m_url.text() + ": " + std::string{target} + ": " + ec.message());
+    auto res = parser.release();
+    if (res.result() != http::status::ok)
+        fail(m_url.text() + ": " + std::string{target} + ": HTTP " +
+             std::to_string(res.result_int()) + ": " + res.body().substr(0, 200));
+    return std::move(res.body());
+}
+
+std::string HttpConnection::post(std::string_view json) {
+    return request(true, m_url.target, json);
+}
+
+std::string HttpConnection::get(std::string_view target) { return request(false, target, {}); }
+
+namespace {
+nlohmann::json result_of(const nlohmann::json& response, std::string_view method) {
+    if (response.is_object() && response.contains("error"))
+        fail(std::string{method} + ": " + response["error"].value("message", response.dump()));
+    if (!response.is_object() || !response.contains("result"))
+        fail(std::string{method} + ": not a JSON-RPC response: " + response.dump().substr(0, 200));
+    return response["result"];
+}
+
+nlohmann::json parse_json(const std::string& body, std::string_view method) {
+    auto doc = nlohmann::json::parse(body, nullptr, false);
+    if (doc.is_discarded()) fail(std::string{method} + ": the response is not JSON");
+    return doc;
+}
+}  // namespace
+
+nlohmann::json HttpConnection::call(std::string_view method, nlohmann::json params) {
+    const nlohmann::json req = {
+        {"jsonrpc", "2.0"}, {"id", 1}, {"method", method}, {"params", std::move(params)}};
+    return result_of(parse_json(post(req.dump()), method), method);
+}
+
+std::vector<nlohmann::json> HttpConnection::call_batch(std::string_view method,
+                                                       const std::vector<nlohmann::json>& params) {
+    if (params.empty()) return {};
+    nlohmann::json req = nlohmann::json::array();
+    for (size_t i = 0; i < params.size(); ++i)
+        req.push_back({{"jsonrpc", "2.0"}, {"id", i}, {"method", method}, {"params", params[i]}});
+    const nlohmann::json res = parse_json(post(req.dump()), method);
+    if (!res.is_array() || res.size() != params.size())
+        fail(std::string{method} + ": a batch of " + std::to_string(params.size()) +
+             " calls was answered by " + res.dump().substr(0, 200));
+    std::vector<nlohmann::json> out(params.size());
+    for (const auto& r : res) {
+        const size_t id = r.is_object() ? r.value("id", params.size()) : params.size();
+        if (id >= params.size()) fail(std::string{method} + ": a response with an unknown id");
+        out[id] = result_of(r, method);
+    }
+    return out;
+}
+
+uint64_t quantity(const nlohmann::json& v, std::string_view what) {
+    const auto n = v.is_string() ? parse_u64(v.get<std::string>()) : std::nullopt;
+    if (!n) fail(std::string{what} + ": expected a quantity, got " + v.dump());
+    return *n;
+}
+
+}  // namespace barrel::load
