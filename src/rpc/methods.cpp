@@ -531,9 +531,9 @@ const Method kMethods[] = {
     {"eth_getTransactionByBlockNumberAndIndex", get_transaction_by_block_number_and_index},
     {"txpool_status", txpool_status},
 };
-constexpr size_t kUnknownMethod = std::size(kMethods);
+constexpr size_t kUnknownSlot = std::size(kMethods);
 
-/// The position of `name` in kMethods, or kUnknownMethod.
+/// The position of `name` in kMethods, or kUnknownSlot.
 size_t method_index(std::string_view name) {
     static const std::unordered_map<std::string_view, size_t> index = [] {
         std::unordered_map<std::string_view, size_t> out;
@@ -541,7 +541,7 @@ size_t method_index(std::string_view name) {
         return out;
     }();
     const auto it = index.find(name);
-    return it == index.end() ? kUnknownMethod : it->second;
+    return it == index.end() ? kUnknownSlot : it->second;
 }
 
 Error method_not_found(const std::string& method) {
@@ -552,7 +552,7 @@ Error method_not_found(const std::string& method) {
 /// A call of any method but eth_sendRawTransaction (`method` is its method_index), in a
 /// request's context.
 Result call_in(Context& c, size_t method, const Call& call) {
-    if (method == kUnknownMethod) return unexpected(method_not_found(call.method));
+    if (method == kUnknownSlot) return unexpected(method_not_found(call.method));
     return kMethods[method].handler(c, call.params);
 }
 
@@ -566,11 +566,11 @@ Expected<Bytes, Error> raw_transaction_of(const Call& call) {
 }  // namespace
 
 Methods::Methods(Node& node, const Limits& limits)
-    : m_node{node}, m_limits{limits}, m_counters(kUnknownMethod + 1) {
+    : m_node{node}, m_limits{limits}, m_counters(kUnknownSlot + 1) {
     if (!node.metrics) return;
     for (size_t i = 0; i < std::size(kMethods); ++i)
         m_counters[i] = node.metrics->method(kMethods[i].name);
-    m_counters[kUnknownMethod] = node.metrics->method(metrics::kUnknownMethod);
+    m_counters[kUnknownSlot] = node.metrics->method(metrics::kUnknownMethod);
 }
 
 Expected<json, Error> Methods::call(const Call& call) {
@@ -600,7 +600,7 @@ std::string Methods::handle(std::string_view body) {
     auto request = parse_request(body, m_limits);
     if (!request) {
         // No call could be read: counted as one failed call of no known method.
-        metrics::count_call(m_counters[kUnknownMethod], false);
+        metrics::count_call(m_counters[kUnknownSlot], false);
         return error_response(nullptr, request.error()).dump();
     }
 
@@ -634,7 +634,7 @@ std::string Methods::handle(std::string_view body) {
     for (size_t i = 0; i < request->calls.size(); ++i) {
         const auto& call = request->calls[i];
         if (!call) {
-            metrics::count_call(m_counters[kUnknownMethod], false);
+            metrics::count_call(m_counters[kUnknownSlot], false);
             responses.push_back(error_response(call.error().id, call.error().error));
             continue;
         }
