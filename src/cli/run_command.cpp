@@ -18,12 +18,12 @@
 #include <barrel/store/store.hpp>
 
 #include "command.hpp"
+#include "metrics/node_metrics.hpp"
 #include "rpc/service.hpp"
 #include <pthread.h>
 #include <signal.h>
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <iomanip>
 #include <mutex>
@@ -65,63 +65,6 @@ std::chrono::milliseconds ms_option(const ParsedArgs& args, std::string_view nam
                                     std::chrono::milliseconds fallback) {
     return std::chrono::milliseconds{
         size_option(args, name, static_cast<size_t>(fallback.count()), 1)};
-}
-
-/// The node's head for /metrics and the log lines: set after each commit, so that they never
-/// read the store's own head while a commit moves it. (Requests read a snapshot's head.)
-class SharedHead {
-public:
-    explicit SharedHead(const store::Head& h) : m_head{h} {}
-    store::Head get() const {
-        std::lock_guard lock{m_mutex};
-        return m_head;
-    }
-    void set(const store::Head& h) {
-        std::lock_guard lock{m_mutex};
-        m_head = h;
-    }
-
-private:
-    mutable std::mutex m_mutex;
-    store::Head m_head;
-};
-
-/// What /metrics reports of the node itself (Prometheus text format).
-struct NodeCounters {
-    std::atomic<uint64_t> blocks{0};
-    std::atomic<uint64_t> transactions{0};
-    std::atomic<uint64_t> stage_us[4]{};  // decode, verify, execute, commit
-};
-
-std::string metrics_text(const NodeCounters& c, const pool::Pool& pool,
-                         const block::SenderCache& cache, const SharedHead& head) {
-    std::ostringstream out;
-    auto metric = [&](std::string_view name, std::string_view type, std::string_view help,
-                      auto value) {
-        out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n"
-            << name << " " << value << "\n";
-    };
-    metric("barrel_head_block", "gauge", "Number of the head block.", head.get().number);
-    metric("barrel_blocks_sealed_total", "counter", "Blocks sealed and committed.",
-           c.blocks.load());
-    metric("barrel_transactions_sealed_total", "counter", "Transactions in sealed blocks.",
-           c.transactions.load());
-    const char* stages[] = {"decode", "verify", "execute", "commit"};
-    out << "# HELP barrel_stage_seconds_total Time sealed blocks spent in each stage.\n"
-        << "# TYPE barrel_stage_seconds_total counter\n";
-    for (size_t i = 0; i < 4; ++i)
-        out << "barrel_stage_seconds_total{stage=\"" << stages[i] << "\"} " << std::fixed
-            << std::setprecision(6) << static_cast<double>(c.stage_us[i].load()) / 1e6 << "\n";
-    out.unsetf(std::ios::floatfield);
-    const auto s = pool.status();
-    metric("barrel_pool_pending", "gauge", "Pool transactions ready to be sealed.", s.pending);
-    metric("barrel_pool_queued", "gauge", "Pool transactions waiting for a nonce gap.", s.queued);
-    const auto stats = cache.stats();
-    metric("barrel_sender_cache_hits_total", "counter", "Sender cache lookups that hit.",
-           stats.hits);
-    metric("barrel_sender_cache_misses_total", "counter",
-           "Sender cache lookups that missed (the sender was recovered).", stats.misses);
-    return out.str();
 }
 
 /// `cache` counts only the verify stage's look-ups (admission inserts without looking up), so
@@ -194,8 +137,15 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     pipeline_config.sender_cache = &cache;
     pipeline::Pipeline pipeline{*store, pipeline_config};
     pool::Pool pool{pool_config, *store, &cache};
-    SharedHead head{store->head()};
-    NodeCounters counters;
+    metrics::NodeMetrics metrics{{.max_block_txs = seal_config.max_block_txs}};
+    // Read once, here: Store::head is the writer's, and moves under a reader once the sealer runs.
+    const store::Head start_head = store->head();
+    metrics.set_head(start_head.number);
+    // What the pool and the cache count themselves is read when /metrics is.
+    metrics.set_sampler([&] {
+        metrics.sample_pool(pool.status());
+        metrics.sample_sender_cache(cache.stats());
+    });
 
     const std::string journal_path = (std::filesystem::path{datadir} / kJournalFile).string();
     auto journal = pool::read_journal(journal_path);
@@ -204,45 +154,39 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     {
         const std::vector<BytesView> views(journal->transactions.begin(),
                                            journal->transactions.end());
-        for (const auto& r : pool.admit(views)) readmitted += r.has_value() ? 1 : 0;
+        const auto results = pool.admit(views);
+        metrics.on_admitted(results);
+        for (const auto& r : results) readmitted += r.has_value() ? 1 : 0;
     }
     std::error_code ignored;
     std::filesystem::remove(journal_path, ignored);
 
     std::mutex log_mutex;
-    seal::Sealer sealer{
-        pipeline,
-        pool,
-        *store,
-        seal_config,
-        [&](const seal::Sealed& s) {
-            head.set(store->head());
-            counters.blocks.fetch_add(1);
-            counters.transactions.fetch_add(s.result.transactions);
-            const double ms[] = {s.result.times.decode_ms, s.result.times.verify_ms,
-                                 s.result.times.execute_ms, s.result.times.commit_ms};
-            for (size_t i = 0; i < 4; ++i)
-                counters.stage_us[i].fetch_add(static_cast<uint64_t>(ms[i] * 1000));
-            std::lock_guard lock{log_mutex};
-            log_sealed(ctx.err, s, cache.stats());
-        },
-        [&](const pipeline::PipelineError& e) {
-            std::lock_guard lock{log_mutex};
-            ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
-        }};
+    auto on_sealed = [&](const seal::Sealed& s) {
+        metrics.on_sealed(s);
+        std::lock_guard lock{log_mutex};
+        log_sealed(ctx.err, s, cache.stats());
+    };
+    auto on_seal_error = [&](const pipeline::PipelineError& e) {
+        std::lock_guard lock{log_mutex};
+        ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
+    };
+    seal::Sealer sealer{pipeline, pool, *store, seal_config, on_sealed, on_seal_error};
 
-    rpc::Node node{*store, pool, "barrel/v0.1.0", 1'000'000'000, [&] { sealer.notify(); }};
-    rpc::Service service{node, limits, http,
-                         [&] { return metrics_text(counters, pool, cache, head); }};
+    rpc::Node node{.store = *store,
+                   .pool = pool,
+                   .client_version = "barrel/v0.1.0",
+                   .on_admitted = [&] { sealer.notify(); },
+                   .metrics = &metrics};
+    rpc::Service service{node, limits, http};
     if (auto started = service.start(); !started) fail(started.error());
     std::thread sealing{[&] { sealer.run(); }};
 
     {
-        const store::Head h = head.get();
         std::lock_guard lock{log_mutex};
-        ctx.err << "barrel-node run: chain " << chain.config.chain_id << ", head block " << h.number
-                << " " << to_hex(h.hash) << "; " << readmitted << " of "
-                << journal->transactions.size() << " journaled transactions re-admitted"
+        ctx.err << "barrel-node run: chain " << chain.config.chain_id << ", head block "
+                << start_head.number << " " << to_hex(start_head.hash) << "; " << readmitted
+                << " of " << journal->transactions.size() << " journaled transactions re-admitted"
                 << (journal->damaged ? " (the journal's damaged tail was dropped)" : "") << "\n"
                 << "barrel-node run: JSON-RPC on http://" << http.address << ":" << service.port()
                 << "\n"

@@ -283,6 +283,7 @@ Expected<BlockResult, PipelineError> Pipeline::commit(Decoded& d) {
     r.times.commit_ms = ms_since(t0);
     if (!committed)
         return unexpected(PipelineError{Stage::commit, r.number, d.index, committed.error()});
+    r.commit_bytes = committed->bytes;
     return r;
 }
 

@@ -497,55 +497,63 @@ Result no_params(const json& params, json value) {
 
 using Handler = Result (*)(Context&, const json&);
 
-const std::unordered_map<std::string_view, Handler>& method_table() {
-    static const std::unordered_map<std::string_view, Handler> table = {
-        {"web3_clientVersion",
-         [](Context& c, const json& p) { return no_params(p, c.node.client_version); }},
-        {"net_version",
-         [](Context& c, const json& p) {
-             return no_params(p, std::to_string(c.config().chain_id));
-         }},
-        {"eth_chainId",
-         [](Context& c, const json& p) { return no_params(p, chain_id(c, p).value()); }},
-        {"eth_syncing", [](Context&, const json& p) { return no_params(p, false); }},
-        {"eth_accounts", [](Context&, const json& p) { return no_params(p, json::array()); }},
-        {"eth_blockNumber",
-         [](Context& c, const json& p) {
-             return no_params(p, json_quantity(c.view.head().number));
-         }},
-        {"eth_getBalance", get_balance},
-        {"eth_getTransactionCount", get_transaction_count},
-        {"eth_gasPrice", gas_price},
-        {"eth_maxPriorityFeePerGas", max_priority_fee},
-        {"eth_feeHistory", fee_history},
-        {"eth_estimateGas", estimate_gas},
-        {"eth_call", call_method},
-        {"eth_sendRawTransaction", send_raw_transaction},
-        {"eth_getTransactionByHash", get_transaction_by_hash},
-        {"eth_getTransactionReceipt", get_transaction_receipt},
-        {"eth_getBlockByNumber", get_block_by_number},
-        {"eth_getBlockByHash", get_block_by_hash},
-        {"eth_getBlockTransactionCountByNumber", get_block_transaction_count_by_number},
-        {"eth_getBlockTransactionCountByHash", get_block_transaction_count_by_hash},
-        {"eth_getTransactionByBlockNumberAndIndex", get_transaction_by_block_number_and_index},
-        {"txpool_status", txpool_status},
-    };
-    return table;
-}
+struct Method {
+    std::string_view name;
+    Handler handler;
+};
 
-Error method_not_found(const std::string& method);
+/// Every method. A method's position here is also its slot in Methods' metric counters; the
+/// slot past the end is the "unknown" method's.
+const Method kMethods[] = {
+    {"web3_clientVersion",
+     [](Context& c, const json& p) { return no_params(p, c.node.client_version); }},
+    {"net_version",
+     [](Context& c, const json& p) { return no_params(p, std::to_string(c.config().chain_id)); }},
+    {"eth_chainId", [](Context& c, const json& p) { return no_params(p, chain_id(c, p).value()); }},
+    {"eth_syncing", [](Context&, const json& p) { return no_params(p, false); }},
+    {"eth_accounts", [](Context&, const json& p) { return no_params(p, json::array()); }},
+    {"eth_blockNumber",
+     [](Context& c, const json& p) { return no_params(p, json_quantity(c.view.head().number)); }},
+    {"eth_getBalance", get_balance},
+    {"eth_getTransactionCount", get_transaction_count},
+    {"eth_gasPrice", gas_price},
+    {"eth_maxPriorityFeePerGas", max_priority_fee},
+    {"eth_feeHistory", fee_history},
+    {"eth_estimateGas", estimate_gas},
+    {"eth_call", call_method},
+    {"eth_sendRawTransaction", send_raw_transaction},
+    {"eth_getTransactionByHash", get_transaction_by_hash},
+    {"eth_getTransactionReceipt", get_transaction_receipt},
+    {"eth_getBlockByNumber", get_block_by_number},
+    {"eth_getBlockByHash", get_block_by_hash},
+    {"eth_getBlockTransactionCountByNumber", get_block_transaction_count_by_number},
+    {"eth_getBlockTransactionCountByHash", get_block_transaction_count_by_hash},
+    {"eth_getTransactionByBlockNumberAndIndex", get_transaction_by_block_number_and_index},
+    {"txpool_status", txpool_status},
+};
+constexpr size_t kUnknownSlot = std::size(kMethods);
 
-/// A call of any method but eth_sendRawTransaction, in a request's context.
-Result call_in(Context& c, const Call& call) {
-    const auto& table = method_table();
-    const auto it = table.find(call.method);
-    if (it == table.end()) return unexpected(method_not_found(call.method));
-    return it->second(c, call.params);
+/// The position of `name` in kMethods, or kUnknownSlot.
+size_t method_index(std::string_view name) {
+    static const std::unordered_map<std::string_view, size_t> index = [] {
+        std::unordered_map<std::string_view, size_t> out;
+        for (size_t i = 0; i < std::size(kMethods); ++i) out.emplace(kMethods[i].name, i);
+        return out;
+    }();
+    const auto it = index.find(name);
+    return it == index.end() ? kUnknownSlot : it->second;
 }
 
 Error method_not_found(const std::string& method) {
     return Error{code::method_not_found,
                  "the method " + method + " does not exist/is not available"};
+}
+
+/// A call of any method but eth_sendRawTransaction (`method` is its method_index), in a
+/// request's context.
+Result call_in(Context& c, size_t method, const Call& call) {
+    if (method == kUnknownSlot) return unexpected(method_not_found(call.method));
+    return kMethods[method].handler(c, call.params);
 }
 
 /// The raw transaction of an eth_sendRawTransaction call, or its parameter error.
@@ -557,11 +565,27 @@ Expected<Bytes, Error> raw_transaction_of(const Call& call) {
 
 }  // namespace
 
+Methods::Methods(Node& node, const Limits& limits)
+    : m_node{node}, m_limits{limits}, m_counters(kUnknownSlot + 1) {
+    if (!node.metrics) return;
+    for (size_t i = 0; i < std::size(kMethods); ++i)
+        m_counters[i] = node.metrics->method(kMethods[i].name);
+    m_counters[kUnknownSlot] = node.metrics->method(metrics::kUnknownMethod);
+}
+
 Expected<json, Error> Methods::call(const Call& call) {
+    const size_t method = method_index(call.method);
+    auto result = call_one(method, call);
+    metrics::count_call(m_counters[method], result.has_value());
+    return result;
+}
+
+Expected<json, Error> Methods::call_one(size_t method, const Call& call) {
     if (call.method == "eth_sendRawTransaction") {
         auto raw = raw_transaction_of(call);
         if (!raw) return unexpected(raw.error());
-        auto admitted = m_node.pool.admit_one(*raw);
+        const pool::AdmitResult admitted = m_node.pool.admit_one(*raw);
+        if (m_node.metrics) m_node.metrics->on_admitted({&admitted, 1});
         if (!admitted) return server_error(admitted.error().message);
         if (m_node.on_admitted) m_node.on_admitted();
         return json_bytes(admitted->hash);
@@ -569,12 +593,16 @@ Expected<json, Error> Methods::call(const Call& call) {
     auto view = m_node.store.snapshot();
     if (!view) return store_failure(view.error());
     Context c{m_node, **view};
-    return call_in(c, call);
+    return call_in(c, method, call);
 }
 
 std::string Methods::handle(std::string_view body) {
     auto request = parse_request(body, m_limits);
-    if (!request) return error_response(nullptr, request.error()).dump();
+    if (!request) {
+        // No call could be read: counted as one failed call of no known method.
+        metrics::count_call(m_counters[kUnknownSlot], false);
+        return error_response(nullptr, request.error()).dump();
+    }
 
     // Every transaction of the batch is admitted in one call, so their senders are recovered
     // in one parallel loop; each call then gets its own result, in order.
@@ -596,6 +624,7 @@ std::string Methods::handle(std::string_view body) {
     if (!raws.empty()) {
         const std::vector<BytesView> views{raws.begin(), raws.end()};
         admitted = m_node.pool.admit(views);
+        if (m_node.metrics) m_node.metrics->on_admitted(admitted);
         if (m_node.on_admitted) m_node.on_admitted();
     }
 
@@ -605,9 +634,11 @@ std::string Methods::handle(std::string_view body) {
     for (size_t i = 0; i < request->calls.size(); ++i) {
         const auto& call = request->calls[i];
         if (!call) {
+            metrics::count_call(m_counters[kUnknownSlot], false);
             responses.push_back(error_response(call.error().id, call.error().error));
             continue;
         }
+        const size_t method = method_index(call->method);
         Expected<json, Error> result = json(nullptr);
         if (const auto e = param_errors.find(i); e != param_errors.end())
             result = unexpected(e->second);
@@ -623,9 +654,10 @@ std::string Methods::handle(std::string_view body) {
                 result = store_failure(view->error());
             } else {
                 Context c{m_node, ***view};
-                result = call_in(c, *call);
+                result = call_in(c, method, *call);
             }
         }
+        metrics::count_call(m_counters[method], result.has_value());
         if (call->notification) continue;
         responses.push_back(result ? result_response(call->id, std::move(*result))
                                    : error_response(call->id, result.error()));

@@ -8,12 +8,14 @@
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
 
+#include "metrics/node_metrics.hpp"
 #include "rpc/jsonrpc.hpp"
 
 #include <atomic>
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace barrel::rpc {
 
@@ -27,11 +29,13 @@ struct Node {
     u256 suggested_tip{1'000'000'000};
     /// Called after a request admitted transactions (the sealer may have a full block now).
     std::function<void()> on_admitted{};
+    /// Where calls, admissions and rejections are counted (none: not counted).
+    metrics::NodeMetrics* metrics{nullptr};
 };
 
 class Methods {
 public:
-    Methods(Node& node, const Limits& limits) : m_node{node}, m_limits{limits} {}
+    Methods(Node& node, const Limits& limits);
 
     /// The response body for a request body ("" when every call was a notification). Every
     /// call of the request reads the same snapshot of the store (Store::snapshot).
@@ -41,8 +45,14 @@ public:
     Expected<json, Error> call(const Call& call);
 
 private:
+    /// call(), for the method at `method` in the method table.
+    Expected<json, Error> call_one(size_t method, const Call& call);
+
     Node& m_node;
     Limits m_limits;
+    /// Each method's counters, by its position in the method table (methods.cpp), then those of
+    /// unknown methods: found once here, so a call costs no label lookup.
+    std::vector<metrics::MethodCounters> m_counters;
 };
 
 }  // namespace barrel::rpc

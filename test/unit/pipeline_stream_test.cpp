@@ -133,3 +133,18 @@ TEST(pipeline_stream, a_bad_block_after_speculation_leaves_exactly_the_blocks_be
     store.reset();
     EXPECT_EQ(dump_diff(dump_datadir(tmp / "reference"), dump_datadir(tmp / "streamed")), "");
 }
+
+TEST(pipeline_stream, a_committed_block_reports_its_write_batch_bytes) {
+    ScratchDir tmp;
+    auto store = fresh_store(tmp / "d");
+    pipeline::Pipeline p{*store, {}};
+    const Bytes& wire = test_chain().blocks.front();
+    const auto first = p.import_block(wire);
+    ASSERT_TRUE(first);
+    // The batch holds the raw block and every document besides (barrel_commit_bytes_total).
+    EXPECT_GT(first->commit_bytes, wire.size());
+    const auto again = p.import_block(wire);
+    ASSERT_TRUE(again);
+    EXPECT_TRUE(again->skipped);
+    EXPECT_EQ(again->commit_bytes, 0u);
+}

@@ -31,7 +31,7 @@ protected:
                                   .block_gas_limit = workload.genesis.gas_limit},
                      *store, nullptr);
         node.emplace(Node{*store, *pool, "barrel/test"});
-        service.emplace(*node, Limits{}, HttpOptions{.port = 0}, nullptr);
+        service.emplace(*node, Limits{}, HttpOptions{.port = 0});
         EXPECT_TRUE(service->start().has_value());
         client.emplace(service->port());
     }

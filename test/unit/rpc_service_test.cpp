@@ -6,6 +6,7 @@
 #include <barrel/store/store.hpp>
 
 #include "http_client.hpp"
+#include "metrics/node_metrics.hpp"
 #include "rpc/service.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -26,9 +27,8 @@ protected:
                             .base_fee = workload.genesis.config.base_fee,
                             .block_gas_limit = workload.genesis.gas_limit},
                *store, nullptr},
-          node{*store, pool, "barrel/test"},
-          service{node, Limits{.max_batch = 3}, HttpOptions{.port = 0, .max_body_bytes = 4096},
-                  [] { return std::string{"barrel_test 1\n"}; }} {
+          node{.store = *store, .pool = pool, .client_version = "barrel/test", .metrics = &metrics},
+          service{node, Limits{.max_batch = 3}, HttpOptions{.port = 0, .max_body_bytes = 4096}} {
         EXPECT_TRUE(service.start().has_value());
     }
 
@@ -43,6 +43,7 @@ protected:
     gen::Workload workload;
     std::unique_ptr<store::Store> store;
     pool::Pool pool;
+    metrics::NodeMetrics metrics;
     Node node;
     Service service;
 };
@@ -92,13 +93,40 @@ TEST_F(RpcService, an_oversized_body_is_413_and_others_are_served) {
 
 TEST_F(RpcService, metrics_are_served_as_prometheus_text) {
     Client c{service.port()};
-    post(c, R"({"jsonrpc":"2.0","id":1,"method":"eth_chainId"})");
+    const std::string one = R"({"jsonrpc":"2.0","id":1,"method":"eth_chainId"})";
+    // Each call of a batch counts under its method; what is not a known method's call (an
+    // unknown method, an object that is not a call) under "unknown".
+    const std::string batch = R"([{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"},
+                                  {"jsonrpc":"2.0","id":2,"method":"eth_nope"},
+                                  {"jsonrpc":"2.0","id":3,"method":"eth_sendRawTransaction",
+                                   "params":["0x00"]}])";
+    const std::string with_bad_call = R"([{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}, 7])";
+    post(c, one);
+    post(c, batch);
+    post(c, with_bad_call);
     c.send(http::verb::get, "/metrics", "", "");
     const auto res = c.receive();
     EXPECT_EQ(res.result_int(), 200u);
     EXPECT_EQ(res[http::field::content_type], "text/plain; version=0.0.4; charset=utf-8");
-    EXPECT_NE(res.body().find("barrel_test 1\n"), std::string::npos);
-    EXPECT_NE(res.body().find("barrel_rpc_requests_total 1\n"), std::string::npos) << res.body();
+    const std::string& text = res.body();
+    auto expect_line = [&](const std::string& series, size_t value) {
+        EXPECT_NE(text.find("\n" + series + " " + std::to_string(value) + "\n"), std::string::npos)
+            << series << " " << value << " in\n"
+            << text;
+    };
+    expect_line(R"(barrel_rpc_requests_total{method="eth_chainId"})", 1);
+    expect_line(R"(barrel_rpc_errors_total{method="eth_chainId"})", 0);
+    expect_line(R"(barrel_rpc_requests_total{method="eth_blockNumber"})", 2);
+    expect_line(R"(barrel_rpc_requests_total{method="unknown"})", 2);
+    expect_line(R"(barrel_rpc_errors_total{method="unknown"})", 2);
+    expect_line(R"(barrel_rpc_requests_total{method="eth_sendRawTransaction"})", 1);
+    expect_line(R"(barrel_rpc_errors_total{method="eth_sendRawTransaction"})", 1);
+    expect_line(R"(barrel_pool_rejected_total{reason="malformed"})", 1);
+    expect_line("barrel_pool_admitted_total", 0);
+    expect_line("barrel_rpc_http_requests_total", 3);
+    expect_line("barrel_rpc_request_bytes_total", one.size() + batch.size() + with_bad_call.size());
+    expect_line("barrel_rpc_request_duration_seconds_count", 3);
+    expect_line("barrel_rpc_connections", 1);  // this client's, the one open
 }
 
 }  // namespace

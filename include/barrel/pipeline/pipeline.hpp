@@ -43,6 +43,9 @@ struct BlockResult {
     size_t executed_over{0};
     StageTimes times;
     exec::DagStats dag;
+    /// Bytes (keys and values) of the RocksDB write batch that committed the block
+    /// (store::CommitStats::bytes); 0 for a skipped block.
+    size_t commit_bytes{0};
 };
 
 enum class Stage : uint8_t { decode, link, verify, execute, seal, commit };
