@@ -97,11 +97,12 @@ phase_release() {
 }
 
 # A real wallet against the node: ethers.js v6 (pinned by test/ethers/package-lock.json,
-# installed by npm ci) drives a `barrel-node run` that the test starts itself.
+# installed by npm ci) drives a `barrel-node run` that the test starts itself. It takes seconds;
+# the timeout turns a hang into a failure that leaves CI time to report it.
 wallet_test() {
     local dir=$1
     (cd "$repo/test/ethers" && npm ci --no-audit --no-fund --loglevel=error &&
-        BARREL_NODE="$repo/$dir/src/barrel-node" npm test)
+        BARREL_NODE="$repo/$dir/src/barrel-node" timeout 600 npm test)
 }
 
 phase_faults() {

@@ -36,6 +36,7 @@ namespace barrel::cli {
 namespace {
 
 constexpr std::string_view kJournalFile = "transactions.rlp";
+constexpr unsigned kMaxRpcThreads = 1024;
 
 struct Endpoint {
     std::string address;
@@ -112,12 +113,25 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     http.max_connections = size_option(args, "--rpc-max-connections", http.max_connections, 1);
     http.read_timeout = ms_option(args, "--rpc-read-timeout", http.read_timeout);
     http.idle_timeout = ms_option(args, "--rpc-idle-timeout", http.idle_timeout);
+    // One per core by default: a request's serial parts (parsing, the pool's locked step, the
+    // response) then overlap another request's parallel recovery instead of leaving a core idle
+    // (docs/benchmarks.md, "The node under load").
+    const size_t rpc_threads =
+        size_option(args, "--rpc-threads", std::max(1u, std::thread::hardware_concurrency()), 1);
+    if (rpc_threads > kMaxRpcThreads)
+        fail("--rpc-threads: must be at most " + std::to_string(kMaxRpcThreads) + ", got " +
+             std::to_string(rpc_threads));
+    http.threads = static_cast<unsigned>(rpc_threads);
     rpc::Limits limits;
     limits.max_batch = size_option(args, "--rpc-max-batch", limits.max_batch, 1);
     std::optional<Address> coinbase;
     if (const auto v = args.value("--coinbase")) {
         const auto a = address_from_hex(*v);
-        if (!a) fail("--coinbase: " + describe_hex_error(*v, a.error()));
+        if (!a)
+            fail("--coinbase: " + (a.error() == HexError::wrong_length
+                                       ? "expected an address (20 bytes, 40 hex digits), got '" +
+                                             std::string{*v} + "'"
+                                       : describe_hex_error(*v, a.error())));
         coinbase = *a;
     }
 
@@ -158,8 +172,6 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
         metrics.on_admitted(results);
         for (const auto& r : results) readmitted += r.has_value() ? 1 : 0;
     }
-    std::error_code ignored;
-    std::filesystem::remove(journal_path, ignored);
 
     std::mutex log_mutex;
     auto on_sealed = [&](const seal::Sealed& s) {
@@ -180,6 +192,10 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
                    .metrics = &metrics};
     rpc::Service service{node, limits, http};
     if (auto started = service.start(); !started) fail(started.error());
+    // Removed only now: a node that cannot serve (a port in use) leaves the journal for the
+    // next start. Its transactions are in the pool, which the stop journals again.
+    std::error_code ignored;
+    std::filesystem::remove(journal_path, ignored);
     std::thread sealing{[&] { sealer.run(); }};
 
     {
@@ -241,6 +257,7 @@ Command run_command() {
                 {"--rpc-max-body", "BYTES", "Largest request body (default 5242880)"},
                 {"--rpc-max-batch", "N", "Most calls in one batch (default 1000)"},
                 {"--rpc-max-connections", "N", "Connections at once (default 512)"},
+                {"--rpc-threads", "N", "Threads serving the connections (default: one per core)"},
                 {"--rpc-read-timeout", "MS", "Time for a whole request once begun (default 30000)"},
                 {"--rpc-idle-timeout", "MS", "Keep-alive connection idle time (default 120000)"},
             },
