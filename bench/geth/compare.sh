@@ -7,15 +7,16 @@
 #   bench/geth/compare.sh [--geth PATH] [--build DIR] [--rounds R] [-- BARREL-LOAD OPTIONS...]
 #
 # geth: PATH, else `geth` on PATH, else ~/go/bin/geth (`go install
-# github.com/ethereum/go-ethereum/cmd/geth@latest` builds one). Both nodes seal a block every
-# second; geth's block gas limit holds 2,500 transfers, barrel-node's --max-block-txs default.
-# geth's pool is raised to hold the whole load, as barrel-load raises barrel-node's.
+# github.com/ethereum/go-ethereum/cmd/geth@latest` builds one). Each node seals as fast as it
+# can: barrel-node a block as soon as 2,500 transfers are ready (and every second otherwise);
+# geth --dev.period 0 a block whenever transactions are pending, with a gas limit (1e9) that does
+# not cap it. geth's pool is raised to hold the whole load, as barrel-load raises barrel-node's.
 #
 # geth --dev funds one developer account only: the script makes the genesis barrel-load assumes
 # (barrel-node gen --accounts 1000 --seed 1), and the developer account sends each of its
 # accounts 100 ether (eth_sendTransaction, unlocked in dev mode) before the load. geth's base fee
-# rises 12.5% per block over half full, so its transfers carry a 1,000 gwei gas price (barrel-node
-# has no base fee: 1 gwei).
+# rises 12.5% per block over half full, so its transfers carry a 1,000 gwei gas price, to be sure
+# (barrel-node has no base fee: 1 gwei).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -64,7 +65,7 @@ start_geth() {
     local dir=$work/geth port
     rm -rf "$dir"
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    "$geth" --dev --dev.period 1 --dev.gaslimit 52500000 --miner.gaslimit 52500000 \
+    "$geth" --dev --dev.period 0 --dev.gaslimit 1000000000 --miner.gaslimit 1000000000 \
         --datadir "$dir" --http --http.addr 127.0.0.1 --http.port "$port" --http.api eth,net,web3 \
         --authrpc.port 0 --txpool.globalslots 200000 --txpool.accountslots 5000 \
         --txpool.globalqueue 200000 --txpool.accountqueue 5000 --verbosity 1 \
@@ -111,7 +112,9 @@ for r in $(seq "$rounds"); do
     echo "round $r/$rounds: geth --dev" >&2
     start_geth
     fund_geth
-    "$load" "${common[@]}" --url "$geth_url" --gas-price 1000 --json "$work/geth-$r.json" \
+    # --check-receipts 100: geth derives a whole block's receipts to answer one.
+    "$load" "${common[@]}" --url "$geth_url" --gas-price 1000 --check-receipts 100 \
+        --json "$work/geth-$r.json" \
         > "$work/geth-$r.txt"
     kill "$geth_pid"; wait "$geth_pid" 2>/dev/null || true; geth_pid=""
 done

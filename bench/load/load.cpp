@@ -350,6 +350,11 @@ void check_chain(const Config& config, const Workload& w, HttpConnection& conn, 
     std::vector<uint32_t> mined;
     for (size_t i = 0; i < w.hashes.size(); ++i)
         if (sh.mined_count[i] > 0) mined.push_back(static_cast<uint32_t>(i));
+    if (config.receipt_stride > 1) {
+        size_t kept = 0;
+        for (size_t k = 0; k < mined.size(); k += config.receipt_stride) mined[kept++] = mined[k];
+        mined.resize(kept);
+    }
     for (size_t k0 = 0; k0 < mined.size(); k0 += chunk) {
         std::vector<nlohmann::json> params;
         for (size_t k = k0; k < std::min(k0 + chunk, mined.size()); ++k)

@@ -36,6 +36,10 @@ struct Config {
     /// Gas price of every transfer, in gwei: 1 suits barrel-node (no base fee); a node whose base
     /// fee rises under load (go-ethereum's dev mode) needs more, or its pool stops including them.
     uint64_t gas_price_gwei{1};
+    /// After the clock, the receipt of every this-many-th mined transaction is checked (1: all).
+    /// go-ethereum answers a receipt by deriving its whole block's, so a sample keeps the check
+    /// of 100,000 transactions in large blocks to seconds there.
+    size_t receipt_stride{1};
     std::string label;  ///< prefix of the progress line ("run 1/3")
 };
 

@@ -51,7 +51,7 @@ Args parse_args(int argc, char** argv) {
     app.allow_extras();
     Args a;
     std::string txs, senders, batch, connections, rate, window, runs, accounts, seed, poll, stall,
-        threads, block_time, max_block_txs, txpool_max, gas_price;
+        threads, block_time, max_block_txs, txpool_max, gas_price, receipt_stride;
     app.add_option("--txs", txs, "Transfers to send (default 100000)")->type_name("N");
     app.add_option("--senders", senders, "Accounts that send them (default 500)")->type_name("S");
     app.add_option("--batch", batch, "Transactions per JSON-RPC batch (default 100)")
@@ -94,6 +94,10 @@ Args parse_args(int argc, char** argv) {
                    "Gas price of the transfers in gwei (default 1; a node with a rising base "
                    "fee needs more)")
         ->type_name("GWEI");
+    app.add_option("--check-receipts", receipt_stride,
+                   "After the clock, check the receipt of every N-th mined transaction "
+                   "(default 1: all)")
+        ->type_name("N");
     app.add_option("--threads", threads, "Threads of the recovery ceiling (default: every core)")
         ->type_name("N");
     app.add_option("--json", a.json_out, "Write the runs as JSON here ('-': stdout)")
@@ -109,6 +113,8 @@ Args parse_args(int argc, char** argv) {
     if (!connections.empty()) c.connections = parse_count("--connections", connections, 1, 1024);
     if (!rate.empty()) c.rate = static_cast<double>(parse_count("--rate", rate, 1, 100'000'000));
     if (!window.empty()) c.window = parse_count("--window", window, 1, gen::kMaxTotalTxs);
+    if (!receipt_stride.empty())
+        c.receipt_stride = parse_count("--check-receipts", receipt_stride, 1, gen::kMaxTotalTxs);
     if (!gas_price.empty()) c.gas_price_gwei = parse_count("--gas-price", gas_price, 1, 1'000'000);
     if (!runs.empty()) a.runs = parse_count("--runs", runs, 1, 1000);
     if (!accounts.empty()) a.accounts = parse_count("--accounts", accounts, 2, gen::kMaxAccounts);
