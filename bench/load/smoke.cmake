@@ -113,4 +113,6 @@ expect_bad_usage("error: --senders: 30 is more than --accounts (20)" --senders 3
 expect_bad_usage("error: --runs: only with a node of barrel-load's own (no --url)" --url http://127.0.0.1:1 --runs 2)
 expect_bad_usage("error: --url: expected http://HOST:PORT, got 'ftp://x'" --url ftp://x)
 expect_bad_usage("error: --json: '${WORK}' is a directory" --json "${WORK}")
+expect_bad_usage("error: --gas-price: expected an integer >= 1, got \"0\"" --gas-price 0)
+expect_bad_usage("error: --check-receipts: expected an integer >= 1, got \"0\"" --check-receipts 0)
 file(REMOVE_RECURSE "${WORK}")
