@@ -27,6 +27,11 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
     // total across families is capped in DBOptions (kMemtableBudget).
     o.write_buffer_size = 16 << 20;
     o.compression = rocksdb::kLZ4Compression;
+    // Flushes write level 0 uncompressed: a node flushes all the time under load, and every
+    // level-0 file is compacted (read and rewritten, compressed) soon after, so compressing it
+    // first is work done twice (docs/benchmarks.md, "Commit: RocksDB options").
+    o.compression_per_level.assign(static_cast<size_t>(o.num_levels), rocksdb::kLZ4Compression);
+    o.compression_per_level[0] = rocksdb::kNoCompression;
     if (cf == kTxs || cf == kReceipts || cf == kAccounts) {
         // Keyed by hashes and addresses (uniformly random bytes), read by point lookups and
         // never iterated in order by the node: a hash-bucketed memtable places each of a
