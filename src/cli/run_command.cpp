@@ -162,7 +162,7 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     });
 
     const std::string journal_path = (std::filesystem::path{datadir} / kJournalFile).string();
-    auto journal = pool::read_journal(journal_path);
+    auto journal = pool::read_journal(journal_path, pool_config);
     if (!journal) fail(journal.error());
     size_t readmitted = 0;
     {
@@ -203,7 +203,9 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
         ctx.err << "barrel-node run: chain " << chain.config.chain_id << ", head block "
                 << start_head.number << " " << to_hex(start_head.hash) << "; " << readmitted
                 << " of " << journal->transactions.size() << " journaled transactions re-admitted"
-                << (journal->damaged ? " (the journal's damaged tail was dropped)" : "") << "\n"
+                << (journal->damaged ? " (the journal's damaged tail was dropped)" : "")
+                << (journal->truncated ? " (more than the pool holds: the rest was dropped)" : "")
+                << "\n"
                 << "barrel-node run: JSON-RPC on http://" << http.address << ":" << service.port()
                 << "\n"
                 << std::flush;

@@ -4,6 +4,7 @@
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/pool/pool.hpp>
+#include <barrel/rlp/encode.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
 
@@ -476,13 +477,13 @@ namespace {
 TEST_F(PoolTest, a_journal_gives_back_what_was_pooled) {
     test::ScratchDir dir;
     const std::string path = (dir.path() / "transactions.rlp").string();
-    EXPECT_TRUE(read_journal(path).value().transactions.empty());  // none yet
+    EXPECT_TRUE(read_journal(path, config).value().transactions.empty());  // none yet
     admit_ok({.key = 1, .nonce = 0});
     admit_ok({.key = 1, .nonce = 2});  // queued
     admit_ok({.key = 2, .nonce = 0});
     const auto txs = pool().all();
     ASSERT_TRUE(write_journal(path, txs).has_value());
-    const Journal journal = read_journal(path).value();
+    const Journal journal = read_journal(path, config).value();
     EXPECT_FALSE(journal.damaged);
     ASSERT_EQ(journal.transactions.size(), 3u);
     for (size_t i = 0; i < txs.size(); ++i) EXPECT_EQ(journal.transactions[i], txs[i]->encoding);
@@ -490,9 +491,55 @@ TEST_F(PoolTest, a_journal_gives_back_what_was_pooled) {
     // A tail cut short keeps what came before it.
     const Bytes whole = test::read_file(path);
     test::write_file(path, BytesView{whole}.first(whole.size() - 5));
-    const Journal cut = read_journal(path).value();
+    const Journal cut = read_journal(path, config).value();
     EXPECT_TRUE(cut.damaged);
     EXPECT_EQ(cut.transactions.size(), 2u);
+}
+
+TEST_F(PoolTest, a_journal_is_read_no_further_than_a_pool_holds) {
+    test::ScratchDir dir;
+    const std::string path = (dir.path() / "transactions.rlp").string();
+    config.max_transactions = 3;
+    config.max_transaction_bytes = 100;
+
+    // More strings than the pool has slots: the first max_transactions, the rest left.
+    Bytes five;
+    for (uint8_t i = 1; i <= 5; ++i) rlp::encode(five, Bytes(10, i));
+    test::write_file(path, five);
+    Journal read = read_journal(path, config).value();
+    EXPECT_TRUE(read.truncated);
+    EXPECT_FALSE(read.damaged);
+    ASSERT_EQ(read.transactions.size(), 3u);
+    EXPECT_EQ(read.transactions[2], Bytes(10, 3));
+
+    // A string longer than any pooled transaction is never allocated: damage, and what came
+    // before it stays.
+    Bytes oversized;
+    rlp::encode(oversized, Bytes(10, 7));
+    oversized.insert(oversized.end(), {0xbb, 0x7f, 0xff, 0xff, 0xff});  // a 2 GiB string's head
+    test::write_file(path, oversized);
+    read = read_journal(path, config).value();
+    EXPECT_TRUE(read.damaged);
+    EXPECT_FALSE(read.truncated);
+    ASSERT_EQ(read.transactions.size(), 1u);
+
+    // A list, and a non-canonical string (one byte below 0x80 given a length), are damage too.
+    for (const Bytes& bad : {Bytes{0xc1, 0x01}, Bytes{0x81, 0x05}}) {
+        test::write_file(path, bad);
+        read = read_journal(path, config).value();
+        EXPECT_TRUE(read.damaged);
+        EXPECT_TRUE(read.transactions.empty());
+    }
+
+    // Something endless (a device in its place): bounded by the pool too.
+    read = read_journal("/dev/zero", config).value();
+    EXPECT_TRUE(read.truncated);
+    EXPECT_EQ(read.transactions.size(), 3u);
+
+    // Not a file to read at all: the reason, naming the path.
+    const auto unreadable = read_journal(dir.path().string(), config);
+    ASSERT_FALSE(unreadable.has_value());
+    EXPECT_EQ(unreadable.error(), "cannot read '" + dir.path().string() + "': Is a directory");
 }
 
 }  // namespace

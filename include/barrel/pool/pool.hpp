@@ -186,11 +186,14 @@ Expected<void, std::string> write_journal(const std::string& path, std::span<con
 
 /// The encodings of a journal (none if the file does not exist). A damaged tail (a crash while
 /// an old version wrote it) ends the stream: what came before it is returned, and `damaged`
-/// says so.
+/// says so. It reads no more than a pool with `config` holds (max_transactions strings, none
+/// longer than max_transaction_bytes), so a journal replaced by something huge or endless costs
+/// no more than a full pool; strings past max_transactions are left and `truncated` says so.
 struct Journal {
     std::vector<Bytes> transactions;
     bool damaged{false};
+    bool truncated{false};
 };
-Expected<Journal, std::string> read_journal(const std::string& path);
+Expected<Journal, std::string> read_journal(const std::string& path, const Config& config);
 
 }  // namespace barrel::pool
