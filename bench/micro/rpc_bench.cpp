@@ -56,11 +56,10 @@ void BM_rpc_response_body(benchmark::State& state) {
         hashes.push_back(to_hex(keccak256(BytesView{&b, 1})));
     }
     for (auto _ : state) {
-        std::vector<json> responses;
-        responses.reserve(request.calls.size());
+        ResponseWriter writer{request.batch};
         for (size_t i = 0; i < request.calls.size(); ++i)
-            responses.push_back(result_response(request.calls[i]->id, hashes[i]));
-        std::string body = response_body(request, responses);
+            writer.result(request.calls[i]->id, json(hashes[i]));
+        std::string body = std::move(writer).finish();
         benchmark::DoNotOptimize(body);
     }
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));

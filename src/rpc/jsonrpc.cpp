@@ -1,26 +1,38 @@
 #include "rpc/jsonrpc.hpp"
 
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
 namespace barrel::rpc {
 
 namespace {
+
+/// Where the string that opens before `from` ends: the offset of its closing quote, the first
+/// one not escaped by an odd run of backslashes, or text.size() if it never closes. memchr
+/// skips the long hex strings of a request at memory speed.
+size_t string_end(std::string_view text, size_t from) {
+    while (from < text.size()) {
+        const void* quote = std::memchr(text.data() + from, '"', text.size() - from);
+        if (quote == nullptr) return text.size();
+        const size_t at = static_cast<size_t>(static_cast<const char*>(quote) - text.data());
+        size_t backslashes = 0;
+        while (at - backslashes > from && text[at - backslashes - 1] == '\\') ++backslashes;
+        if (backslashes % 2 == 0) return at;
+        from = at + 1;
+    }
+    return text.size();
+}
 
 /// The deepest nesting of arrays and objects in `text`, counted outside strings, stopping as
 /// soon as it passes `limit`. A linear scan that allocates nothing.
 size_t nesting_depth(std::string_view text, size_t limit) {
     size_t depth = 0, deepest = 0;
-    bool in_string = false, escaped = false;
-    for (const char c : text) {
-        if (in_string) {
-            if (escaped)
-                escaped = false;
-            else if (c == '\\')
-                escaped = true;
-            else if (c == '"')
-                in_string = false;
-            continue;
-        }
-        switch (c) {
-            case '"': in_string = true; break;
+    for (size_t i = 0; i < text.size(); ++i) {
+        switch (text[i]) {
+            case '"': i = string_end(text, i + 1); break;
             case '[':
             case '{':
                 deepest = std::max(deepest, ++depth);
@@ -35,6 +47,55 @@ size_t nesting_depth(std::string_view text, size_t limit) {
     }
     return deepest;
 }
+
+// ---- Parsing: simdjson, with nlohmann's semantics ---------------------------------------------
+
+/// simdjson's DOM as nlohmann's, with nlohmann's types: a number without fraction or exponent is
+/// unsigned when it has no minus sign, signed otherwise ("-0" never reaches here, see
+/// parse_json), anything else a double; of duplicate keys the last one wins, as in
+/// nlohmann's parser.
+json to_json(simdjson::dom::element element) {
+    using Type = simdjson::dom::element_type;
+    switch (element.type()) {
+        case Type::ARRAY: {
+            const simdjson::dom::array array = element.get_array().value_unsafe();
+            json out = json::array();
+            auto& items = out.get_ref<json::array_t&>();
+            items.reserve(array.size());
+            for (const simdjson::dom::element item : array) items.push_back(to_json(item));
+            return out;
+        }
+        case Type::OBJECT: {
+            const simdjson::dom::object object = element.get_object().value_unsafe();
+            json out = json::object();
+            auto& members = out.get_ref<json::object_t&>();
+            for (const simdjson::dom::key_value_pair member : object)
+                members.insert_or_assign(std::string(member.key), to_json(member.value));
+            return out;
+        }
+        case Type::INT64: {
+            const int64_t value = element.get_int64().value_unsafe();
+            if (value < 0) return json(value);
+            return json(static_cast<uint64_t>(value));
+        }
+        case Type::UINT64: return json(element.get_uint64().value_unsafe());
+        case Type::DOUBLE: return json(element.get_double().value_unsafe());
+        case Type::STRING: return json(std::string(element.get_string().value_unsafe()));
+        case Type::BOOL: return json(element.get_bool().value_unsafe());
+        case Type::NULL_VALUE: return json(nullptr);
+    }
+    return json(json::value_t::discarded);
+}
+
+/// A thread's simdjson parser and the padded copy of the text it reads (simdjson reads up to
+/// SIMDJSON_PADDING bytes past the end), both kept between requests so that a request
+/// allocates neither; released after a body larger than kKeptBytes, so that one large request
+/// does not hold its buffers (several times its size) for the life of the thread.
+struct Scratch {
+    static constexpr size_t kKeptBytes = 1 << 20;
+    simdjson::dom::parser parser;
+    std::string padded;
+};
 
 bool valid_id(const json& id) { return id.is_null() || id.is_string() || id.is_number(); }
 
@@ -69,11 +130,33 @@ Expected<Call, BadCall> parse_call(json& element) {
 
 }  // namespace
 
+json parse_json(std::string_view text) {
+    // What simdjson rejects, and "-0" (an integer 0 to both parsers, signed only to nlohmann),
+    // nlohmann parses itself: its acceptance and its values are the reference.
+    auto reference = [text] { return json::parse(text, nullptr, /*allow_exceptions=*/false); };
+    if (text.find("-0") != std::string_view::npos) return reference();
+    thread_local Scratch scratch;
+    scratch.padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+    scratch.padded.assign(text);
+    const simdjson::padded_string_view padded{scratch.padded.data(), scratch.padded.size(),
+                                              scratch.padded.capacity()};
+    json doc;
+    if (auto element = scratch.parser.parse(padded); element.error() == simdjson::SUCCESS)
+        doc = to_json(element.value_unsafe());
+    else
+        doc = reference();
+    if (text.size() > Scratch::kKeptBytes) {
+        scratch.parser = simdjson::dom::parser{};
+        scratch.padded = std::string{};
+    }
+    return doc;
+}
+
 Expected<Request, Error> parse_request(std::string_view body, const Limits& limits) {
     if (nesting_depth(body, limits.max_depth) > limits.max_depth)
         return unexpected(Error{code::invalid_request, "invalid request: nested deeper than " +
                                                            std::to_string(limits.max_depth)});
-    json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    json doc = parse_json(body);
     if (doc.is_discarded()) return unexpected(Error{code::parse_error, "parse error"});
     Request request;
     if (doc.is_array()) {
@@ -100,6 +183,73 @@ json error_response(const json& id, const Error& error) {
     return json{{"jsonrpc", "2.0"},
                 {"id", id},
                 {"error", json{{"code", error.code}, {"message", error.message}}}};
+}
+
+namespace {
+
+/// Appends `value` as json.dump(-1, ' ', false, replace) writes it: strings of printable ASCII
+/// without quote or backslash, and integers, directly (what ids and results nearly always
+/// are); anything else through the serialiser.
+void append_json(std::string& out, const json& value) {
+    switch (value.type()) {
+        case json::value_t::string: {
+            const auto& text = value.get_ref<const std::string&>();
+            const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+                return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+            });
+            if (!plain) break;
+            out += '"';
+            out += text;
+            out += '"';
+            return;
+        }
+        case json::value_t::number_unsigned:
+        case json::value_t::number_integer: {
+            char digits[24];
+            const auto end = value.is_number_unsigned()
+                                 ? std::to_chars(digits, digits + sizeof digits,
+                                                 value.get<uint64_t>())
+                                 : std::to_chars(digits, digits + sizeof digits,
+                                                 value.get<int64_t>());
+            out.append(digits, end.ptr);
+            return;
+        }
+        default: break;
+    }
+    out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void ResponseWriter::open_response() {
+    if (m_batch) m_body += m_count == 0 ? '[' : ',';
+    ++m_count;
+}
+
+// Keys in nlohmann's order (std::map: sorted), as result_response and error_response dump.
+void ResponseWriter::result(const json& id, const json& result) {
+    open_response();
+    m_body += R"({"id":)";
+    append_json(m_body, id);
+    m_body += R"(,"jsonrpc":"2.0","result":)";
+    append_json(m_body, result);
+    m_body += '}';
+}
+
+void ResponseWriter::error(const json& id, const Error& error) {
+    open_response();
+    m_body += R"({"error":{"code":)";
+    m_body += std::to_string(error.code);
+    m_body += R"(,"message":)";
+    append_json(m_body, json(error.message));
+    m_body += R"(},"id":)";
+    append_json(m_body, id);
+    m_body += R"(,"jsonrpc":"2.0"})";
+}
+
+std::string ResponseWriter::finish() && {
+    if (m_batch && m_count > 0) m_body += ']';
+    return std::move(m_body);
 }
 
 std::string response_body(const Request& request, const std::vector<json>& responses) {
