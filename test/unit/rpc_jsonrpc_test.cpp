@@ -1,11 +1,14 @@
 // JSON-RPC 2.0 framing and parameter checks: every way a request body or a parameter can be
 // wrong gets its code and message.
 
+#include "../fuzz/json_identical.hpp"
 #include "rpc/jsonrpc.hpp"
 #include "rpc/params.hpp"
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace barrel::rpc {
 namespace {
@@ -91,6 +94,133 @@ TEST(RpcJsonrpc, response_bodies) {
     EXPECT_EQ(response_body(batch, {}), "");  // only notifications: nothing at all
     EXPECT_EQ(response_body(batch, {result_response("x", true)}),
               R"([{"id":"x","jsonrpc":"2.0","result":true}])");
+}
+
+// ---- The fast parser against nlohmann ----------------------------------------------------------
+
+/// parse_json accepts what nlohmann accepts, with identical values (types and signs included),
+/// and a body nlohmann rejects is the same parse error.
+void expect_as_nlohmann(std::string_view text) {
+    const json fast = parse_json(text);
+    const json reference = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    EXPECT_EQ(fast.is_discarded(), reference.is_discarded()) << text;
+    if (!reference.is_discarded()) {
+        EXPECT_TRUE(testing::identical(fast, reference))
+            << text << ": " << fast.dump() << " vs " << reference.dump();
+        return;
+    }
+    const auto request = parse_request(text, {});
+    ASSERT_FALSE(request.has_value()) << text;
+    EXPECT_EQ(request.error().code, code::parse_error);
+    EXPECT_EQ(request.error().message, "parse error");
+}
+
+TEST(RpcJsonrpc, numbers_as_nlohmann_types_them) {
+    // Unsigned without a sign, signed with one, a double with a fraction or an exponent; past
+    // 64 bits a double (nlohmann) where simdjson fails; "-0" is a signed zero to nlohmann.
+    for (const char* text :
+         {"0", "-0", "1", "-1", "1.0", "-0.0", "0.0", "1e2", "1E+2", "1e-2", "-1.5e-3", "0.1",
+          "18446744073709551615", "18446744073709551616", "9223372036854775807",
+          "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+          "123456789012345678901234567890", "1e400", "-1e400", "1e-400", "4.9e-324",
+          "1.7976931348623157e308", "[-0,0,-0.0]", R"({"id":-0})", "01", "1.", ".5", "-", "+1",
+          "1e", "0x10", "NaN", "Infinity"})
+        expect_as_nlohmann(text);
+}
+
+TEST(RpcJsonrpc, strings_as_nlohmann_reads_them) {
+    for (const char* text :
+         {R"("")", R"("plain")", R"("\"\\\/\b\f\n\r\t")", R"("\u0041\u00e9\u20ac")",
+          R"("\ud83d\ude00")", R"("a\u0000b")", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"",
+          // lone or broken surrogates, bad escapes: both reject
+          R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")", R"("\ud800\ud800")", R"("\x")",
+          R"("\u12")", R"("\U0041")",
+          // invalid UTF-8: a stray continuation, a truncated sequence, overlong, a surrogate
+          // in UTF-8, past U+10FFFF
+          "\"\xff\"", "\"\x80\"", "\"\xc3\"", "\"\xc3\x28\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"",
+          "\"\xf4\x90\x80\x80\"",
+          // control characters unescaped; DEL is no control character to JSON
+          "\"\x01\"", "\"a\nb\"", "\"\x7f\"", R"("unterminated)"})
+        expect_as_nlohmann(text);
+    expect_as_nlohmann(std::string_view("\"a\0b\"", 5));  // a raw NUL in a string
+}
+
+TEST(RpcJsonrpc, documents_as_nlohmann_reads_them) {
+    for (const char* text :
+         {"", " ", "null", "true", "false", "nul", "tru", "[]", "{}", " [ 1 , 2 ] ", "\t\r\n{}\n",
+          "[1,]", "[,1]", R"({"a"})", R"({"a":})", R"({"a":1,})", R"({1:2})", "[1]x", "1 2",
+          "[1] [2]", "{}{}", "/* c */ 1", "1 // c",
+          "\xef\xbb\xbf[1]", "\xef\xbb\xbf", "[\xef\xbb\xbf]",  // a byte-order mark
+          // duplicate keys: the last one wins, whatever the types
+          R"({"a":1,"a":2})", R"({"a":{"b":1},"a":[2],"c":0})", R"({"a":[1],"a":{"b":1}})",
+          R"({"":1,"":""})", R"({"b":1,"a":2})",
+          R"([{"jsonrpc":"2.0","id":1,"method":"m","params":["0x01",{"x":[null,true]}]}])"})
+        expect_as_nlohmann(text);
+    expect_as_nlohmann(std::string_view("\0", 1));
+    expect_as_nlohmann(std::string_view("[1]\0", 4));
+    expect_as_nlohmann(std::string(63, '[') + std::string(63, ']'));
+    std::string big = "[";  // past the size after which the parser's buffers are released
+    for (int i = 0; i < 200'000; ++i) big += R"("0123456789",)";
+    expect_as_nlohmann(big + "1]");
+    expect_as_nlohmann("[1,2]");  // and parsing goes on after the release
+}
+
+TEST(RpcJsonrpc, nesting_is_counted_outside_strings_only) {
+    const std::string deep(65, '['), closed(65, ']');
+    // Escaped quotes do not end a string: the brackets after them are inside it.
+    EXPECT_TRUE(parse_request(R"({"jsonrpc":"2.0","id":1,"method":"\"\\\")" + deep + "\"}", {}));
+    // An escaped backslash does: the brackets after it count.
+    EXPECT_EQ(parse_error_of(R"(["\\",)" + deep + closed + "]").message,
+              "invalid request: nested deeper than 64");
+    EXPECT_EQ(parse_error_of(R"(["\\\"",)" + deep + closed + "]").message,
+              "invalid request: nested deeper than 64");
+    // An unterminated string swallows the rest: a parse error, not a depth error.
+    EXPECT_EQ(parse_error_of("[\"" + deep).code, code::parse_error);
+}
+
+TEST(RpcJsonrpc, the_writer_writes_what_response_body_writes) {
+    const std::vector<json> ids{
+        1,   -1,  0u, json(std::numeric_limits<uint64_t>::max()), 1.5, "x", "", "quote\"",
+        "\xc3\xa9 \x01 \x7f", nullptr, "\xff"};
+    const std::vector<json> results{"0x" + std::string(64, 'a'),
+                                    true,
+                                    nullptr,
+                                    json::array({1, "a"}),
+                                    json{{"b", 1}, {"a", json::object()}},
+                                    "tab\t",
+                                    -7,
+                                    2.5,
+                                    "\xc3\xa9"};
+    for (const bool batch : {false, true}) {
+        Request request;
+        request.batch = batch;
+        for (const json& id : ids) {
+            for (const json& result : results) {
+                ResponseWriter writer{batch};
+                writer.result(id, result);
+                EXPECT_EQ(std::move(writer).finish(),
+                          response_body(request, {result_response(id, result)}));
+            }
+            const Error error{code::server_error, "nonce too low: \"x\" \xff"};
+            ResponseWriter writer{batch};
+            writer.error(id, error);
+            EXPECT_EQ(std::move(writer).finish(),
+                      response_body(request, {error_response(id, error)}));
+        }
+    }
+    // A batch of several responses, results and errors.
+    Request batch;
+    batch.batch = true;
+    ResponseWriter writer{true};
+    std::vector<json> responses;
+    for (size_t i = 0; i < results.size(); ++i) {
+        writer.result(ids[i], results[i]);
+        responses.push_back(result_response(ids[i], results[i]));
+        writer.error(ids[i], Error{code::invalid_request, "bad"});
+        responses.push_back(error_response(ids[i], Error{code::invalid_request, "bad"}));
+    }
+    EXPECT_EQ(std::move(writer).finish(), response_body(batch, responses));
+    EXPECT_EQ(ResponseWriter{true}.finish(), "");  // only notifications: nothing at all
 }
 
 // ---- Parameters ------------------------------------------------------------------------------
