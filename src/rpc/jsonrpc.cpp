@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <optional>
 
 namespace barrel::rpc {
 
@@ -97,58 +98,137 @@ struct Scratch {
     std::string padded;
 };
 
-bool valid_id(const json& id) { return id.is_null() || id.is_string() || id.is_number(); }
-
-Expected<Call, BadCall> parse_call(json& element) {
-    auto bad = [](json id, std::string message) {
-        return unexpected(BadCall{std::move(id), Error{code::invalid_request, std::move(message)}});
-    };
-    if (!element.is_object()) return bad(nullptr, "invalid request: not an object");
-    Call call;
-    const auto id = element.find("id");
-    call.notification = id == element.end();
-    if (!call.notification) {
-        if (!valid_id(*id))
-            return bad(nullptr, "invalid request: id must be a string, a number or null");
-        call.id = std::move(*id);
-    }
-    const auto version = element.find("jsonrpc");
-    if (version == element.end() || *version != "2.0")
-        return bad(call.id, "invalid request: jsonrpc must be \"2.0\"");
-    const auto method = element.find("method");
-    if (method == element.end() || !method->is_string())
-        return bad(call.id, "invalid request: method must be a string");
-    call.method = method->get<std::string>();
-    const auto params = element.find("params");
-    if (params != element.end() && !params->is_null()) {
-        if (!params->is_array() && !params->is_object())
-            return bad(call.id, "invalid request: params must be an array or an object");
-        call.params = std::move(*params);
-    }
-    return call;
-}
-
-}  // namespace
-
-json parse_json(std::string_view text) {
-    // What simdjson rejects, and "-0" (an integer 0 to both parsers, signed only to nlohmann),
-    // nlohmann parses itself: its acceptance and its values are the reference.
-    auto reference = [text] { return json::parse(text, nullptr, /*allow_exceptions=*/false); };
-    if (text.find("-0") != std::string_view::npos) return reference();
+/// Parses `text` with the thread's simdjson parser and hands the document to `use`; false,
+/// without calling it, when simdjson rejects the text or when it holds "-0" (an integer 0 to
+/// both parsers, signed only to nlohmann): nlohmann must parse those, its acceptance and its
+/// values are the reference.
+template <class Use>
+bool with_simdjson(std::string_view text, Use&& use) {
+    if (text.find("-0") != std::string_view::npos) return false;
     thread_local Scratch scratch;
     scratch.padded.reserve(text.size() + simdjson::SIMDJSON_PADDING);
     scratch.padded.assign(text);
     const simdjson::padded_string_view padded{scratch.padded.data(), scratch.padded.size(),
                                               scratch.padded.capacity()};
-    json doc;
-    if (auto element = scratch.parser.parse(padded); element.error() == simdjson::SUCCESS)
-        doc = to_json(element.value_unsafe());
-    else
-        doc = reference();
+    auto element = scratch.parser.parse(padded);
+    const bool parsed = element.error() == simdjson::SUCCESS;
+    if (parsed) use(element.value_unsafe());
     if (text.size() > Scratch::kKeptBytes) {
         scratch.parser = simdjson::dom::parser{};
         scratch.padded = std::string{};
     }
+    return parsed;
+}
+
+// ---- Call objects, from either DOM ------------------------------------------------------------
+
+/// What parse_call reads of a call object. Read straight from simdjson's DOM, it spares a batch
+/// the nlohmann object of each call (a map node per member), of which only id and params
+/// survive.
+struct CallMembers {
+    std::optional<json> id;              ///< absent: a notification
+    bool version_2_0{false};             ///< "jsonrpc" is the string "2.0"
+    std::optional<std::string> method;   ///< present and a string
+    std::optional<json> params;          ///< present and not null
+};
+
+std::optional<CallMembers> members_of(json& element) {
+    if (!element.is_object()) return std::nullopt;
+    CallMembers members;
+    if (const auto id = element.find("id"); id != element.end()) members.id = std::move(*id);
+    const auto version = element.find("jsonrpc");
+    members.version_2_0 = version != element.end() && *version == "2.0";
+    if (const auto method = element.find("method"); method != element.end() && method->is_string())
+        members.method = std::move(method->get_ref<std::string&>());
+    if (const auto params = element.find("params"); params != element.end() && !params->is_null())
+        members.params = std::move(*params);
+    return members;
+}
+
+std::optional<CallMembers> members_of(simdjson::dom::element element) {
+    simdjson::dom::object object;
+    if (element.get(object) != simdjson::SUCCESS) return std::nullopt;
+    // Of duplicate keys the last one counts, as in nlohmann's object.
+    std::optional<simdjson::dom::element> id, version, method, params;
+    for (const simdjson::dom::key_value_pair member : object) {
+        if (member.key == "id")
+            id = member.value;
+        else if (member.key == "jsonrpc")
+            version = member.value;
+        else if (member.key == "method")
+            method = member.value;
+        else if (member.key == "params")
+            params = member.value;
+    }
+    CallMembers members;
+    if (id) members.id = to_json(*id);
+    std::string_view text;
+    members.version_2_0 = version && version->get(text) == simdjson::SUCCESS && text == "2.0";
+    if (method && method->get(text) == simdjson::SUCCESS) members.method = std::string(text);
+    if (params && !params->is_null()) members.params = to_json(*params);
+    return members;
+}
+
+bool valid_id(const json& id) { return id.is_null() || id.is_string() || id.is_number(); }
+
+Expected<Call, BadCall> parse_call(std::optional<CallMembers> members) {
+    auto bad = [](json id, std::string message) {
+        return unexpected(BadCall{std::move(id), Error{code::invalid_request, std::move(message)}});
+    };
+    if (!members) return bad(nullptr, "invalid request: not an object");
+    Call call;
+    call.notification = !members->id;
+    if (!call.notification) {
+        if (!valid_id(*members->id))
+            return bad(nullptr, "invalid request: id must be a string, a number or null");
+        call.id = std::move(*members->id);
+    }
+    if (!members->version_2_0) return bad(call.id, "invalid request: jsonrpc must be \"2.0\"");
+    if (!members->method) return bad(call.id, "invalid request: method must be a string");
+    call.method = std::move(*members->method);
+    if (members->params) {
+        if (!members->params->is_array() && !members->params->is_object())
+            return bad(call.id, "invalid request: params must be an array or an object");
+        call.params = std::move(*members->params);
+    }
+    return call;
+}
+
+// The document's shape, from either DOM.
+bool is_array(const json& doc) { return doc.is_array(); }
+bool is_array(simdjson::dom::element doc) { return doc.is_array(); }
+bool is_object(const json& doc) { return doc.is_object(); }
+bool is_object(simdjson::dom::element doc) { return doc.is_object(); }
+json& elements(json& doc) { return doc; }
+simdjson::dom::array elements(simdjson::dom::element doc) { return doc.get_array().value_unsafe(); }
+
+template <class Document>
+Expected<Request, Error> request_of(Document&& doc, const Limits& limits) {
+    Request request;
+    if (is_array(doc)) {
+        request.batch = true;
+        auto&& calls = elements(doc);
+        const size_t count = calls.size();
+        if (count == 0) return unexpected(Error{code::invalid_request, "empty batch"});
+        if (count > limits.max_batch)
+            return unexpected(Error{code::invalid_request, "batch too large"});
+        request.calls.reserve(count);
+        for (auto&& element : calls) request.calls.push_back(parse_call(members_of(element)));
+        return request;
+    }
+    if (!is_object(doc))
+        return unexpected(
+            Error{code::invalid_request, "invalid request: not an object or an array"});
+    request.calls.push_back(parse_call(members_of(doc)));
+    return request;
+}
+
+}  // namespace
+
+json parse_json(std::string_view text) {
+    json doc;
+    if (!with_simdjson(text, [&doc](simdjson::dom::element element) { doc = to_json(element); }))
+        doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
     return doc;
 }
 
@@ -156,23 +236,13 @@ Expected<Request, Error> parse_request(std::string_view body, const Limits& limi
     if (nesting_depth(body, limits.max_depth) > limits.max_depth)
         return unexpected(Error{code::invalid_request, "invalid request: nested deeper than " +
                                                            std::to_string(limits.max_depth)});
-    json doc = parse_json(body);
+    // Calls straight from simdjson's DOM; nlohmann's for what parse_json would leave to it.
+    std::optional<Expected<Request, Error>> request;
+    if (with_simdjson(body, [&](simdjson::dom::element doc) { request = request_of(doc, limits); }))
+        return std::move(*request);
+    json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (doc.is_discarded()) return unexpected(Error{code::parse_error, "parse error"});
-    Request request;
-    if (doc.is_array()) {
-        request.batch = true;
-        if (doc.empty()) return unexpected(Error{code::invalid_request, "empty batch"});
-        if (doc.size() > limits.max_batch)
-            return unexpected(Error{code::invalid_request, "batch too large"});
-        request.calls.reserve(doc.size());
-        for (json& element : doc) request.calls.push_back(parse_call(element));
-        return request;
-    }
-    if (!doc.is_object())
-        return unexpected(
-            Error{code::invalid_request, "invalid request: not an object or an array"});
-    request.calls.push_back(parse_call(doc));
-    return request;
+    return request_of(doc, limits);
 }
 
 json result_response(const json& id, json result) {
