@@ -3,12 +3,11 @@
 // responses (a transaction hash each) written back. Per call, since the node's cost is counted
 // per transaction (docs/benchmarks.md, "The node under load").
 
-#include "fixtures.hpp"
-#include "rpc/jsonrpc.hpp"
-
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 
+#include "fixtures.hpp"
+#include "rpc/jsonrpc.hpp"
 #include <benchmark/benchmark.h>
 
 #include <string>

@@ -53,7 +53,7 @@ size_t nesting_depth(std::string_view text, size_t limit) {
 
 /// simdjson's DOM as nlohmann's, with nlohmann's types: a number without fraction or exponent is
 /// unsigned when it has no minus sign, signed otherwise ("-0" never reaches here, see
-/// parse_json), anything else a double; of duplicate keys the last one wins, as in
+/// with_simdjson), anything else a double; of duplicate keys the last one wins, as in
 /// nlohmann's parser.
 json to_json(simdjson::dom::element element) {
     using Type = simdjson::dom::element_type;
@@ -126,10 +126,10 @@ bool with_simdjson(std::string_view text, Use&& use) {
 /// the nlohmann object of each call (a map node per member), of which only id and params
 /// survive.
 struct CallMembers {
-    std::optional<json> id;              ///< absent: a notification
-    bool version_2_0{false};             ///< "jsonrpc" is the string "2.0"
-    std::optional<std::string> method;   ///< present and a string
-    std::optional<json> params;          ///< present and not null
+    std::optional<json> id;             ///< absent: a notification
+    bool version_2_0{false};            ///< "jsonrpc" is the string "2.0"
+    std::optional<std::string> method;  ///< present and a string
+    std::optional<json> params;         ///< present and not null
 };
 
 std::optional<CallMembers> members_of(json& element) {
@@ -276,11 +276,10 @@ void append_json(std::string& out, const json& value) {
         case json::value_t::number_unsigned:
         case json::value_t::number_integer: {
             char digits[24];
-            const auto end = value.is_number_unsigned()
-                                 ? std::to_chars(digits, digits + sizeof digits,
-                                                 value.get<uint64_t>())
-                                 : std::to_chars(digits, digits + sizeof digits,
-                                                 value.get<int64_t>());
+            const auto end =
+                value.is_number_unsigned()
+                    ? std::to_chars(digits, digits + sizeof digits, value.get<uint64_t>())
+                    : std::to_chars(digits, digits + sizeof digits, value.get<int64_t>());
             out.append(digits, end.ptr);
             return;
         }

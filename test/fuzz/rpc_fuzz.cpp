@@ -11,9 +11,9 @@
 // some broken ones).
 
 #include "fuzz_check.hpp"
-#include "rpc_identical.hpp"
 #include "rpc/jsonrpc.hpp"
 #include "rpc/params.hpp"
+#include "rpc_identical.hpp"
 
 #include <string>
 #include <string_view>

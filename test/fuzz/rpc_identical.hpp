@@ -5,7 +5,6 @@
 // must give their types and signs too.
 
 #include "rpc/jsonrpc.hpp"
-
 #include <nlohmann/json.hpp>
 
 #include <cmath>
