@@ -601,7 +601,9 @@ std::string Methods::handle(std::string_view body) {
     if (!request) {
         // No call could be read: counted as one failed call of no known method.
         metrics::count_call(m_counters[kUnknownSlot], false);
-        return error_response(nullptr, request.error()).dump();
+        ResponseWriter writer{/*batch=*/false};
+        writer.error(nullptr, request.error());
+        return std::move(writer).finish();
     }
 
     // Every transaction of the batch is admitted in one call, so their senders are recovered
@@ -629,13 +631,12 @@ std::string Methods::handle(std::string_view body) {
     }
 
     std::optional<Expected<std::unique_ptr<store::Snapshot>, store::StoreError>> view;
-    std::vector<json> responses;
-    responses.reserve(request->calls.size());
+    ResponseWriter writer{request->batch};
     for (size_t i = 0; i < request->calls.size(); ++i) {
         const auto& call = request->calls[i];
         if (!call) {
             metrics::count_call(m_counters[kUnknownSlot], false);
-            responses.push_back(error_response(call.error().id, call.error().error));
+            writer.error(call.error().id, call.error().error);
             continue;
         }
         const size_t method = method_index(call->method);
@@ -659,10 +660,12 @@ std::string Methods::handle(std::string_view body) {
         }
         metrics::count_call(m_counters[method], result.has_value());
         if (call->notification) continue;
-        responses.push_back(result ? result_response(call->id, std::move(*result))
-                                   : error_response(call->id, result.error()));
+        if (result)
+            writer.result(call->id, *result);
+        else
+            writer.error(call->id, result.error());
     }
-    return response_body(*request, responses);
+    return std::move(writer).finish();
 }
 
 }  // namespace barrel::rpc
