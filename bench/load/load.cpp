@@ -103,8 +103,13 @@ namespace {
 
 /// What the connections, the poller and the progress line share during a run.
 struct Shared {
-    explicit Shared(size_t n)
-        : send_time(n), rejected_flag(n, 0), mined_time(n), mined_block(n, 0), mined_count(n, 0) {}
+    Shared(size_t n, bool has_window)
+        : send_time(n),
+          rejected_flag(n, 0),
+          mined_time(n),
+          mined_block(n, 0),
+          mined_count(n, 0),
+          windowed{has_window} {}
 
     // Per transaction. send_time and rejected_flag: written by the transaction's connection;
     // the mined_* by the poller; all read after the threads are joined.
@@ -115,7 +120,12 @@ struct Shared {
     std::vector<uint32_t> mined_count;
 
     std::mutex mutex;
+    /// Senders waiting for the window wait on it; so that the connections do not pay for waking
+    /// threads nobody needs, it is notified only when there is a window (or on a failure).
     std::condition_variable changed;
+    /// The progress line's: it wakes on its 100 ms ticks, and is notified once, at the end.
+    std::condition_variable finished;
+    const bool windowed;
     size_t dispatched{0};  ///< guarded by mutex: the window's account
     std::atomic<size_t> answered{0}, rejected{0}, mined{0}, claimed{0};
     std::atomic<bool> stop{false};
@@ -123,6 +133,7 @@ struct Shared {
 
     size_t outstanding() const { return dispatched - mined.load() - rejected.load(); }
     void notify() {
+        if (!windowed) return;
         std::lock_guard lock{mutex};
         changed.notify_all();
     }
@@ -273,7 +284,7 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
     while (!done.load()) {
         {
             std::unique_lock lock{sh.mutex};
-            sh.changed.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
+            sh.finished.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
                                   [&] { return done.load(); });
         }
         if (done.load()) break;
@@ -427,7 +438,7 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
     for (size_t c = 0; c < w.schedule.size(); ++c)
         connections.push_back(std::make_unique<HttpConnection>(url));
 
-    Shared sh{result.txs};
+    Shared sh{result.txs, config.window > 0};
     std::vector<ConnectionStats> stats(connections.size());
     const auto node_cpu_before = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
     const double self_cpu_before = self_cpu_seconds();
@@ -448,9 +459,13 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
     std::thread progress{
         [&] { watch_progress(config, result.txs, t0, sh, node_pid, done, result); }};
     auto join_all = [&] {
-        sh.stop.store(true);
-        done.store(true);
-        sh.notify();
+        {
+            std::lock_guard lock{sh.mutex};
+            sh.stop.store(true);
+            done.store(true);
+            sh.changed.notify_all();
+            sh.finished.notify_all();
+        }
         for (auto& t : senders) t.join();
         progress.join();
     };
