@@ -81,8 +81,7 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
     if (sign_failed.load()) fail("internal: signing failed");
     for (const auto& t : txs)
         if (!w.recover_loop.add(t)) break;
-    w.index_of.reserve(n);
-    for (size_t i = 0; i < n; ++i) w.index_of.emplace(w.hashes[i], static_cast<uint32_t>(i));
+    w.index_of = HashIndex{w.hashes};
 
     w.schedule = make_schedule(n, config.senders, config.batch, config.connections);
     w.bodies.resize(w.schedule.size());
@@ -156,6 +155,8 @@ std::string rejection_kind(const std::string& message) {
 void send_batches(const Config& config, const Workload& w, size_t c, HttpConnection& conn,
                   Clock::time_point t0, Shared& sh, ConnectionStats& stats) {
     const auto& batches = w.schedule[c];
+    ResponseReader reader;
+    std::vector<uint8_t> seen(config.batch);
     for (size_t b = 0; b < batches.size() && !sh.stop.load(); ++b) {
         const Batch& batch = batches[b];
         if (config.rate > 0) {
@@ -180,25 +181,25 @@ void send_batches(const Config& config, const Workload& w, size_t c, HttpConnect
         const std::string body = conn.post(w.bodies[c][b]);
         stats.last_response = Clock::now();
 
-        const auto doc = nlohmann::json::parse(body, nullptr, false);
-        if (!doc.is_array() || doc.size() != batch.size())
-            fail("eth_sendRawTransaction: a batch of " + std::to_string(batch.size()) +
-                 " was answered by " + body.substr(0, 200));
+        const auto answers = reader.send_answers(body, batch.size());
+        if (!answers) fail("eth_sendRawTransaction: " + answers.error());
+        // Each answer's id one of the batch's (they are sent in increasing order), once.
+        std::fill(seen.begin(), seen.end(), uint8_t{0});
         size_t rejected = 0;
-        for (const auto& r : doc) {
-            const auto id = r.is_object() ? r.value("id", uint64_t{UINT64_MAX}) : UINT64_MAX;
-            if (id >= w.hashes.size()) fail("eth_sendRawTransaction: a response of unknown id");
-            if (r.contains("error")) {
-                ++stats.rejections[rejection_kind(
-                    r["error"].value("message", std::string{"(no message)"}))];
-                sh.rejected_flag[id] = 1;
+        for (const SendAnswer& a : *answers) {
+            const auto at = std::lower_bound(batch.begin(), batch.end(), a.id);
+            if (at == batch.end() || *at != a.id)
+                fail("eth_sendRawTransaction: an answer of id " + std::to_string(a.id) +
+                     ", which the batch did not send");
+            if (seen[static_cast<size_t>(at - batch.begin())]++ != 0)
+                fail("eth_sendRawTransaction: two answers of id " + std::to_string(a.id));
+            if (a.error) {
+                ++stats.rejections[rejection_kind(*a.error)];
+                sh.rejected_flag[a.id] = 1;
                 ++rejected;
                 continue;
             }
-            const auto hash = r.contains("result") && r["result"].is_string()
-                                  ? hash_from_hex(r["result"].get<std::string>())
-                                  : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
-            if (!hash || *hash != w.hashes[id]) ++stats.wrong_hashes;
+            if (!a.hash || *a.hash != w.hashes[a.id]) ++stats.wrong_hashes;
         }
         sh.rejected.fetch_add(rejected);
         sh.answered.fetch_add(batch.size());
@@ -214,31 +215,36 @@ size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn
     size_t blocks = 0;
     auto last_move = Clock::now();
     size_t last_answered = 0, last_mined = 0;
+    ResponseReader reader;
     while (!sh.stop.load()) {
         const uint64_t head =
             quantity(conn.call("eth_blockNumber", nlohmann::json::array()), "eth_blockNumber");
         if (head >= next) {
-            std::vector<nlohmann::json> params;
-            for (uint64_t b = next; b <= head && params.size() < 16; ++b)
-                params.push_back(nlohmann::json::array({to_hex_quantity(b), false}));
-            const auto found = conn.call_batch("eth_getBlockByNumber", params);
+            const size_t calls = static_cast<size_t>(std::min<uint64_t>(head - next + 1, 16));
+            std::string request = "[";
+            for (size_t k = 0; k < calls; ++k)
+                request += (k > 0 ? "," : "") + std::string{R"({"jsonrpc":"2.0","id":)"} +
+                           std::to_string(k) +
+                           R"(,"method":"eth_getBlockByNumber","params":[")" +
+                           to_hex_quantity(next + k) + "\",false]}";
+            request += "]";
+            const std::string body = conn.post(request);
             const auto seen = Clock::now();
+            const auto found = reader.block_hashes(body, calls);
+            if (!found) fail("eth_getBlockByNumber: " + found.error());
             size_t mined = 0;
-            for (const auto& block : found) {
-                if (!block.is_object())
+            for (const auto& block : *found) {
+                if (!block)
                     fail("eth_getBlockByNumber: block " + std::to_string(next) +
                          " below the head is missing");
                 bool ours = false;
-                for (const auto& h : block.value("transactions", nlohmann::json::array())) {
-                    const auto hash =
-                        h.is_string() ? hash_from_hex(h.get<std::string>())
-                                      : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
-                    const auto it = hash ? w.index_of.find(*hash) : w.index_of.end();
-                    if (it == w.index_of.end()) continue;  // another client's
+                for (const Hash& hash : *block) {
+                    const auto i = w.index_of.find(hash, w.hashes);
+                    if (!i) continue;  // another client's
                     ours = true;
-                    if (sh.mined_count[it->second]++ == 0) {
-                        sh.mined_time[it->second] = seen;
-                        sh.mined_block[it->second] = next;
+                    if (sh.mined_count[*i]++ == 0) {
+                        sh.mined_time[*i] = seen;
+                        sh.mined_block[*i] = next;
                         ++mined;
                     }
                 }
