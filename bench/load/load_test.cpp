@@ -315,3 +315,22 @@ TEST(load_responses, hash_index_finds_every_hash_and_no_other) {
     EXPECT_FALSE(index.find(Hash{}, hashes));
     EXPECT_FALSE(HashIndex{}.find(hashes[0], hashes));
 }
+
+TEST(load_responses, hash_of_hex_agrees_with_the_bytewise_reading) {
+    // Every byte value at every digit's place, on a hash of mixed digits and cases: the
+    // word-parallel reader must accept and decode exactly what the digit-at-a-time one does.
+    const std::string base = "0x0123456789abcdefABCDEF9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c";
+    ASSERT_EQ(base.size(), 66u);
+    ASSERT_TRUE(hash_of_hex(base));
+    EXPECT_EQ(hash_of_hex(base), hash_of_hex_bytewise(base));
+    size_t accepted = 0;
+    for (size_t at = 2; at < base.size(); ++at)
+        for (int c = 0; c < 256; ++c) {
+            std::string text = base;
+            text[at] = static_cast<char>(c);
+            const auto fast = hash_of_hex(text);
+            ASSERT_EQ(fast, hash_of_hex_bytewise(text)) << "byte " << c << " at " << at;
+            accepted += fast ? 1 : 0;
+        }
+    EXPECT_EQ(accepted, 64u * 22);  // 0-9, a-f, A-F at each of 64 places
+}
