@@ -220,9 +220,9 @@ size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn
     size_t last_answered = 0, last_mined = 0;
     ResponseReader reader;
     while (!sh.stop.load()) {
-        const std::string body = conn.post(
-            R"([{"jsonrpc":"2.0","id":0,"method":"eth_getBlockByNumber","params":[")" +
-            to_hex_quantity(next) + "\",false]}]");
+        const std::string body =
+            conn.post(R"([{"jsonrpc":"2.0","id":0,"method":"eth_getBlockByNumber","params":[")" +
+                      to_hex_quantity(next) + "\",false]}]");
         const auto seen = Clock::now();
         const auto found = reader.block_hashes(body, 1);
         if (!found) fail("eth_getBlockByNumber: " + found.error());
@@ -281,7 +281,7 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
         {
             std::unique_lock lock{sh.mutex};
             sh.finished.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
-                                  [&] { return done.load(); });
+                                   [&] { return done.load(); });
         }
         if (done.load()) break;
         ++tick;

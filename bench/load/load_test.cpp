@@ -193,10 +193,10 @@ TEST(load_responses, hash_of_hex_is_strict) {
     ASSERT_TRUE(b);
     EXPECT_EQ((*b)[30], 0x00);
     EXPECT_EQ((*b)[31], 0x1f);
-    EXPECT_FALSE(hash_of_hex(kHashA.substr(2)));            // no prefix
-    EXPECT_FALSE(hash_of_hex(kHashA.substr(0, 65)));        // a digit short
-    EXPECT_FALSE(hash_of_hex(kHashA + "a"));                // a digit long
-    EXPECT_FALSE(hash_of_hex("1x" + kHashA.substr(2)));     // not 0x
+    EXPECT_FALSE(hash_of_hex(kHashA.substr(2)));         // no prefix
+    EXPECT_FALSE(hash_of_hex(kHashA.substr(0, 65)));     // a digit short
+    EXPECT_FALSE(hash_of_hex(kHashA + "a"));             // a digit long
+    EXPECT_FALSE(hash_of_hex("1x" + kHashA.substr(2)));  // not 0x
     for (const char bad : {'g', ' ', '\0', '"', '\xff'}) {
         std::string text = kHashA;
         text[40] = bad;
@@ -207,11 +207,12 @@ TEST(load_responses, hash_of_hex_is_strict) {
 TEST(load_responses, send_answers_results_and_errors_in_any_key_order) {
     ResponseReader reader;
     const std::string body =
-        R"([{"jsonrpc":"2.0","id":7,"result":")" + kHashA +
-        R"("}, {"result":")" + kHashB + R"(","id":9,"jsonrpc":"2.0"},)"
+        R"([{"jsonrpc":"2.0","id":7,"result":")" + kHashA + R"("}, {"result":")" + kHashB +
+        R"(","id":9,"jsonrpc":"2.0"},)"
         R"({"id":8,"error":{"code":-32000,"message":"nonce too low: next nonce 3"}},)"
         R"({"id":10,"error":{"code":-32000}},{"id":11,"result":"0x12"},{"id":12,"result":null},)"
-        R"({"id":13,"error":"busy","result":")" + kHashA + R"("}])";
+        R"({"id":13,"error":"busy","result":")" +
+        kHashA + R"("}])";
     const auto r = reader.send_answers(body, 7);
     ASSERT_TRUE(r) << r.error();
     ASSERT_EQ(r->size(), 7u);
@@ -257,7 +258,8 @@ TEST(load_responses, block_hashes_by_id) {
     ResponseReader reader;
     const std::string body = R"([{"jsonrpc":"2.0","id":1,"result":null},)"
                              R"({"id":0,"result":{"number":"0x5","transactions":[")" +
-                             kHashA + R"(",")" + kHashB + R"("],"hash":"0x00"}},)"
+                             kHashA + R"(",")" + kHashB +
+                             R"("],"hash":"0x00"}},)"
                              R"({"result":{"transactions":[]},"id":2}])";
     const auto r = reader.block_hashes(body, 3);
     ASSERT_TRUE(r) << r.error();

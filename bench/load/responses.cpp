@@ -215,8 +215,7 @@ std::optional<uint32_t> HashIndex::find(const Hash& hash,
     for (size_t slot = prefix & m_mask; m_slots[slot].index_plus_one != 0;
          slot = (slot + 1) & m_mask) {
         const Slot& s = m_slots[slot];
-        if (s.prefix == prefix && hashes[s.index_plus_one - 1] == hash)
-            return s.index_plus_one - 1;
+        if (s.prefix == prefix && hashes[s.index_plus_one - 1] == hash) return s.index_plus_one - 1;
     }
     return std::nullopt;
 }
