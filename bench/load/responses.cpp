@@ -113,27 +113,46 @@ struct ResponseReader::Impl {
         std::memset(padded.data() + body.size(), 0, simdjson::SIMDJSON_PADDING);
         return parser.parse(padded.data(), body.size(), false);
     }
+
+    /// The body as a batch of `calls` answers; `unit` names them in the error ("", " calls").
+    Expected<dom::array, std::string> batch(std::string_view body, size_t calls,
+                                            std::string_view unit) {
+        dom::element doc;
+        if (parse(body).get(doc)) return unexpected(not_json(body));
+        dom::array array;
+        if (doc.get_array().get(array) || array.size() != calls)
+            return unexpected(batch_mismatch(body, calls, unit));
+        return array;
+    }
 };
+
+namespace {
+/// An answer's id, once it is seen to be an object that has one.
+Expected<uint64_t, std::string> answer_id(dom::element answer) {
+    if (!answer.is_object()) return unexpected(std::string{"an answer is not an object"});
+    const auto field = answer["id"];
+    if (field.error()) return unexpected(std::string{"an answer has no id"});
+    uint64_t id = 0;
+    if (field.get_uint64().get(id))
+        return unexpected(std::string{"an answer's id is not a number"});
+    return id;
+}
+}  // namespace
 
 ResponseReader::ResponseReader() : m_impl{std::make_unique<Impl>()} {}
 ResponseReader::~ResponseReader() = default;
 
 Expected<std::vector<SendAnswer>, std::string> ResponseReader::send_answers(std::string_view body,
                                                                             size_t calls) {
-    dom::element doc;
-    if (m_impl->parse(body).get(doc)) return unexpected(not_json(body));
-    dom::array array;
-    if (doc.get_array().get(array) || array.size() != calls)
-        return unexpected(batch_mismatch(body, calls, ""));
+    const auto array = m_impl->batch(body, calls, "");
+    if (!array) return unexpected(array.error());
     std::vector<SendAnswer> out;
     out.reserve(calls);
-    for (const dom::element element : array) {
-        if (!element.is_object()) return unexpected(std::string{"an answer is not an object"});
+    for (const dom::element element : *array) {
+        const auto id = answer_id(element);
+        if (!id) return unexpected(id.error());
         SendAnswer answer;
-        const auto id = element["id"];
-        if (id.error()) return unexpected(std::string{"an answer has no id"});
-        if (id.get_uint64().get(answer.id))
-            return unexpected(std::string{"an answer's id is not a number"});
+        answer.id = *id;
         dom::element error;
         std::string_view text;
         if (!element["error"].get(error))
@@ -147,20 +166,14 @@ Expected<std::vector<SendAnswer>, std::string> ResponseReader::send_answers(std:
 
 Expected<BlockHashes, std::string> ResponseReader::block_hashes(std::string_view body,
                                                                 size_t calls) {
-    dom::element doc;
-    if (m_impl->parse(body).get(doc)) return unexpected(not_json(body));
-    dom::array array;
-    if (doc.get_array().get(array) || array.size() != calls)
-        return unexpected(batch_mismatch(body, calls, " calls"));
+    const auto array = m_impl->batch(body, calls, " calls");
+    if (!array) return unexpected(array.error());
     BlockHashes out(calls);
     std::vector<uint8_t> answered(calls, 0);
-    for (const dom::element element : array) {
-        if (!element.is_object()) return unexpected(std::string{"an answer is not an object"});
-        const auto id_field = element["id"];
-        if (id_field.error()) return unexpected(std::string{"an answer has no id"});
-        uint64_t id = 0;
-        if (id_field.get_uint64().get(id))
-            return unexpected(std::string{"an answer's id is not a number"});
+    for (const dom::element element : *array) {
+        const auto answer = answer_id(element);
+        if (!answer) return unexpected(answer.error());
+        const uint64_t id = *answer;
         if (id >= calls) return unexpected("an answer of unknown id " + std::to_string(id));
         if (answered[id]++ != 0) return unexpected("two answers of id " + std::to_string(id));
         dom::element error;
