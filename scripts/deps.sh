@@ -17,6 +17,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev libcli11-dev
     libsimdjson-dev             # the node's JSON-RPC request parser (src/rpc/jsonrpc.cpp)
     prometheus-cpp-dev          # the node's /metrics (src/metrics/)
+    libsimdjson-dev             # JSON read without a tree (barrel-load's timed responses)
     python3 python3-prometheus-client  # the /metrics test parses a scrape with an independent parser
 )
 

@@ -81,8 +81,7 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
     if (sign_failed.load()) fail("internal: signing failed");
     for (const auto& t : txs)
         if (!w.recover_loop.add(t)) break;
-    w.index_of.reserve(n);
-    for (size_t i = 0; i < n; ++i) w.index_of.emplace(w.hashes[i], static_cast<uint32_t>(i));
+    w.index_of = HashIndex{w.hashes};
 
     w.schedule = make_schedule(n, config.senders, config.batch, config.connections);
     w.bodies.resize(w.schedule.size());
@@ -103,8 +102,13 @@ namespace {
 
 /// What the connections, the poller and the progress line share during a run.
 struct Shared {
-    explicit Shared(size_t n)
-        : send_time(n), rejected_flag(n, 0), mined_time(n), mined_block(n, 0), mined_count(n, 0) {}
+    Shared(size_t n, bool has_window)
+        : send_time(n),
+          rejected_flag(n, 0),
+          mined_time(n),
+          mined_block(n, 0),
+          mined_count(n, 0),
+          windowed{has_window} {}
 
     // Per transaction. send_time and rejected_flag: written by the transaction's connection;
     // the mined_* by the poller; all read after the threads are joined.
@@ -115,7 +119,12 @@ struct Shared {
     std::vector<uint32_t> mined_count;
 
     std::mutex mutex;
+    /// Senders waiting for the window wait on it; so that the connections do not pay for waking
+    /// threads nobody needs, it is notified only when there is a window (or on a failure).
     std::condition_variable changed;
+    /// The progress line's: it wakes on its 100 ms ticks, and is notified once, at the end.
+    std::condition_variable finished;
+    const bool windowed;
     size_t dispatched{0};  ///< guarded by mutex: the window's account
     std::atomic<size_t> answered{0}, rejected{0}, mined{0}, claimed{0};
     std::atomic<bool> stop{false};
@@ -123,6 +132,7 @@ struct Shared {
 
     size_t outstanding() const { return dispatched - mined.load() - rejected.load(); }
     void notify() {
+        if (!windowed) return;
         std::lock_guard lock{mutex};
         changed.notify_all();
     }
@@ -145,6 +155,8 @@ std::string rejection_kind(const std::string& message) {
 void send_batches(const Config& config, const Workload& w, size_t c, HttpConnection& conn,
                   Clock::time_point t0, Shared& sh, ConnectionStats& stats) {
     const auto& batches = w.schedule[c];
+    ResponseReader reader;
+    std::vector<uint8_t> seen(config.batch);
     for (size_t b = 0; b < batches.size() && !sh.stop.load(); ++b) {
         const Batch& batch = batches[b];
         if (config.rate > 0) {
@@ -169,25 +181,25 @@ void send_batches(const Config& config, const Workload& w, size_t c, HttpConnect
         const std::string body = conn.post(w.bodies[c][b]);
         stats.last_response = Clock::now();
 
-        const auto doc = nlohmann::json::parse(body, nullptr, false);
-        if (!doc.is_array() || doc.size() != batch.size())
-            fail("eth_sendRawTransaction: a batch of " + std::to_string(batch.size()) +
-                 " was answered by " + body.substr(0, 200));
+        const auto answers = reader.send_answers(body, batch.size());
+        if (!answers) fail("eth_sendRawTransaction: " + answers.error());
+        // Each answer's id one of the batch's (they are sent in increasing order), once.
+        std::fill(seen.begin(), seen.end(), uint8_t{0});
         size_t rejected = 0;
-        for (const auto& r : doc) {
-            const auto id = r.is_object() ? r.value("id", uint64_t{UINT64_MAX}) : UINT64_MAX;
-            if (id >= w.hashes.size()) fail("eth_sendRawTransaction: a response of unknown id");
-            if (r.contains("error")) {
-                ++stats.rejections[rejection_kind(
-                    r["error"].value("message", std::string{"(no message)"}))];
-                sh.rejected_flag[id] = 1;
+        for (const SendAnswer& a : *answers) {
+            const auto at = std::lower_bound(batch.begin(), batch.end(), a.id);
+            if (at == batch.end() || *at != a.id)
+                fail("eth_sendRawTransaction: an answer of id " + std::to_string(a.id) +
+                     ", which the batch did not send");
+            if (seen[static_cast<size_t>(at - batch.begin())]++ != 0)
+                fail("eth_sendRawTransaction: two answers of id " + std::to_string(a.id));
+            if (a.error) {
+                ++stats.rejections[rejection_kind(*a.error)];
+                sh.rejected_flag[a.id] = 1;
                 ++rejected;
                 continue;
             }
-            const auto hash = r.contains("result") && r["result"].is_string()
-                                  ? hash_from_hex(r["result"].get<std::string>())
-                                  : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
-            if (!hash || *hash != w.hashes[id]) ++stats.wrong_hashes;
+            if (!a.hash || *a.hash != w.hashes[a.id]) ++stats.wrong_hashes;
         }
         sh.rejected.fetch_add(rejected);
         sh.answered.fetch_add(batch.size());
@@ -197,43 +209,38 @@ void send_batches(const Config& config, const Workload& w, size_t c, HttpConnect
 
 /// Watches the chain from block `next` on until every accepted transaction is seen mined (or
 /// nothing moves for config.stall); fills the mined_* columns. Returns the blocks that held any.
+/// It asks for the next block itself rather than for the head number first: a null answer is
+/// "not yet", so a poll that finds nothing costs one call, and one that finds a block does not
+/// need a second. (A block the node skipped would read as "not yet": the stall ends the run.)
 size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn, uint64_t next,
                    Shared& sh) {
     const size_t n = w.hashes.size();
     size_t blocks = 0;
     auto last_move = Clock::now();
     size_t last_answered = 0, last_mined = 0;
+    ResponseReader reader;
     while (!sh.stop.load()) {
-        const uint64_t head =
-            quantity(conn.call("eth_blockNumber", nlohmann::json::array()), "eth_blockNumber");
-        if (head >= next) {
-            std::vector<nlohmann::json> params;
-            for (uint64_t b = next; b <= head && params.size() < 16; ++b)
-                params.push_back(nlohmann::json::array({to_hex_quantity(b), false}));
-            const auto found = conn.call_batch("eth_getBlockByNumber", params);
-            const auto seen = Clock::now();
+        const std::string body =
+            conn.post(R"([{"jsonrpc":"2.0","id":0,"method":"eth_getBlockByNumber","params":[")" +
+                      to_hex_quantity(next) + "\",false]}]");
+        const auto seen = Clock::now();
+        const auto found = reader.block_hashes(body, 1);
+        if (!found) fail("eth_getBlockByNumber: " + found.error());
+        if (const auto& block = found->front()) {
             size_t mined = 0;
-            for (const auto& block : found) {
-                if (!block.is_object())
-                    fail("eth_getBlockByNumber: block " + std::to_string(next) +
-                         " below the head is missing");
-                bool ours = false;
-                for (const auto& h : block.value("transactions", nlohmann::json::array())) {
-                    const auto hash =
-                        h.is_string() ? hash_from_hex(h.get<std::string>())
-                                      : Expected<Hash, HexError>{unexpected(HexError::odd_length)};
-                    const auto it = hash ? w.index_of.find(*hash) : w.index_of.end();
-                    if (it == w.index_of.end()) continue;  // another client's
-                    ours = true;
-                    if (sh.mined_count[it->second]++ == 0) {
-                        sh.mined_time[it->second] = seen;
-                        sh.mined_block[it->second] = next;
-                        ++mined;
-                    }
+            bool ours = false;
+            for (const Hash& hash : *block) {
+                const auto i = w.index_of.find(hash, w.hashes);
+                if (!i) continue;  // another client's
+                ours = true;
+                if (sh.mined_count[*i]++ == 0) {
+                    sh.mined_time[*i] = seen;
+                    sh.mined_block[*i] = next;
+                    ++mined;
                 }
-                blocks += ours ? 1 : 0;
-                ++next;
             }
+            blocks += ours ? 1 : 0;
+            ++next;
             sh.mined.fetch_add(mined);
             sh.notify();
             continue;  // more blocks may be waiting
@@ -273,8 +280,8 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
     while (!done.load()) {
         {
             std::unique_lock lock{sh.mutex};
-            sh.changed.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
-                                  [&] { return done.load(); });
+            sh.finished.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
+                                   [&] { return done.load(); });
         }
         if (done.load()) break;
         ++tick;
@@ -427,7 +434,7 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
     for (size_t c = 0; c < w.schedule.size(); ++c)
         connections.push_back(std::make_unique<HttpConnection>(url));
 
-    Shared sh{result.txs};
+    Shared sh{result.txs, config.window > 0};
     std::vector<ConnectionStats> stats(connections.size());
     const auto node_cpu_before = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
     const double self_cpu_before = self_cpu_seconds();
@@ -448,9 +455,13 @@ RunResult run_load(const Config& config, const Workload& w, const Url& url, uint
     std::thread progress{
         [&] { watch_progress(config, result.txs, t0, sh, node_pid, done, result); }};
     auto join_all = [&] {
-        sh.stop.store(true);
-        done.store(true);
-        sh.notify();
+        {
+            std::lock_guard lock{sh.mutex};
+            sh.stop.store(true);
+            done.store(true);
+            sh.changed.notify_all();
+            sh.finished.notify_all();
+        }
         for (auto& t : senders) t.join();
         progress.join();
     };

@@ -8,6 +8,7 @@
 
 #include "common/recover_loop.hpp"
 #include "metrics_text.hpp"
+#include "responses.hpp"
 #include "rpc_client.hpp"
 #include "schedule.hpp"
 #include <sys/types.h>
@@ -18,7 +19,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace barrel::load {
@@ -48,7 +48,7 @@ struct Workload {
     std::vector<Address> senders;
     std::vector<uint64_t> start_nonces;  ///< per sender: the nonce of its first transaction
     std::vector<Hash> hashes;            ///< per transaction
-    std::unordered_map<Hash, uint32_t> index_of;
+    HashIndex index_of;  ///< into hashes
     std::vector<std::vector<Batch>> schedule;
     /// Per connection, per batch: the request body, a JSON-RPC batch whose ids are the
     /// transactions' indices.

@@ -5,6 +5,7 @@
 #include "common/stats.hpp"
 #include "metrics_text.hpp"
 #include "report.hpp"
+#include "responses.hpp"
 #include "rpc_client.hpp"
 #include "schedule.hpp"
 #include <gtest/gtest.h>
@@ -162,4 +163,176 @@ TEST(load_report, medians_of_runs) {
     runs[0].receipts_ok = false;
     EXPECT_FALSE(median_of(runs)["checks"]["passed"].get<bool>());
     EXPECT_NE(text_report("x", runs).find("RECEIPTS DIFFER"), std::string::npos);
+}
+
+// The readers of the responses timed (responses.hpp): what they take, and the exact sentence
+// for each way a response can be wrong, so that a node's bad answer is named, not miscounted.
+namespace {
+const std::string kHashA = "0x" + std::string(64, 'a');
+const std::string kHashB = "0X" + std::string(62, '0') + "1F";
+
+std::string send_error(std::string_view body, size_t calls) {
+    ResponseReader reader;
+    const auto r = reader.send_answers(body, calls);
+    return r ? "(read)" : r.error();
+}
+
+std::string block_error(std::string_view body, size_t calls) {
+    ResponseReader reader;
+    const auto r = reader.block_hashes(body, calls);
+    return r ? "(read)" : r.error();
+}
+}  // namespace
+
+TEST(load_responses, hash_of_hex_is_strict) {
+    const auto a = hash_of_hex(kHashA);
+    ASSERT_TRUE(a);
+    EXPECT_EQ((*a)[0], 0xaa);
+    EXPECT_EQ((*a)[31], 0xaa);
+    const auto b = hash_of_hex(kHashB);
+    ASSERT_TRUE(b);
+    EXPECT_EQ((*b)[30], 0x00);
+    EXPECT_EQ((*b)[31], 0x1f);
+    EXPECT_FALSE(hash_of_hex(kHashA.substr(2)));         // no prefix
+    EXPECT_FALSE(hash_of_hex(kHashA.substr(0, 65)));     // a digit short
+    EXPECT_FALSE(hash_of_hex(kHashA + "a"));             // a digit long
+    EXPECT_FALSE(hash_of_hex("1x" + kHashA.substr(2)));  // not 0x
+    for (const char bad : {'g', ' ', '\0', '"', '\xff'}) {
+        std::string text = kHashA;
+        text[40] = bad;
+        EXPECT_FALSE(hash_of_hex(text)) << static_cast<int>(bad);
+    }
+}
+
+TEST(load_responses, send_answers_results_and_errors_in_any_key_order) {
+    ResponseReader reader;
+    const std::string body =
+        R"([{"jsonrpc":"2.0","id":7,"result":")" + kHashA + R"("}, {"result":")" + kHashB +
+        R"(","id":9,"jsonrpc":"2.0"},)"
+        R"({"id":8,"error":{"code":-32000,"message":"nonce too low: next nonce 3"}},)"
+        R"({"id":10,"error":{"code":-32000}},{"id":11,"result":"0x12"},{"id":12,"result":null},)"
+        R"({"id":13,"error":"busy","result":")" +
+        kHashA + R"("}])";
+    const auto r = reader.send_answers(body, 7);
+    ASSERT_TRUE(r) << r.error();
+    ASSERT_EQ(r->size(), 7u);
+    EXPECT_EQ((*r)[0].id, 7u);
+    EXPECT_EQ((*r)[0].hash, hash_of_hex(kHashA));
+    EXPECT_FALSE((*r)[0].error);
+    EXPECT_EQ((*r)[1].id, 9u);
+    EXPECT_EQ((*r)[1].hash, hash_of_hex(kHashB));
+    EXPECT_EQ((*r)[2].error, "nonce too low: next nonce 3");
+    EXPECT_EQ((*r)[3].error, "(no message)");
+    EXPECT_FALSE((*r)[4].hash);  // not a hash: the caller counts another hash
+    EXPECT_FALSE((*r)[4].error);
+    EXPECT_FALSE((*r)[5].hash);
+    EXPECT_EQ((*r)[6].error, "(no message)");  // an error wins over a result
+    // The reader is reused from batch to batch.
+    const auto again = reader.send_answers(R"([{"id":1,"result":")" + kHashB + R"("}])", 1);
+    ASSERT_TRUE(again);
+    EXPECT_EQ((*again)[0].hash, hash_of_hex(kHashB));
+}
+
+TEST(load_responses, send_answers_malformed) {
+    EXPECT_EQ(send_error(R"({"id":1,"result":"0x"})", 1),
+              R"(a batch of 1 was answered by {"id":1,"result":"0x"})");
+    EXPECT_EQ(send_error(R"([{"id":1,"result":"0x"}])", 2),
+              R"(a batch of 2 was answered by [{"id":1,"result":"0x"}])");
+    EXPECT_EQ(send_error("[]", 1), "a batch of 1 was answered by []");
+    EXPECT_EQ(send_error(R"([{"id":1,"result":"0x"})", 1),
+              R"(the response is not JSON: [{"id":1,"result":"0x"})");
+    EXPECT_EQ(send_error(R"([{"id":1}] x)", 1), R"(the response is not JSON: [{"id":1}] x)");
+    EXPECT_EQ(send_error("[{\"id\":1,\"result\":\"\xff\"}]", 1),  // not UTF-8
+              "the response is not JSON: [{\"id\":1,\"result\":\"\xff\"}]");
+    EXPECT_EQ(send_error("", 1), "the response is not JSON: ");
+    EXPECT_EQ(send_error(R"([1])", 1), "an answer is not an object");
+    EXPECT_EQ(send_error(R"([{"result":"0x"}])", 1), "an answer has no id");
+    EXPECT_EQ(send_error(R"([{"id":"1","result":"0x"}])", 1), "an answer's id is not a number");
+    EXPECT_EQ(send_error(R"([{"id":-1,"result":"0x"}])", 1), "an answer's id is not a number");
+    EXPECT_EQ(send_error(R"([{"id":1.5,"result":"0x"}])", 1), "an answer's id is not a number");
+    const std::string long_body = "{\"x\":\"" + std::string(300, 'y') + "\"}";
+    EXPECT_EQ(send_error(long_body, 1), "a batch of 1 was answered by " + long_body.substr(0, 200));
+}
+
+TEST(load_responses, block_hashes_by_id) {
+    ResponseReader reader;
+    const std::string body = R"([{"jsonrpc":"2.0","id":1,"result":null},)"
+                             R"({"id":0,"result":{"number":"0x5","transactions":[")" +
+                             kHashA + R"(",")" + kHashB +
+                             R"("],"hash":"0x00"}},)"
+                             R"({"result":{"transactions":[]},"id":2}])";
+    const auto r = reader.block_hashes(body, 3);
+    ASSERT_TRUE(r) << r.error();
+    ASSERT_EQ(r->size(), 3u);
+    ASSERT_TRUE((*r)[0]);
+    ASSERT_EQ((*r)[0]->size(), 2u);
+    EXPECT_EQ((*(*r)[0])[0], *hash_of_hex(kHashA));
+    EXPECT_EQ((*(*r)[0])[1], *hash_of_hex(kHashB));
+    EXPECT_FALSE((*r)[1]);  // null: not there yet
+    ASSERT_TRUE((*r)[2]);
+    EXPECT_TRUE((*r)[2]->empty());
+}
+
+TEST(load_responses, block_hashes_malformed) {
+    EXPECT_EQ(block_error(R"([{"id":0,"result":null}])", 2),
+              R"(a batch of 2 calls was answered by [{"id":0,"result":null}])");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":null})", 1),
+              R"(the response is not JSON: [{"id":0,"result":null})");
+    EXPECT_EQ(block_error(R"(["x"])", 1), "an answer is not an object");
+    EXPECT_EQ(block_error(R"([{"result":null}])", 1), "an answer has no id");
+    EXPECT_EQ(block_error(R"([{"id":null,"result":null}])", 1), "an answer's id is not a number");
+    EXPECT_EQ(block_error(R"([{"id":1,"result":null}])", 1), "an answer of unknown id 1");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":null},{"id":0,"result":null}])", 2),
+              "two answers of id 0");
+    EXPECT_EQ(block_error(R"([{"id":0,"error":{"code":-32602,"message":"bad block"}}])", 1),
+              "bad block");
+    EXPECT_EQ(block_error(R"([{"id":0,"error":7}])", 1), "(no message)");
+    EXPECT_EQ(block_error(R"([{"id":0}])", 1), "an answer has neither result nor error");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":"0x5"}])", 1), "a block is not an object");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":{"number":"0x5"}}])", 1),
+              "a block has no transactions list");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":{"transactions":{}}}])", 1),
+              "a block's transactions are not a list");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":{"transactions":[{"hash":"0x"}]}}])", 1),
+              "a block's transaction is not a hash (a full object?)");
+    EXPECT_EQ(block_error(R"([{"id":0,"result":{"transactions":["0x12"]}}])", 1),
+              "a block's transaction hash is not 0x and 64 hex digits: 0x12");
+}
+
+TEST(load_responses, hash_index_finds_every_hash_and_no_other) {
+    std::vector<Hash> hashes(1000);
+    for (size_t i = 0; i < hashes.size(); ++i) {
+        hashes[i][0] = static_cast<uint8_t>(i);
+        hashes[i][1] = static_cast<uint8_t>(i >> 8);
+        hashes[i][31] = 1;
+    }
+    // Two hashes alike in their first 8 bytes, differing later: the index looks at all 32.
+    hashes[999] = hashes[998];
+    hashes[999][20] = 0x55;
+    const HashIndex index{hashes};
+    for (size_t i = 0; i < hashes.size(); ++i) EXPECT_EQ(index.find(hashes[i], hashes), i);
+    Hash other = hashes[5];
+    other[31] = 2;  // same first 8 bytes as one indexed
+    EXPECT_FALSE(index.find(other, hashes));
+    EXPECT_FALSE(index.find(Hash{}, hashes));
+    EXPECT_FALSE(HashIndex{}.find(hashes[0], hashes));
+}
+
+TEST(load_responses, hash_of_hex_agrees_with_the_bytewise_reading) {
+    // Every byte value at every digit's place, on a hash of mixed digits and cases: the
+    // word-parallel reader must accept and decode exactly what the digit-at-a-time one does.
+    const std::string base = "0x0123456789abcdefABCDEF9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c";
+    ASSERT_EQ(base.size(), 66u);
+    ASSERT_TRUE(hash_of_hex(base));
+    EXPECT_EQ(hash_of_hex(base), hash_of_hex_bytewise(base));
+    size_t accepted = 0;
+    for (size_t at = 2; at < base.size(); ++at)
+        for (int c = 0; c < 256; ++c) {
+            std::string text = base;
+            text[at] = static_cast<char>(c);
+            const auto fast = hash_of_hex(text);
+            ASSERT_EQ(fast, hash_of_hex_bytewise(text)) << "byte " << c << " at " << at;
+            accepted += fast ? 1 : 0;
+        }
+    EXPECT_EQ(accepted, 64u * 22);  // 0-9, a-f, A-F at each of 64 places
 }

@@ -1,0 +1,236 @@
+#include "responses.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+
+namespace barrel::load {
+
+namespace dom = simdjson::dom;
+
+namespace {
+
+/// Hex digit values; -1 for every other byte.
+constexpr std::array<int8_t, 256> kNibble = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = static_cast<int8_t>(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c) t[static_cast<size_t>(c)] = static_cast<int8_t>(c - 'a' + 10);
+    for (int c = 'A'; c <= 'F'; ++c) t[static_cast<size_t>(c)] = static_cast<int8_t>(c - 'A' + 10);
+    return t;
+}();
+
+std::string not_json(std::string_view body) {
+    return "the response is not JSON: " + std::string{body.substr(0, 200)};
+}
+
+std::string batch_mismatch(std::string_view body, size_t calls, std::string_view unit) {
+    return "a batch of " + std::to_string(calls) + std::string{unit} + " was answered by " +
+           std::string{body.substr(0, 200)};
+}
+
+/// An error object's message, or "(no message)" when it has none that is a string (or the
+/// error is no object).
+std::string error_message(dom::element error) {
+    std::string_view text;
+    if (error["message"].get_string().get(text)) return "(no message)";
+    return std::string{text};
+}
+
+}  // namespace
+
+namespace {
+
+/// Eight hex digits (as loaded from memory, little-endian) as four bytes, or nothing if any of
+/// them is not a hex digit. Byte-parallel in one 64-bit word: a block's 2,500 hashes and a
+/// batch's 100 are decoded while the clock runs, and a table lookup per digit was the larger
+/// part of reading them. No lane can carry into the next: every byte is below 0x80 (checked
+/// first), so adding at most 0x80 to it stays within the byte.
+std::optional<uint32_t> eight_digits(uint64_t x) noexcept {
+    constexpr uint64_t kOnes = 0x0101010101010101;
+    constexpr uint64_t kHigh = 0x80 * kOnes;
+    if ((x & kHigh) != 0) return std::nullopt;
+    // A lane's top bit is set where the byte is >= lo, or > hi.
+    auto at_least = [](uint64_t v, uint8_t lo) { return (v + (0x80 - lo) * kOnes) & kHigh; };
+    auto above = [](uint64_t v, uint8_t hi) { return (v + (0x7f - hi) * kOnes) & kHigh; };
+    const uint64_t digit = at_least(x, '0') & ~above(x, '9');
+    const uint64_t lower = x | (0x20 * kOnes);  // 'A'-'F' as 'a'-'f'; digits are tested on x
+    const uint64_t letter = at_least(lower, 'a') & ~above(lower, 'f');
+    if ((digit | letter) != kHigh) return std::nullopt;
+    // A digit's value is its low nibble, a letter's (bit 6 set) its low nibble + 9.
+    const uint64_t nibbles = (x & (0x0f * kOnes)) + ((x >> 6) & kOnes) * 9;
+    // Pairs (high digit first in memory, so in the lower byte) into bytes, then packed.
+    uint64_t v = ((nibbles & 0x00ff00ff00ff00ff) << 4) | ((nibbles >> 8) & 0x00ff00ff00ff00ff);
+    v = (v | (v >> 8)) & 0x0000ffff0000ffff;
+    v = (v | (v >> 16)) & 0x00000000ffffffff;
+    return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+std::optional<Hash> hash_of_hex_bytewise(std::string_view text) noexcept {
+    if (text.size() != 66 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
+        return std::nullopt;
+    Hash out;
+    int bad = 0;  // any digit's -1 sets the sign bit; one test at the end, no branch per digit
+    for (size_t i = 0; i < 32; ++i) {
+        const int hi = kNibble[static_cast<uint8_t>(text[2 + 2 * i])];
+        const int lo = kNibble[static_cast<uint8_t>(text[3 + 2 * i])];
+        bad |= hi | lo;
+        out[i] = static_cast<uint8_t>((hi << 4) | (lo & 0xf));
+    }
+    if (bad < 0) return std::nullopt;
+    return out;
+}
+
+std::optional<Hash> hash_of_hex(std::string_view text) noexcept {
+    if constexpr (std::endian::native != std::endian::little) return hash_of_hex_bytewise(text);
+    if (text.size() != 66 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
+        return std::nullopt;
+    Hash out;
+    for (size_t k = 0; k < 8; ++k) {
+        uint64_t word = 0;
+        std::memcpy(&word, text.data() + 2 + 8 * k, sizeof word);
+        const auto four = eight_digits(word);
+        if (!four) return std::nullopt;
+        std::memcpy(out.data() + 4 * k, &*four, sizeof *four);
+    }
+    return out;
+}
+
+struct ResponseReader::Impl {
+    dom::parser parser;
+    /// The body and simdjson's padding after it, zeroed (the parser reads past the end).
+    std::string padded;
+
+    /// The whole document, validated (structure, strings, numbers, UTF-8).
+    simdjson::simdjson_result<dom::element> parse(std::string_view body) {
+        padded.resize(body.size() + simdjson::SIMDJSON_PADDING);
+        std::memcpy(padded.data(), body.data(), body.size());
+        std::memset(padded.data() + body.size(), 0, simdjson::SIMDJSON_PADDING);
+        return parser.parse(padded.data(), body.size(), false);
+    }
+
+    /// The body as a batch of `calls` answers; `unit` names them in the error ("", " calls").
+    Expected<dom::array, std::string> batch(std::string_view body, size_t calls,
+                                            std::string_view unit) {
+        dom::element doc;
+        if (parse(body).get(doc)) return unexpected(not_json(body));
+        dom::array array;
+        if (doc.get_array().get(array) || array.size() != calls)
+            return unexpected(batch_mismatch(body, calls, unit));
+        return array;
+    }
+};
+
+namespace {
+/// An answer's id, once it is seen to be an object that has one.
+Expected<uint64_t, std::string> answer_id(dom::element answer) {
+    if (!answer.is_object()) return unexpected(std::string{"an answer is not an object"});
+    const auto field = answer["id"];
+    if (field.error()) return unexpected(std::string{"an answer has no id"});
+    uint64_t id = 0;
+    if (field.get_uint64().get(id))
+        return unexpected(std::string{"an answer's id is not a number"});
+    return id;
+}
+}  // namespace
+
+ResponseReader::ResponseReader() : m_impl{std::make_unique<Impl>()} {}
+ResponseReader::~ResponseReader() = default;
+
+Expected<std::vector<SendAnswer>, std::string> ResponseReader::send_answers(std::string_view body,
+                                                                            size_t calls) {
+    const auto array = m_impl->batch(body, calls, "");
+    if (!array) return unexpected(array.error());
+    std::vector<SendAnswer> out;
+    out.reserve(calls);
+    for (const dom::element element : *array) {
+        const auto id = answer_id(element);
+        if (!id) return unexpected(id.error());
+        SendAnswer answer;
+        answer.id = *id;
+        dom::element error;
+        std::string_view text;
+        if (!element["error"].get(error))
+            answer.error = error_message(error);
+        else if (!element["result"].get_string().get(text))
+            answer.hash = hash_of_hex(text);  // anything else: counted as another hash
+        out.push_back(std::move(answer));
+    }
+    return out;
+}
+
+Expected<BlockHashes, std::string> ResponseReader::block_hashes(std::string_view body,
+                                                                size_t calls) {
+    const auto array = m_impl->batch(body, calls, " calls");
+    if (!array) return unexpected(array.error());
+    BlockHashes out(calls);
+    std::vector<uint8_t> answered(calls, 0);
+    for (const dom::element element : *array) {
+        const auto answer = answer_id(element);
+        if (!answer) return unexpected(answer.error());
+        const uint64_t id = *answer;
+        if (id >= calls) return unexpected("an answer of unknown id " + std::to_string(id));
+        if (answered[id]++ != 0) return unexpected("two answers of id " + std::to_string(id));
+        dom::element error;
+        if (!element["error"].get(error)) return unexpected(error_message(error));
+        dom::element result;
+        if (element["result"].get(result))
+            return unexpected(std::string{"an answer has neither result nor error"});
+        if (result.is_null()) continue;  // no such block yet
+        if (!result.is_object()) return unexpected(std::string{"a block is not an object"});
+        dom::element transactions;
+        if (result["transactions"].get(transactions))
+            return unexpected(std::string{"a block has no transactions list"});
+        dom::array list;
+        if (transactions.get_array().get(list))
+            return unexpected(std::string{"a block's transactions are not a list"});
+        auto& hashes = out[id].emplace();
+        hashes.reserve(list.size());
+        for (const dom::element h : list) {
+            std::string_view text;
+            if (h.get_string().get(text))
+                return unexpected(
+                    std::string{"a block's transaction is not a hash (a full object?)"});
+            const auto hash = hash_of_hex(text);
+            if (!hash)
+                return unexpected("a block's transaction hash is not 0x and 64 hex digits: " +
+                                  std::string{text.substr(0, 80)});
+            hashes.push_back(*hash);
+        }
+    }
+    return out;
+}
+
+HashIndex::HashIndex(std::span<const Hash> hashes) {
+    // At most half full: a miss ends at an empty slot within a probe or two.
+    const size_t capacity = std::bit_ceil(std::max<size_t>(2 * hashes.size(), 16));
+    m_slots.resize(capacity);
+    m_mask = capacity - 1;
+    for (size_t i = 0; i < hashes.size(); ++i) {
+        uint64_t prefix = 0;
+        std::memcpy(&prefix, hashes[i].data(), sizeof prefix);
+        size_t slot = prefix & m_mask;
+        while (m_slots[slot].index_plus_one != 0) slot = (slot + 1) & m_mask;
+        m_slots[slot] = {prefix, static_cast<uint32_t>(i + 1)};
+    }
+}
+
+std::optional<uint32_t> HashIndex::find(const Hash& hash,
+                                        std::span<const Hash> hashes) const noexcept {
+    if (m_slots.empty()) return std::nullopt;
+    uint64_t prefix = 0;
+    std::memcpy(&prefix, hash.data(), sizeof prefix);
+    for (size_t slot = prefix & m_mask; m_slots[slot].index_plus_one != 0;
+         slot = (slot + 1) & m_mask) {
+        const Slot& s = m_slots[slot];
+        if (s.prefix == prefix && hashes[s.index_plus_one - 1] == hash) return s.index_plus_one - 1;
+    }
+    return std::nullopt;
+}
+
+}  // namespace barrel::load

@@ -1,0 +1,90 @@
+#pragma once
+// What barrel-load reads while the clock runs, read without building a DOM: the answers to a
+// batch of eth_sendRawTransaction (one per transaction sent) and to a batch of
+// eth_getBlockByNumber(n, false) (each block's transaction hashes), with simdjson's parser (a
+// flat tape of the document, no allocation per value, SIMD chosen at run time); and the index
+// from a transaction hash to its place in the workload. Every generator microsecond per
+// transaction is taken from the node on a shared machine, and nlohmann's tree of these
+// responses (a map per object, a string per hash) was the largest part of the generator's
+// cost. The checks stay whole: the input must be JSON throughout (simdjson validates all of
+// it, UTF-8 included), each answer an object with a numeric id, every hash "0x" and 64 hex
+// digits. The calls made outside the timing still use nlohmann.
+
+#include <barrel/core/bytes.hpp>
+#include <barrel/core/expected.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace barrel::load {
+
+/// "0x" (or "0X") and exactly 64 hex digits of either case: the hash; anything else: nothing.
+std::optional<Hash> hash_of_hex(std::string_view text) noexcept;
+/// The same, a digit at a time: what hash_of_hex does on a big-endian machine, and its
+/// reference in the tests.
+std::optional<Hash> hash_of_hex_bytewise(std::string_view text) noexcept;
+
+/// One answer of an eth_sendRawTransaction batch.
+struct SendAnswer {
+    uint64_t id{0};
+    std::optional<Hash> hash;  ///< the result, when it is a hash (checked by the caller)
+    /// The error's message when the call failed ("(no message)" when it has none); it takes
+    /// precedence over a result.
+    std::optional<std::string> error;
+};
+
+/// Per call of an eth_getBlockByNumber batch, in id order: the hashes of the block's
+/// transactions, or nothing when the block is not there (a null result).
+using BlockHashes = std::vector<std::optional<std::vector<Hash>>>;
+
+/// Reads the responses; one per thread (it keeps its parser's buffers from call to call).
+/// Errors are whole sentences without the method's name, which the caller adds.
+class ResponseReader {
+public:
+    ResponseReader();
+    ~ResponseReader();
+    ResponseReader(const ResponseReader&) = delete;
+    ResponseReader& operator=(const ResponseReader&) = delete;
+
+    /// The answers to a batch of `calls` calls, in the order received (ids are the caller's
+    /// to match: this checks only that each is a number).
+    Expected<std::vector<SendAnswer>, std::string> send_answers(std::string_view body,
+                                                                size_t calls);
+
+    /// The answers to a batch of `calls` calls whose ids are 0 to calls - 1. An error object
+    /// is an error (its message), as is an answer of unknown or repeated id.
+    Expected<BlockHashes, std::string> block_hashes(std::string_view body, size_t calls);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+/// Transaction hashes to their indices in a list. Open addressing keyed by a hash's first 8
+/// bytes: a keccak output needs no further mixing, a probe is one cache line, and a hash not
+/// in the list (another client's) is almost always told by those 8 bytes alone.
+class HashIndex {
+public:
+    HashIndex() = default;
+    /// Indexes `hashes`, which must be distinct.
+    explicit HashIndex(std::span<const Hash> hashes);
+
+    /// The index of `hash` in the list given to the constructor, which is passed again (the
+    /// index keeps no pointer into it, so that the list can move).
+    std::optional<uint32_t> find(const Hash& hash, std::span<const Hash> hashes) const noexcept;
+
+private:
+    struct Slot {
+        uint64_t prefix{0};
+        uint32_t index_plus_one{0};  ///< 0: an empty slot
+    };
+    std::vector<Slot> m_slots;
+    size_t m_mask{0};
+};
+
+}  // namespace barrel::load
