@@ -15,9 +15,8 @@ packages=(
     build-essential cmake ninja-build pkg-config
     libtbb-dev libboost-dev libsecp256k1-dev librocksdb-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev libcli11-dev
-    libsimdjson-dev             # the node's JSON-RPC request parser (src/rpc/jsonrpc.cpp)
+    libsimdjson-dev             # the node's JSON-RPC request parser, barrel-load's response reader
     prometheus-cpp-dev          # the node's /metrics (src/metrics/)
-    libsimdjson-dev             # JSON read without a tree (barrel-load's timed responses)
     python3 python3-prometheus-client  # the /metrics test parses a scrape with an independent parser
 )
 
