@@ -248,6 +248,29 @@ Expected<Block, BlockError> decode_block(Bytes wire, bool parallel) {
     return b;
 }
 
+Expected<std::vector<Hash>, BlockError> transaction_hashes(BytesView wire) {
+    auto body = rlp::decode_list(wire);
+    if (!body) return rlp_error(BlockErrorCode::malformed_block, body.error());
+    if (!wire.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    BytesView rest = *body;
+    if (auto header = rlp::decode_list(rest); !header) {  // skipped, not decoded
+        BlockError e;
+        e.code = BlockErrorCode::malformed_header;
+        e.rlp = header.error();
+        return unexpected(e);
+    }
+    if (rest.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::input_too_short);
+    std::vector<BytesView> encodings;
+    BARREL_TRY(split_txs(rest, encodings));
+    if (!rest.empty())
+        return rlp_error(BlockErrorCode::malformed_block, rlp::DecodingError::trailing_bytes);
+    std::vector<Hash> hashes(encodings.size());
+    keccak256_many(encodings, hashes);
+    return hashes;
+}
+
 Expected<Block, BlockError> decode_tx_list(Bytes wire, bool parallel) {
     Block b;
     b.wire = std::move(wire);

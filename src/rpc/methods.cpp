@@ -291,12 +291,13 @@ Expected<BlockBody, Error> block_body(Context& c, uint64_t n) {
     if (!*raw)
         return unexpected(Error{code::internal_error,
                                 "store: block " + std::to_string(n) + " has a header but no body"});
-    const size_t size = (*raw)->size();
-    auto block = block::decode_block(std::move(**raw));
-    if (!block)
+    // Stored blocks were decoded and verified at their commit: hashing each transaction's
+    // bytes lists them, with no need to decode them again.
+    auto hashes = block::transaction_hashes(**raw);
+    if (!hashes)
         return unexpected(Error{code::internal_error, "store: block " + std::to_string(n) + ": " +
-                                                          block::describe(block.error())});
-    return BlockBody{std::move(block->tx_hashes), size};
+                                                          block::describe(hashes.error())});
+    return BlockBody{std::move(*hashes), (*raw)->size()};
 }
 
 Result block_json(Context& c, std::optional<uint64_t> number, bool full) {

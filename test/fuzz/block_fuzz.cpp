@@ -1,4 +1,5 @@
-// libFuzzer target for stage 1: decode_block, decode_tx_list and split_block on arbitrary bytes.
+// libFuzzer target for stage 1: decode_block, transaction_hashes, decode_tx_list and split_block
+// on arbitrary bytes.
 //
 // Decoding is strict, so a block that decodes is the canonical encoding of what it decoded to:
 // with an offset-indexed transaction list, encode_block(header, tx_encodings) gives back exactly
@@ -78,12 +79,17 @@ bool uses_index(BytesView input) {
 
 void fuzz_block(BytesView input) {
     auto decoded = block::decode_block(Bytes(input.begin(), input.end()), false);
+    // The framing-only reading: on every input it either errs with an error that names itself,
+    // or lists keccak256 of each slot; on a block that decodes, exactly decode's hashes.
+    const auto hashes = block::transaction_hashes(input);
+    if (!hashes) check_error(hashes.error(), input);
     if (!decoded) {
         check_error(decoded.error(), input);
         return;
     }
     const block::Block& b = *decoded;
     check_decoded(b, input);
+    FUZZ_CHECK(hashes.has_value() && *hashes == b.tx_hashes);
     FUZZ_CHECK(b.header.has_value());
     FUZZ_CHECK(b.hash == block::hash_of(*b.header));
 

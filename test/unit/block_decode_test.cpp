@@ -460,7 +460,46 @@ TEST_P(block_decode_error, rejects) {
     expect_error(block::decode_block(row.input, true), row.expected, "parallel");
 }
 
+// transaction_hashes reads the framing only: the same error as decode_block where the framing
+// is what is wrong; transactions and header fields it does not decode.
+TEST_P(block_decode_error, transaction_hashes_rejects_the_same_framing) {
+    const Row& row = GetParam();
+    using C = block::BlockErrorCode;
+    const auto hashes = block::transaction_hashes(row.input);
+    switch (row.expected.code) {
+        case C::malformed_tx:
+        case C::slot_trailing_bytes:
+        case C::invalid_tx:
+        case C::wrong_chain_id: return;  // in a transaction's bytes: not read
+        case C::malformed_header:  // its fields are not decoded; only its being a list is read
+            if (!hashes) {
+                EXPECT_EQ(hashes.error().code, C::malformed_header) << row.name;
+            }
+            return;
+        default: break;
+    }
+    ASSERT_FALSE(hashes.has_value()) << row.name;
+    EXPECT_EQ(hashes.error().code, row.expected.code) << row.name;
+    EXPECT_EQ(hashes.error().tx_index, row.expected.tx_index) << row.name;
+    EXPECT_EQ(hashes.error().rlp, row.expected.rlp) << row.name;
+}
+
 INSTANTIATE_TEST_SUITE_P(table, block_decode_error, testing::ValuesIn(rows()), row_name);
+
+TEST(block_decode, transaction_hashes_are_decodes_hashes) {
+    const auto txs = test::mixed_txs(9);
+    const Bytes indexed = block::encode_block(test::sample_header(1, 12345), txs.views());
+    const Bytes plain =
+        list({block::encode(test::sample_header(1, 12345)), block::encode_plain_tx_list(txs.views())});
+    const Bytes empty = block::encode_block(test::sample_header(1, 12345), {});
+    for (const Bytes& wire : {indexed, plain, empty}) {
+        const auto decoded = block::decode_block(wire);
+        ASSERT_TRUE(decoded);
+        const auto hashes = block::transaction_hashes(wire);
+        ASSERT_TRUE(hashes) << describe(hashes.error());
+        EXPECT_EQ(*hashes, decoded->tx_hashes);
+    }
+}
 
 // The bases the rows are built from decode, so each row fails for its one change only.
 TEST(block_decode, table_bases_decode) {

@@ -97,6 +97,12 @@ Expected<Block, BlockError> decode_block(Bytes wire, bool parallel = true);
 /// Decodes a bare transaction list: a plain RLP list of transactions or an offset-indexed list.
 Expected<Block, BlockError> decode_tx_list(Bytes wire, bool parallel = true);
 
+/// The hashes of a wire block's transactions (keccak-256 of each encoding) from its framing
+/// alone: the transactions are split, never decoded. For a block decoded and verified before, a
+/// stored one: listing a block's hashes (eth_getBlockByNumber) then costs its hashing only.
+/// Errors are decode_block's for the framing; a transaction's own bytes are not checked.
+Expected<std::vector<Hash>, BlockError> transaction_hashes(BytesView wire);
+
 // ---- stage 2: verify -------------------------------------------------------------------------
 
 /// Checks every transaction statelessly against `chain_id` (tx::validate) and recovers every
