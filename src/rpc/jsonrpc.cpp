@@ -257,22 +257,60 @@ json error_response(const json& id, const Error& error) {
 
 namespace {
 
-/// Appends `value` as json.dump(-1, ' ', false, replace) writes it: strings of printable ASCII
-/// without quote or backslash, and integers, directly (what ids and results nearly always
-/// are); anything else through the serialiser.
-void append_json(std::string& out, const json& value) {
+/// Whether nlohmann writes `text` as it is between quotes: printable ASCII without quote or
+/// backslash (hashes, quantities, addresses, method names).
+bool plain_string(std::string_view text) noexcept {
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+}
+
+void append_string(std::string& out, std::string_view text) {
+    if (!plain_string(text)) {
+        out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+        return;
+    }
+    out += '"';
+    out += text;
+    out += '"';
+}
+
+/// Appends `value` as json.dump(-1, ' ', false, replace) writes it: objects (in their map's
+/// order, as dump), arrays, plain strings, integers, booleans and null directly, which is what
+/// results are (a block's 2,500 hashes through the serialiser cost more than the call did);
+/// floats and strings that need escapes through the serialiser, value by value, which writes
+/// them the same inside a document as alone.
+void append_json(std::string& out, const json& value, size_t depth = 0) {
+    constexpr size_t kMaxDepth = 64;  // results are shallow; anything deeper goes the slow way
+    if (depth > kMaxDepth) {
+        out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+        return;
+    }
     switch (value.type()) {
-        case json::value_t::string: {
-            const auto& text = value.get_ref<const std::string&>();
-            const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
-                return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-            });
-            if (!plain) break;
-            out += '"';
-            out += text;
-            out += '"';
+        case json::value_t::object: {
+            out += '{';
+            bool first = true;
+            for (const auto& [key, member] : value.items()) {
+                if (!first) out += ',';
+                first = false;
+                append_string(out, key);
+                out += ':';
+                append_json(out, member, depth + 1);
+            }
+            out += '}';
             return;
         }
+        case json::value_t::array: {
+            out += '[';
+            bool first = true;
+            for (const json& element : value) {
+                if (!first) out += ',';
+                first = false;
+                append_json(out, element, depth + 1);
+            }
+            out += ']';
+            return;
+        }
+        case json::value_t::string: append_string(out, value.get_ref<const std::string&>()); return;
         case json::value_t::number_unsigned:
         case json::value_t::number_integer: {
             char digits[24];
@@ -283,6 +321,8 @@ void append_json(std::string& out, const json& value) {
             out.append(digits, end.ptr);
             return;
         }
+        case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+        case json::value_t::null: out += "null"; return;
         default: break;
     }
     out += value.dump(-1, ' ', false, json::error_handler_t::replace);
