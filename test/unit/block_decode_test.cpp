@@ -489,8 +489,8 @@ INSTANTIATE_TEST_SUITE_P(table, block_decode_error, testing::ValuesIn(rows()), r
 TEST(block_decode, transaction_hashes_are_decodes_hashes) {
     const auto txs = test::mixed_txs(9);
     const Bytes indexed = block::encode_block(test::sample_header(1, 12345), txs.views());
-    const Bytes plain =
-        list({block::encode(test::sample_header(1, 12345)), block::encode_plain_tx_list(txs.views())});
+    const Bytes plain = list(
+        {block::encode(test::sample_header(1, 12345)), block::encode_plain_tx_list(txs.views())});
     const Bytes empty = block::encode_block(test::sample_header(1, 12345), {});
     for (const Bytes& wire : {indexed, plain, empty}) {
         const auto decoded = block::decode_block(wire);
