@@ -68,6 +68,13 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// The nothrow forms too: a sanitizer's runtime supplies its own of every form not replaced here,
+// and memory from its nothrow new (simdjson's parser takes it so) would come back through the
+// delete above, a mismatch to AddressSanitizer.
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    return std::malloc(n == 0 ? 1 : n);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
 
