@@ -2,11 +2,10 @@
 
 #include "block_batch.hpp"
 #include "info_log.hpp"
+#include "memtable.hpp"
 #include "store_impl.hpp"
 #include "testing.hpp"
 #include <rocksdb/filter_policy.h>
-#include <rocksdb/memtablerep.h>
-#include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
 
 #include <new>
@@ -32,21 +31,13 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
     // first is work done twice (docs/benchmarks.md, "Commit: RocksDB options").
     o.compression_per_level.assign(static_cast<size_t>(o.num_levels), rocksdb::kLZ4Compression);
     o.compression_per_level[0] = rocksdb::kNoCompression;
-    if (cf == kTxs || cf == kReceipts || cf == kAccounts) {
-        // Keyed by hashes and addresses (uniformly random bytes), read by point lookups and
-        // never iterated in order by the node: a hash-bucketed memtable places each of a
-        // block's keys in O(1), where the default skip list spent most of the commit's write
-        // time comparing keys (docs/benchmarks.md, "Commit").
-        o.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(8));
-        if (!read_only) o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
-    }
-    if (cf == kUsers) {
-        // DagTransfer names: any length, often alike at the start ("user000123"), so buckets
-        // by up to their first 16 bytes, not by a fixed 8, which would put a whole generated
-        // population in a few buckets; in the skip list they cost a long compare per level
-        // (docs/benchmarks.md, "Commit").
-        o.prefix_extractor.reset(rocksdb::NewCappedPrefixTransform(16));
-        if (!read_only) o.memtable_factory.reset(rocksdb::NewHashLinkListRepFactory(1 << 16));
+    if (!read_only && (cf == kTxs || cf == kReceipts || cf == kAccounts || cf == kUsers)) {
+        // Keyed by hashes, addresses and DagTransfer names, read by point lookups and never
+        // iterated by the node: hash buckets place each of a block's keys in O(1), where the
+        // default skip list spent most of the commit's write time comparing keys, and the
+        // flush sorts the memtable once instead of rebuilding it as a skip list, as RocksDB's
+        // own hash memtables do (memtable.cpp; docs/benchmarks.md, "Commit").
+        o.memtable_factory = bucket_memtable_factory(1 << 16);
     }
     // A read-only open writes nothing: the default skip list costs nothing to create, where each
     // hash-bucketed memtable maps and zeroes its bucket array (a `get` is mostly open time).
