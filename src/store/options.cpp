@@ -36,11 +36,11 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
         // iterated by the node: hash buckets place each of a block's keys in O(1), where the
         // default skip list spent most of the commit's write time comparing keys, and the
         // flush sorts the memtable once instead of rebuilding it as a skip list, as RocksDB's
-        // own hash memtables do (memtable.cpp; docs/benchmarks.md, "Commit").
+        // own hash memtables do (memtable.cpp; docs/benchmarks.md, "Commit"). A read-only open
+        // writes nothing and keeps the default skip list, which costs nothing to create, where
+        // each bucket memtable allocates and zeroes its bucket array (a `get` is mostly open time).
         o.memtable_factory = bucket_memtable_factory(1 << 16);
     }
-    // A read-only open writes nothing: the default skip list costs nothing to create, where each
-    // hash-bucketed memtable maps and zeroes its bucket array (a `get` is mostly open time).
     rocksdb::BlockBasedTableOptions t;
     if (cf != kBlocks) t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));  // point lookups
     t.block_cache = nullptr;
@@ -61,7 +61,7 @@ rocksdb::DBOptions db_options(const fs::path& path, bool create, bool read_only)
     // All memtables together: past this RocksDB flushes the largest, so a long import's memory
     // levels off (docs/benchmarks.md, "Memory") instead of growing to 7 × write_buffer_size.
     o.db_write_buffer_size = kMemtableBudget;
-    // Hash-bucketed memtables (cf_options) take one writer at a time; barrel has one.
+    // The bucket memtables (memtable.hpp) take one writer at a time; barrel has one.
     o.allow_concurrent_memtable_write = false;
     if (read_only) {
         // A query opens the datadir for a few point reads: no thread pool to open every table
