@@ -4,13 +4,15 @@
 # fresh `geth --dev`, alternating, and one table of medians (docs/benchmarks.md, "The node under
 # load").
 #
-#   bench/geth/compare.sh [--geth PATH] [--build DIR] [--rounds R] [-- BARREL-LOAD OPTIONS...]
+#   bench/geth/compare.sh [--geth PATH] [--build DIR] [--rounds R] [--block-time MS]
+#                         [-- BARREL-LOAD OPTIONS...]
 #
 # geth: PATH, else `geth` on PATH, else ~/go/bin/geth (`go install
 # github.com/ethereum/go-ethereum/cmd/geth@latest` builds one). Each node seals as fast as it
-# can: barrel-node a block as soon as 2,500 transfers are ready (and every second otherwise);
-# geth --dev.period 0 a block whenever transactions are pending, with a gas limit (1e9) that does
-# not cap it. geth's pool is raised to hold the whole load, as barrel-load raises barrel-node's.
+# can: barrel-node a block as soon as 2,500 transfers are ready, and otherwise every --block-time
+# ms (default 1,000, the node's own default; 100 is closer to geth's rule); geth --dev.period 0
+# a block whenever transactions are pending, with a gas limit (1e9) that does not cap it.
+# geth's pool is raised to hold the whole load, as barrel-load raises barrel-node's.
 #
 # geth --dev funds one developer account only: the script makes the genesis barrel-load assumes
 # (barrel-node gen --accounts 1000 --seed 1), and the developer account sends each of its
@@ -23,13 +25,15 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="$repo/build/release"
 geth=""
 rounds=3
+block_time=1000
 while [[ $# -gt 0 ]]; do
     case $1 in
         --geth) geth=$2; shift 2 ;;
         --build) build=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
+        --block-time) block_time=$2; shift 2 ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -108,7 +112,7 @@ EOF
 
 for r in $(seq "$rounds"); do
     echo "round $r/$rounds: barrel-node" >&2
-    "$load" "${common[@]}" --block-time 1000 --json "$work/barrel-$r.json" > "$work/barrel-$r.txt"
+    "$load" "${common[@]}" --block-time "$block_time" --json "$work/barrel-$r.json" > "$work/barrel-$r.txt"
     echo "round $r/$rounds: geth --dev" >&2
     start_geth
     fund_geth
@@ -119,9 +123,9 @@ for r in $(seq "$rounds"); do
     kill "$geth_pid"; wait "$geth_pid" 2>/dev/null || true; geth_pid=""
 done
 
-python3 - "$work" "$rounds" "$("$geth" version | sed -n 's/^Version: //p')" <<'EOF'
+python3 - "$work" "$rounds" "$("$geth" version | sed -n 's/^Version: //p')" "$block_time" <<'EOF'
 import json, statistics, sys
-work, rounds, geth_version = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+work, rounds, geth_version, block_time = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def runs(name):
     return [json.load(open(f"{work}/{name}-{r}.json"))["runs"][0] for r in range(1, rounds + 1)]
 barrel, geth = runs("barrel"), runs("geth")
@@ -131,7 +135,7 @@ rows = [("end-to-end TPS", lambda x: x["end_to_end_tps"], "{:,.0f}"),
         ("latency p50 ms", lambda x: x["latency_ms"]["p50"], "{:.0f}"),
         ("latency p99 ms", lambda x: x["latency_ms"]["p99"], "{:.0f}"),
         ("x recovery ceiling", lambda x: x["ceiling_ratio"], "{:.2f}")]
-print(f"| median of {rounds} rounds | barrel-node run | geth --dev {geth_version} | barrel / geth |")
+print(f"| median of {rounds} rounds | barrel-node run --block-time {block_time} | geth --dev {geth_version} | barrel / geth |")
 print("|---|---|---|---|")
 for name, f, fmt in rows:
     b, g = med(barrel, f), med(geth, f)
