@@ -11,14 +11,17 @@
 
 #include "common/args.hpp"
 #include "gen/workload.hpp"
+#include "interrupt.hpp"
 #include "load.hpp"
 #include "node_process.hpp"
 #include "report.hpp"
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 using namespace barrel;
@@ -250,6 +253,12 @@ int run(int argc, char** argv) {
     const Args a = parse_args(argc, argv);
     std::optional<cli::AtomicFile> json_file = bench::create_output("--json", a.json_out);
     std::optional<cli::AtomicFile> plot_file = bench::create_output("--plot", a.plot_out);
+    // An interrupt does not unwind to the files' destructors: it removes their temporaries.
+    std::vector<std::unique_ptr<load::InterruptCleanup>> remove_on_interrupt;
+    for (const auto* file : {&json_file, &plot_file})
+        if (*file && !(*file)->temporary().empty())
+            remove_on_interrupt.push_back(std::make_unique<load::InterruptCleanup>(
+                [temp = (*file)->temporary()] { ::unlink(temp.c_str()); }));
     const auto results = a.url.empty() ? load_own_nodes(a) : load_url(a);
 
     const auto& c = a.config;
@@ -305,5 +314,6 @@ int main(int argc, char** argv) {
     // A node that died mid-request closes its socket: a write then fails with EPIPE, reported,
     // rather than killing this process.
     std::signal(SIGPIPE, SIG_IGN);
+    load::handle_interrupts();  // before any thread, so that every thread blocks them
     return bench::guarded_main([&] { return run(argc, argv); });
 }

@@ -35,11 +35,23 @@ pid_t spawn(const std::vector<std::string>& argv, int stderr_fd, const std::stri
     else
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
                                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // barrel-load blocks SIGINT and SIGTERM (interrupt.hpp) and ignores SIGPIPE; the node gets
+    // neither: it takes SIGTERM to stop.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     pid_t pid = -1;
-    const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) fail("cannot start " + argv[0] + ": " + std::strerror(rc));
     return pid;
@@ -80,15 +92,25 @@ NodeProcess::NodeProcess(const std::string& node, const chain::Genesis& genesis,
     if (mkdtemp(pattern.data()) == nullptr)
         fail("cannot create a temporary directory: " + std::string{std::strerror(errno)});
     m_dir = pattern;
+    m_on_interrupt.emplace([this] {
+        stop_locked();
+        remove_directory();
+    });
     try {
         start(node, genesis, run_args);
     } catch (...) {
         // No destructor runs for an object whose constructor throws.
-        stop();
-        std::error_code ec;
-        fs::remove_all(m_dir, ec);
+        const auto held = InterruptCleanup::lock();
+        m_on_interrupt->release(held);
+        stop_locked();
+        remove_directory();
         throw;
     }
+}
+
+void NodeProcess::remove_directory() {
+    std::error_code ec;
+    if (!m_dir.empty()) fs::remove_all(m_dir, ec);
 }
 
 void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
@@ -105,15 +127,19 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: " + std::string{std::strerror(errno)});
     std::vector<std::string> argv{node, "run", "--datadir", datadir, "--http", "127.0.0.1:0"};
     argv.insert(argv.end(), run_args.begin(), run_args.end());
-    try {
-        m_pid = spawn(argv, pipe_fds[1], "");
-    } catch (...) {
-        close(pipe_fds[0]);
+    {
+        // An interrupt's cleanup sees the node and its reader both or neither.
+        const auto held = InterruptCleanup::lock();
+        try {
+            m_pid = spawn(argv, pipe_fds[1], "");
+        } catch (...) {
+            close(pipe_fds[0]);
+            close(pipe_fds[1]);
+            throw;
+        }
         close(pipe_fds[1]);
-        throw;
+        m_reader = std::thread{[this, fd = pipe_fds[0]] { read_stderr(fd); }};
     }
-    close(pipe_fds[1]);
-    m_reader = std::thread{[this, fd = pipe_fds[0]] { read_stderr(fd); }};
 
     std::unique_lock lock{m_mutex};
     const bool up = m_changed.wait_for(lock, std::chrono::seconds{60},
@@ -157,6 +183,11 @@ void NodeProcess::read_stderr(int fd) {
 }
 
 int NodeProcess::stop() {
+    const auto held = InterruptCleanup::lock();
+    return stop_locked();
+}
+
+int NodeProcess::stop_locked() {
     if (m_pid > 0) {
         kill(m_pid, SIGTERM);
         m_status = wait_for(m_pid);
@@ -167,9 +198,10 @@ int NodeProcess::stop() {
 }
 
 NodeProcess::~NodeProcess() {
-    stop();
-    std::error_code ec;
-    if (!m_dir.empty()) fs::remove_all(m_dir, ec);
+    const auto held = InterruptCleanup::lock();
+    if (m_on_interrupt) m_on_interrupt->release(held);
+    stop_locked();
+    remove_directory();
 }
 
 std::string NodeProcess::recent_log() const {

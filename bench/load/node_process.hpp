@@ -2,10 +2,11 @@
 // A barrel-node of the load generator's own: `init` of a genesis in a temporary datadir, then
 // `run --http 127.0.0.1:0`, its port read from the stderr line "JSON-RPC on http://…". Stopped
 // with SIGTERM (the node finishes the block in flight and exits 0) and its directory removed
-// when the object goes, however the run ends.
+// when the object goes, however the run ends: on an interrupt of barrel-load too (interrupt.hpp).
 
 #include <barrel/chain/genesis.hpp>
 
+#include "interrupt.hpp"
 #include "rpc_client.hpp"
 #include <sys/types.h>
 
@@ -48,6 +49,9 @@ private:
     void start(const std::string& node, const chain::Genesis& genesis,
                const std::vector<std::string>& run_args);
     void read_stderr(int fd);
+    /// stop(), the caller holding InterruptCleanup::lock().
+    int stop_locked();
+    void remove_directory();
 
     std::filesystem::path m_dir;
     pid_t m_pid{-1};
@@ -59,6 +63,7 @@ private:
     std::deque<std::string> m_lines;
     std::optional<std::string> m_endpoint;  ///< "HOST:PORT" once the node said it serves
     bool m_eof{false};
+    std::optional<InterruptCleanup> m_on_interrupt;  ///< stops the node, removes m_dir
 };
 
 /// CPU seconds (user + system) process `pid` has used so far; nothing if it cannot be read.

@@ -94,6 +94,9 @@ public:
     void commit();
 
     const std::string& target() const noexcept { return m_target; }
+    /// The file written before the rename; empty when written directly. For a process that
+    /// must end without unwinding (an interrupt): it removes this itself.
+    const std::string& temporary() const noexcept { return m_temp; }
     /// Whether this writes standard output ("-", /dev/stdout): the caller's own report then goes
     /// to stderr.
     bool is_standard_output() const noexcept { return m_to_stdout; }
