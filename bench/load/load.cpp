@@ -183,16 +183,10 @@ void send_batches(const Config& config, const Workload& w, size_t c, HttpConnect
 
         const auto answers = reader.send_answers(body, batch.size());
         if (!answers) fail("eth_sendRawTransaction: " + answers.error());
-        // Each answer's id one of the batch's (they are sent in increasing order), once.
-        std::fill(seen.begin(), seen.end(), uint8_t{0});
+        if (auto wrong = check_answer_ids(*answers, batch, seen))
+            fail("eth_sendRawTransaction: " + *wrong);
         size_t rejected = 0;
         for (const SendAnswer& a : *answers) {
-            const auto at = std::lower_bound(batch.begin(), batch.end(), a.id);
-            if (at == batch.end() || *at != a.id)
-                fail("eth_sendRawTransaction: an answer of id " + std::to_string(a.id) +
-                     ", which the batch did not send");
-            if (seen[static_cast<size_t>(at - batch.begin())]++ != 0)
-                fail("eth_sendRawTransaction: two answers of id " + std::to_string(a.id));
             if (a.error) {
                 ++stats.rejections[rejection_kind(*a.error)];
                 sh.rejected_flag[a.id] = 1;

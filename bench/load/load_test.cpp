@@ -336,3 +336,28 @@ TEST(load_responses, hash_of_hex_agrees_with_the_bytewise_reading) {
         }
     EXPECT_EQ(accepted, 64u * 22);  // 0-9, a-f, A-F at each of 64 places
 }
+
+TEST(load_responses, answer_ids_each_of_the_batch_once) {
+    // A batch sends transactions 4, 9 and 12 (their indices are the calls' ids).
+    const std::vector<uint32_t> batch{4, 9, 12};
+    std::vector<uint8_t> seen;
+    auto answers = [](std::initializer_list<uint64_t> ids) {
+        std::vector<load::SendAnswer> out;
+        for (const uint64_t id : ids) out.push_back(load::SendAnswer{id, std::nullopt, "x"});
+        return out;
+    };
+    EXPECT_EQ(load::check_answer_ids(answers({4, 9, 12}), batch, seen), std::nullopt);
+    EXPECT_EQ(load::check_answer_ids(answers({12, 4, 9}), batch, seen), std::nullopt)
+        << "any order";
+    EXPECT_EQ(load::check_answer_ids(answers({4, 9, 7}), batch, seen),
+              "an answer of id 7, which the batch did not send");
+    EXPECT_EQ(load::check_answer_ids(answers({4, 9, 13}), batch, seen),
+              "an answer of id 13, which the batch did not send")
+        << "past the batch's last";
+    EXPECT_EQ(load::check_answer_ids(answers({3, 9, 12}), batch, seen),
+              "an answer of id 3, which the batch did not send")
+        << "before its first";
+    EXPECT_EQ(load::check_answer_ids(answers({9, 4, 9}), batch, seen), "two answers of id 9");
+    // The scratch from a failed batch does not carry over into the next.
+    EXPECT_EQ(load::check_answer_ids(answers({9, 12, 4}), batch, seen), std::nullopt);
+}

@@ -233,4 +233,18 @@ std::optional<uint32_t> HashIndex::find(const Hash& hash,
     return std::nullopt;
 }
 
+std::optional<std::string> check_answer_ids(std::span<const SendAnswer> answers,
+                                            std::span<const uint32_t> batch,
+                                            std::vector<uint8_t>& seen) {
+    seen.assign(batch.size(), 0);
+    for (const SendAnswer& a : answers) {
+        const auto at = std::lower_bound(batch.begin(), batch.end(), a.id);
+        if (at == batch.end() || *at != a.id)
+            return "an answer of id " + std::to_string(a.id) + ", which the batch did not send";
+        if (seen[static_cast<size_t>(at - batch.begin())]++ != 0)
+            return "two answers of id " + std::to_string(a.id);
+    }
+    return std::nullopt;
+}
+
 }  // namespace barrel::load

@@ -65,6 +65,14 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+/// Whether `answers` (to one batch of sends) answer each transaction of `batch` (its transaction
+/// indices, ascending, as the calls' ids) exactly once: nothing when they do, else what is wrong
+/// ("an answer of id 7, which the batch did not send", "two answers of id 3"). `seen` is
+/// scratch that the caller keeps from batch to batch.
+std::optional<std::string> check_answer_ids(std::span<const SendAnswer> answers,
+                                            std::span<const uint32_t> batch,
+                                            std::vector<uint8_t>& seen);
+
 /// Transaction hashes to their indices in a list. Open addressing keyed by a hash's first 8
 /// bytes: a keccak output needs no further mixing, a probe is one cache line, and a hash not
 /// in the list (another client's) is almost always told by those 8 bytes alone.
