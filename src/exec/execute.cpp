@@ -153,6 +153,7 @@ void both(bool parallel, A&& a, B&& b) {
 }
 
 // ---- step 1: plan ------------------------------------------------------------------------------
+// (plan_tx decides each transaction's gas as exec::gas_used does, with the decoded call it keeps.)
 
 /// Transaction i's kind, gas used and conflict keys (no state needed).
 void plan_tx(const block::Block& b, size_t i, Plan& plan, TxKeys& keys) {
@@ -684,6 +685,13 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
         !done)
         return unexpected(done.error());
     return out;
+}
+
+uint64_t gas_used(const tx::Transaction& tx) noexcept {
+    if (tx.is_creation()) return tx.gas_limit;
+    if (*tx.to == kDagTransferAddress && (tx.value != 0 || !decode_call(tx.data)))
+        return tx.gas_limit;  // a failed call
+    return tx::intrinsic_gas(tx);
 }
 
 }  // namespace barrel::exec

@@ -4,6 +4,7 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/json/conventions.hpp>
 
+#include <algorithm>
 #include <string>
 
 namespace barrel::rpc {
@@ -34,6 +35,25 @@ u256 effective_gas_price(const json& tx, const u256& base_fee) {
     const u256 tip = quantity_of(tx["max_priority_fee_per_gas"]);
     const auto offered = checked_add(base_fee, tip);
     return offered && *offered < cap ? *offered : cap;
+}
+
+std::vector<u256> reward_percentiles(std::vector<std::pair<u256, uint64_t>> tips_and_gas,
+                                     const std::vector<double>& percentiles) {
+    std::vector<u256> out(percentiles.size(), u256{0});
+    if (tips_and_gas.empty()) return out;
+    std::stable_sort(tips_and_gas.begin(), tips_and_gas.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    uint64_t block_gas = 0;
+    for (const auto& [tip, gas] : tips_and_gas) block_gas += gas;
+    size_t i = 0;
+    uint64_t sum = tips_and_gas[0].second;
+    for (size_t k = 0; k < percentiles.size(); ++k) {
+        const auto threshold =
+            static_cast<uint64_t>(static_cast<double>(block_gas) * percentiles[k] / 100.0);
+        while (sum < threshold && i + 1 < tips_and_gas.size()) sum += tips_and_gas[++i].second;
+        out[k] = tips_and_gas[i].first;
+    }
+    return out;
 }
 
 json eth_transaction(const json& doc, const u256& base_fee) {

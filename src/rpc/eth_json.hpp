@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace barrel::rpc {
@@ -31,5 +32,12 @@ json eth_block(const json& header, const u256& base_fee, size_t size, json trans
 
 /// The effective gas price of a transaction document.
 u256 effective_gas_price(const json& tx, const u256& base_fee);
+
+/// A block's rewards at `percentiles` (increasing, 0 to 100), as go-ethereum's eth_feeHistory
+/// computes them: the transactions' (effective tip, gas used) sorted by tip, and for each
+/// percentile p the tip of the first transaction at which the running sum of gas used reaches
+/// p % of the block's gas used (truncated to an integer); 0 for each when the block has none.
+std::vector<u256> reward_percentiles(std::vector<std::pair<u256, uint64_t>> tips_and_gas,
+                                     const std::vector<double>& percentiles);
 
 }  // namespace barrel::rpc

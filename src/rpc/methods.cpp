@@ -436,10 +436,8 @@ Result fee_history(Context& c, const json& params) {
         base_fees.push_back(json_quantity(c.base_fee()));
         ratios.push_back(limit == 0 ? 0.0 : static_cast<double>(used) / static_cast<double>(limit));
         if (percentiles.empty()) continue;
-        // Each percentile of the block's effective tips, weighted by gas (as go-ethereum does,
-        // with gas limits standing in for gas used: barrel charges a transfer its limit's
-        // intrinsic part, and a block's receipts are not read for this).
-        json reward = json::array();
+        // Each percentile of the block's effective tips, weighted by the gas each transaction
+        // used (as go-ethereum does), which barrel derives from the transaction alone.
         std::vector<std::pair<u256, uint64_t>> tips;
         if (n > 0) {
             auto raw = stored(c.view.raw_block(n));
@@ -453,27 +451,13 @@ Result fee_history(Context& c, const json& params) {
                                                           c.base_fee() + t.max_priority_fee_per_gas)
                                                : t.max_fee_per_gas;
                         tips.emplace_back(price > c.base_fee() ? price - c.base_fee() : u256{0},
-                                          t.gas_limit);
+                                          exec::gas_used(t));
                     }
             }
         }
-        std::sort(tips.begin(), tips.end());
-        u256 total_gas = 0;
-        for (const auto& [tip, gas] : tips) total_gas += gas;
-        for (const double pct : percentiles) {
-            if (tips.empty()) {
-                reward.push_back("0x0");
-                continue;
-            }
-            const double threshold = static_cast<double>(total_gas) * pct / 100.0;
-            double sum = 0;
-            size_t i = 0;
-            for (; i + 1 < tips.size(); ++i) {
-                sum += static_cast<double>(tips[i].second);
-                if (sum >= threshold) break;
-            }
-            reward.push_back(json_quantity(tips[i].first));
-        }
+        json reward = json::array();
+        for (const u256& tip : reward_percentiles(std::move(tips), percentiles))
+            reward.push_back(json_quantity(tip));
         rewards.push_back(std::move(reward));
     }
     base_fees.push_back(json_quantity(c.base_fee()));  // the next block's

@@ -770,6 +770,13 @@ TEST(exec_property, random_blocks_match_oracle) {
     }
     expect_coverage(cases);
     check_all(cases);
+    // exec::gas_used, from the transaction alone, is what the oracle's receipts say it used.
+    for (const auto& c : cases) {
+        if (!c->expected) continue;
+        for (size_t i = 0; i < c->b.block.size(); ++i)
+            ASSERT_EQ(exec::gas_used(c->b.block.txs[i]), c->expected->receipts[i].gas_used)
+                << "block " << c->b.block.header->number << ", transaction " << i;
+    }
 }
 
 TEST(exec_property, invalid_blocks_rejected_alike) {

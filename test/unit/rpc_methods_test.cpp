@@ -8,6 +8,7 @@
 #include <barrel/store/store.hpp>
 
 #include "http_client.hpp"
+#include "rpc/eth_json.hpp"
 #include "rpc/service.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -291,6 +292,21 @@ TEST_F(RpcMethods, fee_history) {
     EXPECT_EQ(h["reward"].size(), 2u);
     EXPECT_EQ(h["reward"][0].size(), 2u);
     EXPECT_EQ(error("eth_feeHistory", {"0x2", "latest", {75, 25}}).first, code::invalid_params);
+}
+
+TEST(RpcFeeHistory, rewards_are_percentiles_of_gas_used_as_go_ethereum_computes_them) {
+    using Tips = std::vector<std::pair<u256, uint64_t>>;
+    // Sorted by tip: (1, 50,000 gas), (3, 21,000), (5, 21,000); 92,000 in all. Weighted by
+    // gas, half the block paid a tip of 1 (by count it would be 3).
+    const Tips block{{5, 21'000}, {1, 50'000}, {3, 21'000}};
+    EXPECT_EQ(reward_percentiles(block, {0, 50, 60, 80, 100}), (std::vector<u256>{1, 1, 3, 5, 5}));
+    // The threshold is truncated to whole gas, as go-ethereum's uint64 conversion does: 50.001 %
+    // of 42,000 is 21,000.42, reached by the first transaction's 21,000.
+    EXPECT_EQ(reward_percentiles(Tips{{1, 21'000}, {2, 21'000}}, {50.001, 50.01}),
+              (std::vector<u256>{1, 2}));
+    // No transaction: a zero for each percentile.
+    EXPECT_EQ(reward_percentiles(Tips{}, {10, 90}), (std::vector<u256>{0, 0}));
+    EXPECT_EQ(reward_percentiles(block, {}), std::vector<u256>{});
 }
 
 TEST_F(RpcMethods, framing_errors) {

@@ -29,6 +29,11 @@ struct Receipt {
     friend bool operator==(const Receipt&, const Receipt&) = default;
 };
 
+/// The gas `tx` uses when a block executes it, which in barrel depends on the transaction alone:
+/// its intrinsic gas, or its whole gas limit for a contract creation and for a DagTransfer call
+/// that is malformed or carries value. Its receipt's gas_used (eth_feeHistory weighs by it).
+uint64_t gas_used(const tx::Transaction& tx) noexcept;
+
 /// keccak256(RLP([tx_hash, status, gas_used, cumulative_gas_used, output])) (docs/formats.md).
 Hash receipt_hash(const Hash& tx_hash, const Receipt& receipt);
 
