@@ -14,23 +14,25 @@
 #include "siphash.hpp"
 #include <rocksdb/slice.h>
 #include <rocksdb/version.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <random>
 #include <vector>
 
-// Get reads the memtable key out of rocksdb::LookupKey, whose definition (db/dbformat.h) is not
+// Get reads the memtable key out of rocksdb::LookupKey, whose definition (db/lookup_key.h) is not
 // installed: its first member is `const char* start_`, the varint32-prefixed internal key, as it
 // has been since LevelDB. The store's tests read through this memtable on every Get, so a change
 // of that layout fails them all; this check makes a new major version a deliberate review.
 #if ROCKSDB_MAJOR < 6 || ROCKSDB_MAJOR > 9
-#error "bucket memtable: check rocksdb::LookupKey's layout (db/dbformat.h) for this RocksDB"
+#error "bucket memtable: check rocksdb::LookupKey's layout (db/lookup_key.h) for this RocksDB"
 #endif
 
 namespace barrel::store {
@@ -159,11 +161,14 @@ public:
     }
 
     void Insert(rocksdb::KeyHandle handle) override { InsertKey(handle); }
+    // The base class's hinted insert would drop InsertKey's answer about a duplicate.
+    bool InsertKeyWithHint(rocksdb::KeyHandle handle, void**) override { return InsertKey(handle); }
 
     bool InsertKey(rocksdb::KeyHandle handle) override {
         auto* node = static_cast<Node*>(handle);
         std::atomic<Node*>* link = &bucket(user_key_of_entry(node->entry()));
-        // The only writer reads its own stores: relaxed loads suffice on this side.
+        // One writer at a time, ordered after the previous one by RocksDB's write queue: relaxed
+        // loads suffice on this side.
         Node* next = link->load(std::memory_order_relaxed);
         while (next != nullptr) {
             const int order = m_compare(next->entry(), node->entry());
@@ -174,7 +179,7 @@ public:
         }
         node->next.store(next, std::memory_order_relaxed);
         link->store(node, std::memory_order_release);
-        m_entries.fetch_add(1, std::memory_order_relaxed);
+        m_entries.store(m_entries.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return true;
     }
 
@@ -210,9 +215,11 @@ public:
         // Given an arena, RocksDB destroys the iterator in place and leaves its memory to the
         // arena, whose class the public headers do not define: the memory is this memtable's
         // instead, freed with it (a memtable outlives its iterators; a flush makes one).
-        void* memory = ::operator new(sizeof(SortedIterator));
+        void* memory = nullptr;
         {
             const std::lock_guard lock(m_arena_iterators_mutex);
+            m_arena_iterators.reserve(m_arena_iterators.size() + 1);  // no throw once allocated
+            memory = ::operator new(sizeof(SortedIterator));
             m_arena_iterators.push_back(memory);
         }
         return new (memory) SortedIterator(m_compare, entries);
@@ -260,9 +267,15 @@ public:
 
 private:
     static SipKey random_key() {
-        std::random_device device;
-        auto word = [&] { return (uint64_t{device()} << 32) | device(); };
-        return {word(), word()};
+        uint64_t words[2] = {};
+        // getrandom(2) blocks only before the kernel's pool is first seeded, at boot.
+        if (getrandom(words, sizeof words, 0) != static_cast<ssize_t>(sizeof words)) {
+            // No randomness to be had: the time, so that at least no fixed key is known.
+            const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+            words[0] = static_cast<uint64_t>(now) * 0x9e3779b97f4a7c15ULL;
+            words[1] = ~words[0] ^ static_cast<uint64_t>(getpid());
+        }
+        return {words[0], words[1]};
     }
 
     size_t m_bucket_count;
