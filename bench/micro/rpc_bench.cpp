@@ -8,6 +8,7 @@
 
 #include "fixtures.hpp"
 #include "rpc/jsonrpc.hpp"
+#include "rpc/params.hpp"
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -46,6 +47,20 @@ void BM_rpc_parse_request(benchmark::State& state) {
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
 BENCHMARK(BM_rpc_parse_request)->Unit(benchmark::kMicrosecond);
+
+/// eth_sendRawTransaction's parameter: the hex of a signed transfer to its bytes.
+void BM_rpc_parse_data(benchmark::State& state) {
+    std::vector<json> params;
+    for (const Bytes& tx : bench::signed_transfers(kBatch)) params.emplace_back(to_hex(tx));
+    for (auto _ : state) {
+        for (const json& param : params) {
+            auto bytes = parse_data(param);
+            benchmark::DoNotOptimize(bytes);
+        }
+    }
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
+}
+BENCHMARK(BM_rpc_parse_data)->Unit(benchmark::kMicrosecond);
 
 void BM_rpc_response_body(benchmark::State& state) {
     const Request request = parse_request(send_raw_batch(), Limits{}).value();

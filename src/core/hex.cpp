@@ -1,5 +1,6 @@
 #include <barrel/core/hex.hpp>
 
+#include <array>
 #include <cstdlib>
 
 namespace barrel {
@@ -7,12 +8,19 @@ namespace barrel {
 namespace {
 constexpr char kDigits[] = "0123456789abcdef";
 
-constexpr int nibble(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+/// Each byte's value as a hex digit, -1 for any other byte.
+constexpr std::array<int8_t, 256> kNibbles = [] {
+    std::array<int8_t, 256> t{};
+    t.fill(-1);
+    for (int c = 0; c < 10; ++c) t['0' + c] = static_cast<int8_t>(c);
+    for (int c = 0; c < 6; ++c) {
+        t['a' + c] = static_cast<int8_t>(10 + c);
+        t['A' + c] = static_cast<int8_t>(10 + c);
+    }
+    return t;
+}();
+
+constexpr int nibble(char c) noexcept { return kNibbles[static_cast<uint8_t>(c)]; }
 }  // namespace
 
 std::string_view to_string(HexError e) noexcept {
@@ -67,19 +75,28 @@ std::string describe_hex_error(std::string_view hex, HexError e) {
     return message + " " + shown + " at position " + std::to_string(bad->offset + 1);
 }
 
+int hex_digit_value(char c) noexcept { return nibble(c); }
+
+bool decode_hex_digits(std::string_view digits, std::span<uint8_t> out) noexcept {
+    // A bad digit's -1 sets every bit of `seen`; checked once at the end, not per byte.
+    int seen = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+        const int hi = nibble(digits[2 * i]);
+        const int lo = nibble(digits[2 * i + 1]);
+        seen |= hi | lo;
+        out[i] = static_cast<uint8_t>((hi << 4) | lo);
+    }
+    return seen >= 0;
+}
+
 Expected<Bytes, HexError> from_hex(std::string_view hex) {
     hex.remove_prefix(prefix_length(hex));
     // A bad character first: a stray space also makes the count odd, and "odd number of hex
     // digits" would hide it.
-    if (bad_digit_from(hex, 0)) return unexpected(HexError::bad_digit);
-    if (hex.size() % 2 != 0) return unexpected(HexError::odd_length);
+    if (hex.size() % 2 != 0)
+        return unexpected(bad_digit_from(hex, 0) ? HexError::bad_digit : HexError::odd_length);
     Bytes out(hex.size() / 2);
-    for (size_t i = 0; i < out.size(); ++i) {
-        const int hi = nibble(hex[2 * i]);
-        const int lo = nibble(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) return unexpected(HexError::bad_digit);
-        out[i] = static_cast<uint8_t>((hi << 4) | lo);
-    }
+    if (!decode_hex_digits(hex, out)) return unexpected(HexError::bad_digit);
     return out;
 }
 

@@ -8,13 +8,6 @@ namespace barrel::rpc {
 
 namespace {
 
-int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /// The digits after "0x", or why there are none (go-ethereum's hexutil words).
 Expected<std::string_view, std::string> hex_digits(const json& value) {
     if (!value.is_string()) return unexpected(std::string{"want a 0x-prefixed hex string"});
@@ -88,7 +81,7 @@ Expected<u256, std::string> parse_quantity(const json& value, size_t max_bits) {
         return unexpected("hex number > " + std::to_string(max_bits) + " bits");
     u256 v = 0;
     for (const char c : *digits) {
-        const int d = hex_value(c);
+        const int d = hex_digit_value(c);
         if (d < 0) return unexpected(std::string{"invalid hex string"});
         v = (v << 4) | d;
     }
@@ -100,11 +93,7 @@ Expected<Bytes, std::string> parse_data(const json& value) {
     if (!digits) return unexpected(digits.error());
     if (digits->size() % 2 != 0) return unexpected(std::string{"hex string of odd length"});
     Bytes out(digits->size() / 2);
-    for (size_t i = 0; i < out.size(); ++i) {
-        const int hi = hex_value((*digits)[2 * i]), lo = hex_value((*digits)[2 * i + 1]);
-        if (hi < 0 || lo < 0) return unexpected(std::string{"invalid hex string"});
-        out[i] = static_cast<uint8_t>(hi << 4 | lo);
-    }
+    if (!decode_hex_digits(*digits, out)) return unexpected(std::string{"invalid hex string"});
     return out;
 }
 

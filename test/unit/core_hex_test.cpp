@@ -90,6 +90,27 @@ TEST(core_hex, bad_digit_is_reported_before_an_odd_count) {
     EXPECT_FALSE(find_bad_digit("0x0123456789abcdefABCDEF"));
 }
 
+// The decoder checks the digits once, after the loop: every byte that is no hex digit, at
+// every position of a pair, still makes it fail.
+TEST(core_hex, decode_hex_digits_rejects_every_non_digit_anywhere) {
+    const std::string good = "0a1B2c3D4e5F6789";
+    std::array<uint8_t, 8> out{};
+    ASSERT_TRUE(decode_hex_digits(good, out));
+    EXPECT_EQ(to_hex_bare(out), "0a1b2c3d4e5f6789");
+    for (int c = 0; c < 256; ++c) {
+        const char ch = static_cast<char>(c);
+        if (hex_digit_value(ch) >= 0) continue;
+        for (size_t at = 0; at < good.size(); ++at) {
+            std::string bad = good;
+            bad[at] = ch;
+            EXPECT_FALSE(decode_hex_digits(bad, out)) << "byte " << c << " at " << at;
+        }
+    }
+    EXPECT_EQ(hex_digit_value('f'), 15);
+    EXPECT_EQ(hex_digit_value('F'), 15);
+    EXPECT_EQ(hex_digit_value('g'), -1);
+}
+
 TEST(core_hex, bad_digit_embedded_nul) {
     const std::string s("0\0", 2);
     const auto b = from_hex(s);

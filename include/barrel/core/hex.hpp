@@ -6,6 +6,7 @@
 #include <barrel/core/expected.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,14 @@ std::optional<HexDigitError> find_bad_digit(std::string_view hex) noexcept;
 /// to_string(e), and for bad_digit which character and where, counting from 1 as a reader
 /// does: "invalid hex digit ' ' at position 5". For error lines about `hex`.
 std::string describe_hex_error(std::string_view hex, HexError e);
+
+/// The value of a hex digit (0-9, a-f, A-F), or -1 for any other character.
+int hex_digit_value(char c) noexcept;
+
+/// Decodes hex digits, two per byte and without a prefix, into `out` (digits.size() / 2 bytes;
+/// the size is the caller's to check); false if a character is no hex digit. One table lookup
+/// per digit and no branch per byte: the node decodes every raw transaction it is sent with it.
+bool decode_hex_digits(std::string_view digits, std::span<uint8_t> out) noexcept;
 
 /// Parses hex digits with an optional "0x"/"0X" prefix, either case. A character that is no
 /// hex digit is reported before an odd count.
