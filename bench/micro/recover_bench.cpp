@@ -11,6 +11,7 @@
 #include <secp256k1_recovery.h>
 
 #include <cstdlib>
+#include <vector>
 
 namespace {
 
@@ -52,6 +53,48 @@ void tx_signing_hash_and_recover_sender(benchmark::State& state) {
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
 }
 BENCHMARK(tx_signing_hash_and_recover_sender)->Unit(benchmark::kMicrosecond);
+
+/// Four signed transfers from one sender and views of them: their calldata views the encodings.
+struct FourTransfers {
+    std::vector<Bytes> encodings;
+    std::vector<tx::Transaction> txs;
+    std::vector<const tx::Transaction*> pointers;
+    FourTransfers() {
+        for (uint64_t i = 0; i < 4; ++i)
+            encodings.push_back(bench::signed_transfer(1, 9 + i, /*dynamic_fee=*/true));
+        for (const Bytes& e : encodings) txs.push_back(transfer(e));
+        for (const auto& t : txs) pointers.push_back(&t);
+    }
+};
+
+// The same work for four transfers at a time, as the pool's admission and the verify stage do
+// it: the signing hashes and the recovered keys hashed four at a time (tx::recover_senders).
+// Per transaction.
+void tx_recover_senders_by_four(benchmark::State& state) {
+    const FourTransfers four;
+    std::vector<Expected<Address, tx::TxError>> senders(4);
+    for (auto _ : state) {
+        tx::recover_senders(four.pointers, senders);
+        benchmark::DoNotOptimize(senders);
+    }
+    if (!senders[3]) state.SkipWithError("recovery failed");
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 4));
+}
+BENCHMARK(tx_recover_senders_by_four)->Unit(benchmark::kMicrosecond);
+
+// Its baseline: the same four, one by one.
+void tx_recover_sender_four_one_by_one(benchmark::State& state) {
+    const FourTransfers four;
+    std::vector<Expected<Address, tx::TxError>> senders(4);
+    for (auto _ : state) {
+        for (size_t i = 0; i < 4; ++i)
+            senders[i] = tx::recover_sender(four.txs[i], tx::signing_hash(four.txs[i]));
+        benchmark::DoNotOptimize(senders);
+    }
+    if (!senders[3]) state.SkipWithError("recovery failed");
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * 4));
+}
+BENCHMARK(tx_recover_sender_four_one_by_one)->Unit(benchmark::kMicrosecond);
 
 void secp256k1_ecdsa_recover_bare(benchmark::State& state) {
     const Bytes encoding = bench::signed_transfer(1, 9, /*dynamic_fee=*/false);

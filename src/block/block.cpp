@@ -3,6 +3,8 @@
 #include <barrel/core/parallel.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include <array>
+
 namespace barrel::block {
 
 std::string_view to_string(BlockErrorCode code) noexcept {
@@ -286,6 +288,8 @@ namespace {
 /// How many transactions ahead recover_senders prefetches the sender cache's slots: 4 to 16
 /// gave the same times, 32 was slower (docs/benchmarks.md, "Warm verify: prefetch and huge pages").
 constexpr size_t kPrefetchAhead = 8;
+/// Transactions one task of recover_senders takes: keccak256_many's width.
+constexpr size_t kRecoverGroup = 4;
 }  // namespace
 
 Expected<void, BlockError> recover_senders(Block& b, uint64_t chain_id, SenderCache* cache,
@@ -295,31 +299,46 @@ Expected<void, BlockError> recover_senders(Block& b, uint64_t chain_id, SenderCa
     b.senders.resize(n);
     std::vector<tx::TxError> errors(n);
     LowestIndex bad{n};
-    for_each_index(n, parallel, [&](size_t i) {
-        if (bad.beyond(i)) return;
-        const tx::Transaction& t = b.txs[i];
-        // The stateless rules apply even to a cached sender: the cache answers "who signed",
-        // not "is it valid here".
-        if (auto valid = tx::validate(t, chain_id); !valid) {
-            errors[i] = valid.error();
-            bad.record(i);
-            return;
+    // In groups of four, so that the senders the cache does not know are recovered together
+    // (tx::recover_senders hashes four at a time).
+    for_each_group(n, kRecoverGroup, parallel, [&](size_t begin, size_t end) {
+        std::array<const tx::Transaction*, kRecoverGroup> misses;
+        std::array<size_t, kRecoverGroup> at;
+        size_t count = 0;
+        for (size_t i = begin; i < end; ++i) {
+            // Another task's failure lies outside this group: below it if it makes this index
+            // irrelevant, and then so are the misses gathered before it.
+            if (bad.beyond(i)) return;
+            const tx::Transaction& t = b.txs[i];
+            // The stateless rules apply even to a cached sender: the cache answers "who
+            // signed", not "is it valid here".
+            if (auto valid = tx::validate(t, chain_id); !valid) {
+                errors[i] = valid.error();
+                bad.record(i);
+                break;  // the later ones of the group cannot be the lowest failure
+            }
+            if (cache != nullptr) {
+                if (i + kPrefetchAhead < n) cache->prefetch(b.tx_hashes[i + kPrefetchAhead]);
+                if (auto hit = cache->find(b.tx_hashes[i])) {
+                    b.senders[i] = *hit;
+                    continue;
+                }
+            }
+            misses[count] = &t;
+            at[count++] = i;
         }
-        if (cache != nullptr) {
-            if (i + kPrefetchAhead < n) cache->prefetch(b.tx_hashes[i + kPrefetchAhead]);
-            if (auto hit = cache->find(b.tx_hashes[i])) {
-                b.senders[i] = *hit;
+        std::array<Expected<Address, tx::TxError>, kRecoverGroup> senders;
+        tx::recover_senders(std::span{misses}.first(count), senders);
+        for (size_t k = 0; k < count; ++k) {
+            const size_t i = at[k];
+            if (!senders[k]) {
+                errors[i] = senders[k].error();
+                bad.record(i);
                 return;
             }
+            b.senders[i] = *senders[k];
+            if (cache != nullptr) cache->insert(b.tx_hashes[i], *senders[k]);
         }
-        auto sender = tx::recover_sender(t, tx::signing_hash(t));
-        if (!sender) {
-            errors[i] = sender.error();
-            bad.record(i);
-            return;
-        }
-        b.senders[i] = *sender;
-        if (cache != nullptr) cache->insert(b.tx_hashes[i], *sender);
     });
     if (!bad.any()) return {};
     b.senders.clear();  // a half-verified block must not look verified

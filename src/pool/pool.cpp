@@ -3,10 +3,12 @@
 // committed block.
 
 #include <barrel/core/hex.hpp>
+#include <barrel/core/keccak.hpp>
 #include <barrel/core/parallel.hpp>
 #include <barrel/pool/pool.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -82,6 +84,10 @@ Rejection stateless_rejection(const tx::TxError& e, const tx::Transaction& t, ui
     return {RejectCode::invalid, tx::describe(e)};
 }
 
+/// How many encodings one task of admission's parallel step prepares together: keccak256_many's
+/// width, so that their hashes, signing hashes and recovered keys are hashed four at a time.
+constexpr size_t kPrepareGroup = 4;
+
 /// What the parallel step of admission learned about one encoding.
 struct Prepared {
     std::optional<Rejection> rejection;
@@ -152,75 +158,104 @@ struct Pool::Impl {
     Impl(const Config& c, const state::StateReader& s, block::SenderCache* sc)
         : config{c}, state{s}, cache{sc} {}
 
-    Prepared prepare(BytesView encoding) const;
+    /// The parallel step of admission for up to kPrepareGroup encodings: everything that needs
+    /// no lock but the shared one, recovery included.
+    void prepare(std::span<const BytesView> encodings, std::span<Prepared> out) const;
+    /// Decoding and the stateless rules of one transaction, its hash set: why it is rejected, if
+    /// it is.
+    std::optional<Rejection> check_stateless(PooledTx& ptx) const;
     AdmitResult insert(Prepared& p);
     Expected<Sender, Rejection> sender_for_new(const Prepared& p) const;
     void remove(Sender& s, std::map<uint64_t, TxPtr>::iterator it);
     void refresh(const Address& address, Sender& s, const state::Account& account);
 };
 
-Prepared Pool::Impl::prepare(BytesView encoding) const {
-    Prepared p;
-    if (encoding.size() > config.max_transaction_bytes) {
-        p.rejection =
-            Rejection{RejectCode::oversized, "oversized data: transaction size " +
-                                                 std::to_string(encoding.size()) + ", limit " +
-                                                 std::to_string(config.max_transaction_bytes)};
-        return p;
+void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepared> out) const {
+    // Each step runs over the group's transactions that passed the one before, in the order of
+    // a single transaction's checks, so that hashing and recovery can take the group together.
+    const size_t n = std::min(encodings.size(), kPrepareGroup);
+    std::array<size_t, kPrepareGroup> live;
+    size_t count = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const BytesView encoding = encodings[i];
+        if (encoding.size() > config.max_transaction_bytes) {
+            out[i].rejection =
+                Rejection{RejectCode::oversized, "oversized data: transaction size " +
+                                                     std::to_string(encoding.size()) + ", limit " +
+                                                     std::to_string(config.max_transaction_bytes)};
+            continue;
+        }
+        out[i].tx = std::make_shared<PooledTx>();
+        out[i].tx->encoding.assign(encoding.begin(), encoding.end());
+        live[count++] = i;
     }
-    auto ptx = std::make_shared<PooledTx>();
-    ptx->encoding.assign(encoding.begin(), encoding.end());
-    ptx->hash = tx::hash_of(ptx->encoding);
+
+    std::array<BytesView, kPrepareGroup> views;
+    std::array<Hash, kPrepareGroup> hashes;
+    for (size_t k = 0; k < count; ++k) views[k] = out[live[k]].tx->encoding;
+    keccak256_many(std::span{views}.first(count), hashes);  // tx::hash_of, four at a time
     {
         std::shared_lock lock{mutex};
-        if (by_hash.contains(ptx->hash)) {
-            p.rejection = Rejection{RejectCode::already_known, "already known"};
-            return p;
+        for (size_t k = 0; k < count; ++k) {
+            out[live[k]].tx->hash = hashes[k];
+            if (by_hash.contains(hashes[k]))
+                out[live[k]].rejection = Rejection{RejectCode::already_known, "already known"};
         }
     }
+
+    std::array<const tx::Transaction*, kPrepareGroup> to_recover;
+    size_t recovering = 0;
+    for (size_t k = 0; k < count; ++k) {
+        Prepared& p = out[live[k]];
+        if (p.rejection) continue;
+        if (auto rejection = check_stateless(*p.tx)) {
+            p.rejection = std::move(rejection);
+            continue;
+        }
+        to_recover[recovering] = &p.tx->tx;
+        live[recovering++] = live[k];
+    }
+
+    std::array<Expected<Address, tx::TxError>, kPrepareGroup> recovered;
+    tx::recover_senders(std::span{to_recover}.first(recovering), recovered);
+    for (size_t k = 0; k < recovering; ++k) {
+        Prepared& p = out[live[k]];
+        if (!recovered[k]) {
+            p.rejection = stateless_rejection(recovered[k].error(), p.tx->tx, config.chain_id);
+            continue;
+        }
+        p.tx->sender = *recovered[k];
+        // Recovered once, here: the verify stage of the block that includes it finds it cached.
+        if (cache) cache->insert(p.tx->hash, p.tx->sender);
+        p.epoch = epoch.load(std::memory_order_acquire);
+        p.account = state.account(p.tx->sender);
+    }
+    // Rejected transactions hold nothing: insert() looks at the rejection alone.
+    for (size_t i = 0; i < n; ++i)
+        if (out[i].rejection) out[i].tx.reset();
+}
+
+std::optional<Rejection> Pool::Impl::check_stateless(PooledTx& ptx) const {
     // The calldata views the encoding, which from here on never moves.
-    auto decoded = tx::decode(ptx->encoding);
-    if (!decoded) {
-        p.rejection = stateless_rejection(decoded.error(), {}, config.chain_id);
-        return p;
-    }
-    ptx->tx = std::move(decoded).value();
-    const tx::Transaction& t = ptx->tx;
-    if (t.gas_limit > config.block_gas_limit) {
-        p.rejection = Rejection{RejectCode::exceeds_block_gas_limit, "exceeds block gas limit"};
-        return p;
-    }
-    if (auto valid = tx::validate(t, config.chain_id); !valid) {
-        p.rejection = stateless_rejection(valid.error(), t, config.chain_id);
-        return p;
-    }
-    if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee) {
-        p.rejection = Rejection{RejectCode::fee_cap_below_base_fee,
-                                "max fee per gas less than block base fee: maxFeePerGas: " +
-                                    to_decimal(t.max_fee_per_gas) +
-                                    ", baseFee: " + to_decimal(config.base_fee)};
-        return p;
-    }
+    auto decoded = tx::decode(ptx.encoding);
+    if (!decoded) return stateless_rejection(decoded.error(), {}, config.chain_id);
+    ptx.tx = std::move(decoded).value();
+    const tx::Transaction& t = ptx.tx;
+    if (t.gas_limit > config.block_gas_limit)
+        return Rejection{RejectCode::exceeds_block_gas_limit, "exceeds block gas limit"};
+    if (auto valid = tx::validate(t, config.chain_id); !valid)
+        return stateless_rejection(valid.error(), t, config.chain_id);
+    if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee)
+        return Rejection{RejectCode::fee_cap_below_base_fee,
+                         "max fee per gas less than block base fee: maxFeePerGas: " +
+                             to_decimal(t.max_fee_per_gas) +
+                             ", baseFee: " + to_decimal(config.base_fee)};
     const auto cost = cost_of(t);
-    if (!cost) {
-        p.rejection =
-            Rejection{RejectCode::insufficient_funds,
-                      std::string{kInsufficientFunds} + ": tx cost does not fit 256 bits"};
-        return p;
-    }
-    ptx->cost = *cost;
-    const auto sender = tx::recover_sender(t, tx::signing_hash(t));
-    if (!sender) {
-        p.rejection = stateless_rejection(sender.error(), t, config.chain_id);
-        return p;
-    }
-    ptx->sender = *sender;
-    // Recovered once, here: the verify stage of the block that includes it finds it cached.
-    if (cache) cache->insert(ptx->hash, ptx->sender);
-    p.epoch = epoch.load(std::memory_order_acquire);
-    p.account = state.account(ptx->sender);
-    p.tx = std::move(ptx);
-    return p;
+    if (!cost)
+        return Rejection{RejectCode::insufficient_funds,
+                         std::string{kInsufficientFunds} + ": tx cost does not fit 256 bits"};
+    ptx.cost = *cost;
+    return std::nullopt;
 }
 
 /// The Sender record for an address the pool holds nothing of: from the account read before the
@@ -358,8 +393,10 @@ Pool::~Pool() = default;
 
 std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings) {
     std::vector<Prepared> prepared(encodings.size());
-    for_each_index(encodings.size(), true,
-                   [&](size_t i) { prepared[i] = m_impl->prepare(encodings[i]); });
+    for_each_group(encodings.size(), kPrepareGroup, true, [&](size_t begin, size_t end) {
+        m_impl->prepare(encodings.subspan(begin, end - begin),
+                        std::span{prepared}.subspan(begin, end - begin));
+    });
     std::vector<AdmitResult> results;
     results.reserve(prepared.size());
     std::unique_lock lock{m_impl->mutex};

@@ -281,7 +281,7 @@ Bytes encode(const Transaction& tx) {
 
 Hash hash_of(BytesView encoding) noexcept { return keccak256(encoding); }
 
-Hash signing_hash(const Transaction& tx) {
+void signing_payload(Bytes& out, const Transaction& tx) {
     Bytes payload;
     payload.reserve(128 + tx.data.size());
     encode_unsigned_fields(payload, tx);
@@ -290,9 +290,14 @@ Hash signing_hash(const Transaction& tx) {
         rlp::encode(payload, uint64_t{0});
         rlp::encode(payload, uint64_t{0});
     }
-    Bytes out;
+    out.clear();
     out.reserve(payload.size() + 10);
     wrap(out, tx, payload);
+}
+
+Hash signing_hash(const Transaction& tx) {
+    Bytes out;
+    signing_payload(out, tx);
     return keccak256(out);
 }
 

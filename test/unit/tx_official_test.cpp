@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -242,4 +243,43 @@ TEST(tx_official_summary, harness_detects_mismatches) {
     auto expected_invalid = *first_valid;
     expected_invalid.valid = false;
     EXPECT_TRUE(check(expected_invalid).has_value());
+}
+
+// tx::recover_senders, which hashes four at a time, against recover_sender one by one over
+// every official case that decodes (signatures that do not recover among them, so that a
+// failure sits at each position of a run), in runs of every length from 1 to 9.
+TEST(tx_official_summary, recover_senders_matches_one_by_one) {
+    std::deque<Bytes> encodings;  // a decoded transaction's calldata views its encoding
+    std::vector<tx::Transaction> txs;
+    for (const auto& c : all_cases().cases) {
+        auto bytes = from_hex(c.txbytes);
+        if (!bytes) continue;
+        encodings.push_back(std::move(bytes).value());
+        if (auto decoded = tx::decode(encodings.back())) txs.push_back(std::move(decoded).value());
+    }
+    std::vector<Expected<Address, tx::TxError>> expected;
+    size_t failing = 0;
+    for (const auto& t : txs) {
+        expected.push_back(tx::recover_sender(t, tx::signing_hash(t)));
+        failing += expected.back() ? 0 : 1;
+    }
+    ASSERT_GT(txs.size(), 100u);
+    ASSERT_GT(failing, 0u) << "no case whose signature fails to recover";
+    std::vector<const tx::Transaction*> pointers;
+    for (const auto& t : txs) pointers.push_back(&t);
+    for (size_t run = 1; run <= 9; ++run) {
+        for (size_t begin = 0; begin < txs.size(); begin += run) {
+            const size_t n = std::min(run, txs.size() - begin);
+            std::vector<Expected<Address, tx::TxError>> got(n);
+            tx::recover_senders(std::span{pointers}.subspan(begin, n), got);
+            for (size_t k = 0; k < n; ++k) {
+                const auto& want = expected[begin + k];
+                ASSERT_EQ(bool(got[k]), bool(want)) << "run " << run << ", tx " << begin + k;
+                if (want)
+                    EXPECT_EQ(*got[k], *want) << "run " << run << ", tx " << begin + k;
+                else
+                    EXPECT_EQ(got[k].error().code, want.error().code) << "tx " << begin + k;
+            }
+        }
+    }
 }

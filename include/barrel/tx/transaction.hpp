@@ -128,6 +128,8 @@ Hash hash_of(BytesView encoding) noexcept;
 /// The hash the sender signs (EIP-155 for legacy with a chain id; type ‖ RLP of the unsigned
 /// fields for typed transactions).
 Hash signing_hash(const Transaction& tx);
+/// The bytes whose keccak256 is signing_hash(tx), in `out` (replacing what it held).
+void signing_payload(Bytes& out, const Transaction& tx);
 
 /// Intrinsic gas under Shanghai/Cancun rules: 21,000 (+32,000 and 2 per init-code word for a
 /// creation), 4 per zero and 16 per non-zero calldata byte, 2,400 per access-list address and
@@ -145,6 +147,13 @@ Expected<void, TxError> validate(const Transaction& tx, uint64_t chain_id) noexc
 /// Recovers the sender from the signature over `sighash` (= signing_hash(tx)). Thread-safe:
 /// all threads share one read-only secp256k1 context.
 Expected<Address, TxError> recover_sender(const Transaction& tx, const Hash& sighash) noexcept;
+
+/// out[i] = recover_sender(*txs[i], signing_hash(*txs[i])) for every i below the shorter of the
+/// two, with the same results; the keccak256 of the signing payloads and of the recovered keys
+/// run four at a time (keccak256_many), which takes ~0.6 us per transaction off three one-by-one
+/// hashes. For a loop body that recovers a few transactions together.
+void recover_senders(std::span<const Transaction* const> txs,
+                     std::span<Expected<Address, TxError>> out);
 
 /// The address of a secp256k1 private key (for tests and workload generation).
 std::optional<Address> address_of(const Hash& private_key) noexcept;
