@@ -125,12 +125,6 @@ struct Slot {
     state::Account account;  ///< account slots; user slots keep their balance in account.balance
 };
 
-u256 effective_price(const tx::Transaction& t, const ChainConfig& config) {
-    if (t.type != tx::TxType::dynamic_fee) return t.max_fee_per_gas;
-    const auto tip_cap = checked_add(config.base_fee, t.max_priority_fee_per_gas);
-    return tip_cap && *tip_cap < t.max_fee_per_gas ? *tip_cap : t.max_fee_per_gas;
-}
-
 /// FISCO BCOS 2.x's DagTransferPrecompiled refuses an empty user name, in every function, before
 /// anything else.
 bool has_valid_names(const DagCall& call) noexcept {
@@ -354,7 +348,7 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
     }
 
     // Valid: from here on the transaction only succeeds or fails with a receipt.
-    const u256 fee = u256{plan.gas_used} * effective_price(t, m_config);
+    const u256 fee = u256{plan.gas_used} * tx::effective_gas_price(t, m_config.base_fee);
     sender.exists = true;
     sender.account.nonce += 1;
     sender.account.balance -= fee;
@@ -543,7 +537,8 @@ std::optional<u256> sum_fees(const block::Block& block, std::span<const Receipt>
     u256 fees = 0;
     for (size_t i = 0; i < receipts.size(); ++i) {
         const auto sum =
-            checked_add(fees, u256{receipts[i].gas_used} * effective_price(block.txs[i], config));
+            checked_add(fees, u256{receipts[i].gas_used} *
+                                  tx::effective_gas_price(block.txs[i], config.base_fee));
         if (!sum) return std::nullopt;
         fees = *sum;
     }

@@ -105,15 +105,6 @@ std::optional<u256> cost_of(const tx::Transaction& t) {
     return checked_add(*fees, t.value);
 }
 
-/// The tip a sealer earns per gas: min(priority fee cap, fee cap − base fee); for a legacy or
-/// access-list transaction, the gas price above the base fee.
-u256 effective_tip(const tx::Transaction& t, const u256& base_fee) {
-    if (t.max_fee_per_gas <= base_fee) return 0;
-    const u256 room = t.max_fee_per_gas - base_fee;
-    if (t.type != tx::TxType::dynamic_fee) return room;
-    return std::min(room, t.max_priority_fee_per_gas);
-}
-
 /// `old` × (100 + percent) / 100, which a replacement's fee must reach.
 u256 bumped(const u256& old, unsigned percent) {
     const u512 wide = u512{old} * (100 + percent) / 100;
@@ -469,7 +460,7 @@ Selection Pool::take(size_t max_txs, uint64_t gas_limit) {
     auto candidate = [&](const Address& address, Sender& s) -> std::optional<Candidate> {
         if (s.taken_end >= s.pending_end) return std::nullopt;
         const PooledTx& next = *s.txs.at(s.taken_end);
-        return Candidate{effective_tip(next.tx, base_fee), next.arrival_block, &address, &s};
+        return Candidate{tx::effective_tip(next.tx, base_fee), next.arrival_block, &address, &s};
     };
     std::priority_queue<Candidate> heap;
     for (auto& [address, s] : m_impl->senders)

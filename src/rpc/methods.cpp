@@ -445,14 +445,8 @@ Result fee_history(Context& c, const json& params) {
             if (*raw) {
                 auto block = block::decode_block(std::move(**raw));
                 if (block)
-                    for (const tx::Transaction& t : block->txs) {
-                        const u256 price = t.type == tx::TxType::dynamic_fee
-                                               ? std::min(t.max_fee_per_gas,
-                                                          c.base_fee() + t.max_priority_fee_per_gas)
-                                               : t.max_fee_per_gas;
-                        tips.emplace_back(price > c.base_fee() ? price - c.base_fee() : u256{0},
-                                          exec::gas_used(t));
-                    }
+                    for (const tx::Transaction& t : block->txs)
+                        tips.emplace_back(tx::effective_tip(t, c.base_fee()), exec::gas_used(t));
             }
         }
         json reward = json::array();

@@ -301,6 +301,17 @@ Hash signing_hash(const Transaction& tx) {
     return keccak256(out);
 }
 
+u256 effective_gas_price(const Transaction& tx, const u256& base_fee) noexcept {
+    if (tx.type != TxType::dynamic_fee) return tx.max_fee_per_gas;
+    const auto offered = checked_add(base_fee, tx.max_priority_fee_per_gas);
+    return offered && *offered < tx.max_fee_per_gas ? *offered : tx.max_fee_per_gas;
+}
+
+u256 effective_tip(const Transaction& tx, const u256& base_fee) noexcept {
+    const u256 price = effective_gas_price(tx, base_fee);
+    return price > base_fee ? price - base_fee : u256{0};
+}
+
 uint64_t intrinsic_gas(const Transaction& tx) noexcept {
     uint64_t gas = 21'000;
     if (tx.is_creation()) gas += 32'000 + 2 * ((tx.data.size() + 31) / 32);

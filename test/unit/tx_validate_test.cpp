@@ -1,6 +1,6 @@
-// tx::validate (the stateless rules) and tx::intrinsic_gas: one table row per rule, each with
-// the failing value and, beside it, the nearest value that passes, so an off-by-one in either
-// direction shows up.
+// tx::validate (the stateless rules), tx::intrinsic_gas and the effective gas price and tip: one
+// table row per rule, each with the failing value and, beside it, the nearest value that passes,
+// so an off-by-one in either direction shows up.
 
 #include <barrel/core/hex.hpp>
 #include <barrel/tx/transaction.hpp>
@@ -309,4 +309,46 @@ TEST(tx_intrinsic_gas, everything_together) {
     t.data = init;
     t.access_list = {{Address{}, {Hash{}}}};
     EXPECT_EQ(tx::intrinsic_gas(t), 53'000u + 4 * 4 + 5 * 16 + 2 + 2'400 + 1'900);
+}
+
+// The effective price and tip, at and around each boundary: the gas price alone for legacy and
+// access-list transactions; base fee + priority fee capped by the max fee for EIP-1559.
+TEST(tx_effective_price, legacy_pays_its_gas_price_whatever_the_base_fee) {
+    const Transaction t = legacy_base();  // gas price 20 gwei
+    const u256 price = t.max_fee_per_gas;
+    EXPECT_EQ(tx::effective_gas_price(t, 0), price);
+    EXPECT_EQ(tx::effective_tip(t, 0), price);
+    EXPECT_EQ(tx::effective_tip(t, price - 1), u256{1});
+    EXPECT_EQ(tx::effective_tip(t, price), u256{0});
+    EXPECT_EQ(tx::effective_tip(t, price + 1), u256{0});  // a pool's base-fee check comes first
+    Transaction access_list = t;
+    access_list.type = TxType::access_list;
+    EXPECT_EQ(tx::effective_gas_price(access_list, 7), price);
+    EXPECT_EQ(tx::effective_tip(access_list, 7), price - 7);
+}
+
+TEST(tx_effective_price, dynamic_fee_pays_base_plus_tip_up_to_its_cap) {
+    const Transaction t = dynamic_fee_base();  // tip 1 gwei, cap 30 gwei
+    const u256 tip = t.max_priority_fee_per_gas;
+    const u256 cap = t.max_fee_per_gas;
+    EXPECT_EQ(tx::effective_gas_price(t, 0), tip);
+    EXPECT_EQ(tx::effective_tip(t, 0), tip);
+    // Below the cap the whole tip is paid; from cap − tip on the cap binds.
+    EXPECT_EQ(tx::effective_gas_price(t, cap - tip - 1), cap - 1);
+    EXPECT_EQ(tx::effective_tip(t, cap - tip - 1), tip);
+    EXPECT_EQ(tx::effective_gas_price(t, cap - tip), cap);
+    EXPECT_EQ(tx::effective_tip(t, cap - tip), tip);
+    EXPECT_EQ(tx::effective_gas_price(t, cap - tip + 1), cap);
+    EXPECT_EQ(tx::effective_tip(t, cap - tip + 1), tip - 1);
+    EXPECT_EQ(tx::effective_tip(t, cap), u256{0});
+    EXPECT_EQ(tx::effective_tip(t, cap + 1), u256{0});
+}
+
+TEST(tx_effective_price, a_sum_past_256_bits_pays_the_cap) {
+    Transaction t = dynamic_fee_base();
+    t.max_priority_fee_per_gas = kU256Max - 1;
+    t.max_fee_per_gas = kU256Max - 1;
+    // base fee + tip wraps around: the cap, not the wrapped sum.
+    EXPECT_EQ(tx::effective_gas_price(t, 5), kU256Max - 1);
+    EXPECT_EQ(tx::effective_tip(t, 5), kU256Max - 6);
 }

@@ -136,6 +136,13 @@ void signing_payload(Bytes& out, const Transaction& tx);
 /// 1,900 per storage key.
 uint64_t intrinsic_gas(const Transaction& tx) noexcept;
 
+/// The price per gas the sender pays in a block of base fee `base_fee`: the gas price of a legacy
+/// or access-list transaction; min(max fee, base fee + max priority fee) for EIP-1559 (the max fee
+/// when the sum does not fit 256 bits).
+u256 effective_gas_price(const Transaction& tx, const u256& base_fee) noexcept;
+/// What the block's coinbase earns per gas: the effective gas price above the base fee, or 0.
+u256 effective_tip(const Transaction& tx, const u256& base_fee) noexcept;
+
 /// Maximum init code size for creation transactions (EIP-3860).
 inline constexpr size_t kMaxInitCodeSize = 49'152;
 
