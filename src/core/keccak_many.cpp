@@ -41,19 +41,18 @@ constexpr int kRho[24] = {1,  3,  6,  10, 15, 21, 28, 36, 45, 55, 2,  14,
 constexpr int kPi[24] = {10, 7,  11, 17, 18, 3, 5,  16, 8,  21, 24, 4,
                          15, 23, 19, 13, 12, 2, 20, 14, 22, 9,  6,  1};
 
-/// Word `w` of block `b` of `message` after keccak padding (0x01 after the message, 0x80 in the
-/// last byte of the last block), little-endian as the sponge reads it.
-uint64_t padded_word(BytesView message, size_t b, size_t w) noexcept {
-    const size_t start = b * kRate + w * 8;
-    uint8_t bytes[8] = {};
+/// Block `b` of `message` after keccak padding (0x01 after the message, 0x80 in the last byte
+/// of the last block), as the sponge's little-endian words. One copy of the block's bytes and
+/// two padding bytes, instead of a bounds check per word.
+void padded_block(BytesView message, size_t b, uint64_t (&words)[kRateWords]) noexcept {
+    auto* bytes = reinterpret_cast<uint8_t*>(words);  // x86 is little-endian, as keccak's lanes
+    std::memset(bytes, 0, kRate);
+    const size_t start = b * kRate;
     if (start < message.size())
-        std::memcpy(bytes, message.data() + start, std::min<size_t>(8, message.size() - start));
+        std::memcpy(bytes, message.data() + start, std::min(kRate, message.size() - start));
     const size_t pad = message.size();  // the 0x01 byte
-    if (pad >= start && pad < start + 8) bytes[pad - start] ^= 0x01;
-    if (b + 1 == block_count(message.size()) && w + 1 == kRateWords) bytes[7] ^= 0x80;
-    uint64_t v;
-    std::memcpy(&v, bytes, 8);
-    return v;  // x86 is little-endian, as keccak's lanes are
+    if (pad >= start && pad < start + kRate) bytes[pad - start] ^= 0x01;
+    if (b + 1 == block_count(message.size())) bytes[kRate - 1] ^= 0x80;
 }
 
 #define BARREL_AVX2 __attribute__((target("avx2")))
@@ -110,14 +109,13 @@ BARREL_AVX2 void keccak256_x4(const BytesView* in, Hash* out) {
     for (auto& lane : st) lane = _mm256_setzero_si256();
     const size_t blocks = block_count(in[0].size());
     for (size_t b = 0; b < blocks; ++b) {
-        for (size_t w = 0; w < kRateWords; ++w) {
-            const __m256i words =
-                _mm256_set_epi64x(static_cast<long long>(padded_word(in[3], b, w)),
-                                  static_cast<long long>(padded_word(in[2], b, w)),
-                                  static_cast<long long>(padded_word(in[1], b, w)),
-                                  static_cast<long long>(padded_word(in[0], b, w)));
-            st[w] = _mm256_xor_si256(st[w], words);
-        }
+        uint64_t words[kWays][kRateWords];
+        for (size_t k = 0; k < kWays; ++k) padded_block(in[k], b, words[k]);
+        for (size_t w = 0; w < kRateWords; ++w)
+            st[w] = _mm256_xor_si256(st[w], _mm256_set_epi64x(static_cast<long long>(words[3][w]),
+                                                              static_cast<long long>(words[2][w]),
+                                                              static_cast<long long>(words[1][w]),
+                                                              static_cast<long long>(words[0][w])));
         keccak_f1600_x4(st);
     }
     for (size_t w = 0; w < 4; ++w) {
