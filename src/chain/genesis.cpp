@@ -222,10 +222,20 @@ Genesis parse(const json& doc) {
     for (size_t i = 1; i < g.alloc.accounts.size(); ++i)
         if (g.alloc.accounts[i].first == g.alloc.accounts[i - 1].first)
             throw Failure{"accounts." + to_hex(g.alloc.accounts[i].first) + ": listed twice"};
+    if (auto supply = check_supply(g); !supply) throw Failure{supply.error()};
     return g;
 }
 
 }  // namespace
+
+Expected<void, std::string> check_supply(const Genesis& g) {
+    // 2^32 accounts of 2^256 − 1 each still fit 512 bits: the sum cannot wrap here.
+    u512 sum = 0;
+    for (const auto& [address, account] : g.alloc.accounts) sum += u512{account.balance};
+    if (sum <= u512{~u256{0}}) return {};
+    return unexpected("accounts: the balances sum to " + sum.str() +
+                      ", not below 2^256 (no balance could overflow then)");
+}
 
 Expected<Genesis, std::string> parse_genesis(std::string_view text) {
     json doc;

@@ -30,6 +30,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace barrel::cli {
 
@@ -159,6 +160,7 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     metrics.set_sampler([&] {
         metrics.sample_pool(pool.status());
         metrics.sample_sender_cache(cache.stats());
+        metrics.sample_store(store->write_failed());
     });
 
     const std::string journal_path = (std::filesystem::path{datadir} / kJournalFile).string();
@@ -174,22 +176,43 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     }
 
     std::mutex log_mutex;
+    bool store_in_error = false;  // the sealer's thread alone: since a failed commit
     auto on_sealed = [&](const seal::Sealed& s) {
         metrics.on_sealed(s);
         std::lock_guard lock{log_mutex};
+        if (std::exchange(store_in_error, false))
+            ctx.err << "barrel-node run: the store resumed after its write error; sealing "
+                       "goes on\n";
         log_sealed(ctx.err, s, cache.stats());
     };
     auto on_seal_error = [&](const pipeline::PipelineError& e) {
+        metrics.on_seal_failed();
         std::lock_guard lock{log_mutex};
-        ctx.err << "seal failed: " << pipeline::describe(e) << "\n" << std::flush;
+        ctx.err << "seal failed: " << pipeline::describe(e) << "\n";
+        // A full disk: RocksDB refuses writes until it resumes, which the next commit tries.
+        if (store->write_failed()) {
+            store_in_error = true;
+            ctx.err << "barrel-node run: the store is in a write error; retrying in "
+                    << seal_config.retry_interval.count() << " ms\n";
+        }
+        ctx.err << std::flush;
     };
-    seal::Sealer sealer{pipeline, pool, *store, seal_config, on_sealed, on_seal_error};
+    auto on_dropped = [&](const seal::Dropped& d) {
+        metrics.on_dropped(d);
+        std::lock_guard lock{log_mutex};
+        ctx.err << "sealer: dropped transaction " << to_hex(d.transaction) << " from the pool ("
+                << pipeline::describe(d.error) << "); sealing the block without it\n"
+                << std::flush;
+    };
+    seal::Sealer sealer{pipeline,  pool,          *store,        seal_config,
+                        on_sealed, on_seal_error, seal::Clock{}, on_dropped};
 
     rpc::Node node{.store = *store,
                    .pool = pool,
                    .client_version = "barrel/v0.1.0",
                    .on_admitted = [&] { sealer.notify(); },
-                   .metrics = &metrics};
+                   .metrics = &metrics,
+                   .allow_unprotected_txs = args.has("--rpc-allow-unprotected-txs")};
     rpc::Service service{node, limits, http};
     if (auto started = service.start(); !started) fail(started.error());
     // Removed only now: a node that cannot serve (a port in use) leaves the journal for the
@@ -262,6 +285,8 @@ Command run_command() {
                 {"--rpc-threads", "N", "Threads serving the connections (default: one per core)"},
                 {"--rpc-read-timeout", "MS", "Time for a whole request once begun (default 30000)"},
                 {"--rpc-idle-timeout", "MS", "Keep-alive connection idle time (default 120000)"},
+                {"--rpc-allow-unprotected-txs", "",
+                 "Accept transactions without EIP-155 replay protection over RPC"},
             },
         .details =
             "Serves Ethereum JSON-RPC over HTTP (POST /; GET /metrics in Prometheus text format)\n"

@@ -34,6 +34,7 @@ std::string_view to_string(ExecErrorCode code) noexcept {
         case ExecErrorCode::nonce_mismatch: return "nonce_mismatch";
         case ExecErrorCode::insufficient_balance: return "insufficient_balance";
         case ExecErrorCode::fee_cap_below_base_fee: return "fee_cap_below_base_fee";
+        case ExecErrorCode::gas_price_below_base_fee: return "gas_price_below_base_fee";
         case ExecErrorCode::block_gas_exceeded: return "block_gas_exceeded";
         case ExecErrorCode::balance_overflow: return "balance_overflow";
         case ExecErrorCode::state_unreadable: return "state_unreadable";
@@ -209,9 +210,10 @@ struct StaticChecks {
     size_t runnable(size_t n) const noexcept { return rejected ? rejected->tx_index : n; }
 };
 
-/// The checks that need no state, in block order: fee cap against the base fee, and the block gas
-/// limit (gas used is a function of the transaction alone, so the cumulative sums are known now;
-/// they are written to the receipts).
+/// The checks that need no state, in block order: the fee cap (EIP-1559) or the gas price (the
+/// other types, whose max_fee_per_gas holds it) against the base fee, and the block gas limit (gas
+/// used is a function of the transaction alone, so the cumulative sums are known now; they are
+/// written to the receipts).
 StaticChecks check_static(const block::Block& block, std::span<const Plan> plans,
                           const ChainConfig& config, std::span<Receipt> receipts) noexcept {
     const uint64_t gas_limit = block.header->gas_limit;
@@ -219,8 +221,13 @@ StaticChecks check_static(const block::Block& block, std::span<const Plan> plans
     uint64_t cumulative = 0;
     for (size_t i = 0; i < plans.size(); ++i) {
         const tx::Transaction& t = block.txs[i];
-        if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee) {
-            out.rejected = ExecError{ExecErrorCode::fee_cap_below_base_fee, i};
+        // One comparison for every type: a legacy or EIP-2930 transaction priced below the base
+        // fee would otherwise be mined for less than the chain charges (even for nothing).
+        if (t.max_fee_per_gas < config.base_fee) {
+            out.rejected = ExecError{t.type == tx::TxType::dynamic_fee
+                                         ? ExecErrorCode::fee_cap_below_base_fee
+                                         : ExecErrorCode::gas_price_below_base_fee,
+                                     i};
             break;
         }
         if (t.gas_limit > gas_limit - cumulative) {
@@ -333,7 +340,13 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
     const Plan& plan = m_plans[i];
     Slot& sender = slot(i, 0);
     if (t.nonce != sender.account.nonce) return ExecErrorCode::nonce_mismatch;
-    // Stage 2 proved gas_limit × max fee fits 256 bits.
+    // Stage 2 proved gas_limit × max fee fits 256 bits (tx::validate's fee_cap_overflow), but a
+    // block a library user assembled may have skipped it, and a wrapped product would let a
+    // sender pay nearly nothing: a cost past 2^256 is more than any balance. A fee cap below
+    // 2^192 cannot overflow with a 64-bit gas limit, so a real block pays one comparison.
+    static const u256 kSafeFeeCap = u256{1} << 192;
+    if (t.max_fee_per_gas >= kSafeFeeCap && !checked_mul(u256{t.gas_limit}, t.max_fee_per_gas))
+        return ExecErrorCode::insufficient_balance;
     const u256 max_cost = u256{t.gas_limit} * t.max_fee_per_gas;
     const auto upfront = checked_add(max_cost, t.value);
     if (!upfront || sender.account.balance < *upfront) return ExecErrorCode::insufficient_balance;

@@ -75,6 +75,9 @@ struct NodeMetrics::Impl {
     Gauge& head_block;
     Histogram& block_transactions;
     Counter& commit_bytes;
+    Family<Counter>& sealer_dropped;  ///< by reason, each created at its first drop (rare)
+    Counter& seal_failures;
+    Gauge& store_write_error;
 
     // The pool.
     Family<Gauge>& pool_transactions;
@@ -118,6 +121,18 @@ NodeMetrics::Impl::Impl(const Options& options)
                                   "Bytes (keys and values) of the sealed blocks' RocksDB write "
                                   "batches.")
                        .Add({})},
+      sealer_dropped{counter_family(registry, "barrel_sealer_dropped_transactions_total",
+                                    "Transactions that failed while their block was built (an "
+                                    "invalidity the pool could not foresee), dropped from the "
+                                    "pool; the block was sealed at once without them. By reason.")},
+      seal_failures{counter_family(registry, "barrel_seal_failures_total",
+                                   "Blocks that could not be sealed for no transaction's fault "
+                                   "(the store could not commit: a full disk); retried.")
+                        .Add({})},
+      store_write_error{gauge_family(registry, "barrel_store_write_error",
+                                     "1 while the store is in a write error (a full disk: "
+                                     "RocksDB refuses writes until it resumes), else 0.")
+                            .Add({})},
       pool_transactions{gauge_family(registry, "barrel_pool_transactions",
                                      "Transactions in the pool: pending (executable in nonce "
                                      "order) or queued (behind a nonce gap).")},
@@ -182,6 +197,18 @@ void NodeMetrics::on_sealed(const seal::Sealed& sealed) {
 }
 
 void NodeMetrics::set_head(uint64_t number) { m_impl->head_block.Set(static_cast<double>(number)); }
+
+void NodeMetrics::on_dropped(const seal::Dropped& dropped) {
+    // Add finds the series under the family's lock: a drop is rare, and its reasons few (the
+    // exec and block error codes).
+    m_impl->sealer_dropped.Add({{"reason", dropped.reason}}).Increment();
+}
+
+void NodeMetrics::on_seal_failed() { m_impl->seal_failures.Increment(); }
+
+void NodeMetrics::sample_store(bool write_failed) {
+    m_impl->store_write_error.Set(write_failed ? 1 : 0);
+}
 
 void NodeMetrics::on_admitted(std::span<const pool::AdmitResult> results) {
     Impl& m = *m_impl;

@@ -68,6 +68,13 @@ public:
     void on_sealed(const seal::Sealed& sealed);
     /// The head block (at start; on_sealed moves it after that).
     void set_head(uint64_t number);
+    /// A transaction failed while its block was built and left the pool
+    /// (barrel_sealer_dropped_transactions_total, by reason).
+    void on_dropped(const seal::Dropped& dropped);
+    /// A block could not be sealed for no transaction's fault (the store's: a full disk).
+    void on_seal_failed();
+    /// Whether the store is in a write error (store::Store::write_failed); from the sampler.
+    void sample_store(bool write_failed);
 
     // ---- The pool --------------------------------------------------------------------------
     /// The results of one pool::Pool::admit: admissions, and rejections by reason.

@@ -3,6 +3,7 @@
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/core/keccak.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
@@ -127,18 +128,34 @@ Result get_transaction_count(Context& c, const json& params) {
 
 /// A call object (eth_call, eth_estimateGas) as an unsigned transaction, and its sender.
 struct CallTx {
-    tx::Transaction tx;
+    tx::Transaction tx;  ///< fees as given (legacy with gasPrice, or EIP-1559's two caps)
     Bytes data;
     Address from;
+    bool gas_given{false};  ///< "gas" was set (0 included: go-ethereum takes it as given)
 };
 
-Expected<CallTx, Error> parse_call_object(const json& object, uint64_t default_gas) {
+/// go-ethereum's words for an address in an error (common.Address.Hex: EIP-55 mixed case).
+std::string checksummed(const Address& a) {
+    std::string hex = to_hex(a);  // "0x" + lower case
+    const Hash h = keccak256(as_bytes(std::string_view{hex}.substr(2)));
+    for (size_t i = 0; i < 40; ++i) {
+        const uint8_t nibble = (h[i / 2] >> (i % 2 == 0 ? 4 : 0)) & 0xf;
+        char& c = hex[2 + i];
+        if (c >= 'a' && c <= 'f' && nibble >= 8) c = static_cast<char>(c - 'a' + 'A');
+    }
+    return hex;
+}
+
+/// Reads a call object as go-ethereum's TransactionArgs does for eth_call and eth_estimateGas:
+/// the errors of its CallDefaults and of its data/input rule, in its words (-32000).
+Expected<CallTx, Error> parse_call_object(const json& object, const exec::ChainConfig& config) {
     auto bad = [](std::string reason) { return unexpected(invalid_argument(0, "call", reason)); };
     if (!object.is_object()) return bad("want a call object");
     CallTx out;
     tx::Transaction& t = out.tx;
     t.type = tx::TxType::legacy;
-    t.gas_limit = default_gas;
+    std::optional<u256> gas_price, max_fee, max_priority_fee;
+    std::optional<Bytes> data, input;
     for (const auto& [key, value] : object.items()) {
         if (value.is_null()) continue;
         if (key == "from" || key == "to") {
@@ -150,75 +167,163 @@ Expected<CallTx, Error> parse_call_object(const json& object, uint64_t default_g
             auto v = parse_quantity(value, 64);
             if (!v) return bad("gas: " + v.error());
             t.gas_limit = static_cast<uint64_t>(*v);
+            out.gas_given = true;
         } else if (key == "gasPrice" || key == "maxFeePerGas" || key == "maxPriorityFeePerGas" ||
                    key == "value") {
             auto v = parse_quantity(value, 256);
             if (!v) return bad(key + ": " + v.error());
-            if (key == "value") t.value = *v;
+            (key == "value"          ? t.value
+             : key == "gasPrice"     ? gas_price.emplace()
+             : key == "maxFeePerGas" ? max_fee.emplace()
+                                     : max_priority_fee.emplace()) = *v;
         } else if (key == "data" || key == "input") {
             auto v = parse_data(value);
             if (!v) return bad(key + ": " + v.error());
-            out.data = std::move(*v);
-        } else if (key == "nonce" || key == "type" || key == "chainId") {
+            (key == "data" ? data : input) = std::move(*v);
+        } else if (key == "chainId") {
+            auto v = parse_quantity(value, 64);
+            if (!v) return bad(key + ": " + v.error());
+            if (*v != config.chain_id)
+                return server_error("chainId does not match node's (have=" + to_decimal(*v) +
+                                    ", want=" + std::to_string(config.chain_id) + ")");
+        } else if (key == "nonce" || key == "type") {
             auto v = parse_quantity(value, 64);
             if (!v) return bad(key + ": " + v.error());
         }
         // Other members (accessList, …) do not change what barrel computes.
     }
+    if (data && input && *data != *input)
+        return server_error(
+            R"(both "data" and "input" are set and not equal. Please use "input" to pass )"
+            "transaction call data");
+    if (gas_price && (max_fee || max_priority_fee))
+        return server_error("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
+    if (max_fee || max_priority_fee) {
+        t.type = tx::TxType::dynamic_fee;
+        t.max_fee_per_gas = max_fee.value_or(0);
+        t.max_priority_fee_per_gas = max_priority_fee.value_or(0);
+    } else {
+        t.max_fee_per_gas = t.max_priority_fee_per_gas = gas_price.value_or(0);
+    }
+    if (input)
+        out.data = std::move(*input);
+    else if (data)
+        out.data = std::move(*data);
     t.data = out.data;
     return out;
+}
+
+/// Which method simulates a call: they word gas below the intrinsic gas differently.
+enum class Simulation : uint8_t { call, estimate };
+
+/// Runs a call as the only transaction of a block on the head, at `gas`, with the sender's nonce,
+/// by the same executor as every block; nothing is committed. First the checks go-ethereum's
+/// state transition makes of a message, in its order and words: fee caps, funds for gas × fee
+/// cap + value, intrinsic gas (for an estimate: "gas required exceeds allowance"), init code.
+/// Fees all zero mean no base fee (go-ethereum's NoBaseFee for calls).
+Expected<exec::Receipt, Error> simulate(Context& c, const CallTx& call, uint64_t gas,
+                                        Simulation kind) {
+    auto account = account_of(c, call.from);
+    if (!account) return unexpected(account.error());
+    tx::Transaction t = call.tx;
+    t.data = call.data;
+    t.gas_limit = gas;
+    t.chain_id = c.config().chain_id;
+    t.nonce = account->nonce;
+    t.r = t.s = 1;  // never checked: the sender is given
+    exec::ChainConfig config = c.config();
+    const bool priced = t.max_fee_per_gas != 0 || t.max_priority_fee_per_gas != 0;
+    if (!priced) config.base_fee = 0;
+    const std::string from = checksummed(call.from);
+    if (t.max_priority_fee_per_gas > t.max_fee_per_gas)
+        return server_error("max priority fee per gas higher than max fee per gas: address " +
+                            from +
+                            ", maxPriorityFeePerGas: " + to_decimal(t.max_priority_fee_per_gas) +
+                            ", maxFeePerGas: " + to_decimal(t.max_fee_per_gas));
+    if (t.max_fee_per_gas < config.base_fee)
+        return server_error("max fee per gas less than block base fee: address " + from +
+                            ", maxFeePerGas: " + to_decimal(t.max_fee_per_gas) +
+                            ", baseFee: " + to_decimal(config.base_fee));
+    // In 512 bits: gas × fee cap may not fit 256, and then no balance covers it.
+    const u512 want = u512{gas} * u512{t.max_fee_per_gas} + u512{t.value};
+    if (u512{account->balance} < want)
+        return server_error("insufficient funds for gas * price + value: address " + from +
+                            " have " + to_decimal(account->balance) + " want " + want.str());
+    const uint64_t intrinsic = tx::intrinsic_gas(t);
+    if (gas < intrinsic) {
+        if (kind == Simulation::estimate)
+            return server_error("gas required exceeds allowance (" + std::to_string(gas) + ")");
+        return server_error("intrinsic gas too low: have " + std::to_string(gas) + ", want " +
+                            std::to_string(intrinsic));
+    }
+    if (t.is_creation() && t.data.size() > tx::kMaxInitCodeSize)
+        return server_error("max initcode size exceeded: code size " +
+                            std::to_string(t.data.size()) + " limit " +
+                            std::to_string(tx::kMaxInitCodeSize));
+    const Bytes encoding = tx::encode(t);
+    block::Header h;
+    h.parent_hash = c.view.head().hash;
+    h.number = c.view.head().number + 1;
+    h.gas_limit = std::max(c.node.store.genesis().gas_limit, gas);
+    h.chain_id = c.config().chain_id;
+    const BytesView views[] = {encoding};
+    auto block = block::decode_block(block::encode_block(h, views), false);
+    if (!block) return server_error("invalid call: " + block::describe(block.error()));
+    block->senders = {call.from};
+    auto outcome = exec::execute(*block, c.view, c.view.head().state_root, config);
+    if (!outcome) return server_error(exec::describe(outcome.error()));
+    return std::move(outcome->receipts.front());
 }
 
 Result estimate_gas(Context& c, const json& params) {
     auto p = Params::positional(params, 1, 2);
     if (!p) return unexpected(p.error());
-    auto call = parse_call_object(p->at(0), c.node.store.genesis().gas_limit);
+    auto call = parse_call_object(p->at(0), c.config());
     if (!call) return unexpected(call.error());
     auto ref = p->block(1, "block");
     if (!ref) return unexpected(ref.error());
     if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
-    if (call->tx.value > 0) {
+    // The most gas the estimate may use (go-ethereum's gasestimator): the call's gas if at least
+    // a transfer's, else the block gas limit; never more than a block can include (go-ethereum
+    // takes more, but a transaction above the block gas limit could never be mined here); and
+    // no more than the sender's funds pay for at its fee cap.
+    const uint64_t block_gas = c.node.store.genesis().gas_limit;
+    uint64_t allowance = block_gas;
+    if (call->gas_given && call->tx.gas_limit >= 21'000)
+        allowance = std::min(call->tx.gas_limit, block_gas);
+    const u256& fee_cap = call->tx.max_fee_per_gas;
+    if (fee_cap != 0) {
         auto account = account_of(c, call->from);
         if (!account) return unexpected(account.error());
-        if (account->balance < call->tx.value)
+        if (call->tx.value >= account->balance)
             return server_error("insufficient funds for transfer");
+        const u256 affordable = (account->balance - call->tx.value) / fee_cap;
+        if (affordable < allowance) allowance = static_cast<uint64_t>(affordable);
     }
-    // barrel charges a transfer or a DagTransfer call exactly its intrinsic gas.
-    return json_quantity(tx::intrinsic_gas(call->tx));
+    // barrel's gas use depends on the transaction alone (docs/rpc.md): a call that succeeds at
+    // the allowance uses its intrinsic gas at any limit from there down, so one run finds what
+    // go-ethereum's binary search would.
+    auto receipt = simulate(c, *call, allowance, Simulation::estimate);
+    if (!receipt) return unexpected(receipt.error());
+    if (!receipt->status) return server_error("execution reverted");
+    return json_quantity(receipt->gas_used);
 }
 
 Result call_method(Context& c, const json& params) {
     auto p = Params::positional(params, 1, 2);
     if (!p) return unexpected(p.error());
-    auto call = parse_call_object(p->at(0), c.node.store.genesis().gas_limit);
+    auto call = parse_call_object(p->at(0), c.config());
     if (!call) return unexpected(call.error());
     auto ref = p->block(1, "block");
     if (!ref) return unexpected(ref.error());
     if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
-    auto account = account_of(c, call->from);
-    if (!account) return unexpected(account.error());
-    // Executed as the only transaction of a block on the head, at gas price 0 with the sender's
-    // nonce, by the same executor as every block; nothing is committed.
-    tx::Transaction t = call->tx;
-    t.chain_id = c.config().chain_id;
-    t.nonce = account->nonce;
-    t.max_fee_per_gas = t.max_priority_fee_per_gas = 0;
-    t.r = t.s = 1;  // never checked: the sender is given
-    const Bytes encoding = tx::encode(t);
-    block::Header h;
-    h.parent_hash = c.view.head().hash;
-    h.number = c.view.head().number + 1;
-    h.gas_limit = std::max(c.node.store.genesis().gas_limit, t.gas_limit);
-    h.chain_id = c.config().chain_id;
-    const BytesView views[] = {encoding};
-    auto block = block::decode_block(block::encode_block(h, views), false);
-    if (!block) return server_error("invalid call: " + block::describe(block.error()));
-    block->senders = {call->from};
-    auto outcome = exec::execute(*block, c.view, c.view.head().state_root, c.config());
-    if (!outcome) return server_error(exec::describe(outcome.error()));
-    const exec::Receipt& r = outcome->receipts.front();
-    if (!r.status) return server_error("execution reverted");
-    return json_bytes(r.output);
+    // No gas given: the block gas limit (go-ethereum: its RPC gas cap). Gas 0 given is 0, and
+    // too low, as in go-ethereum.
+    const uint64_t gas = call->gas_given ? call->tx.gas_limit : c.node.store.genesis().gas_limit;
+    auto receipt = simulate(c, *call, gas, Simulation::call);
+    if (!receipt) return unexpected(receipt.error());
+    if (!receipt->status) return server_error("execution reverted");
+    return json_bytes(receipt->output);
 }
 
 Result send_raw_transaction(Context&, const json&) {
@@ -535,11 +640,26 @@ Result call_in(Context& c, size_t method, const Call& call) {
     return kMethods[method].handler(c, call.params);
 }
 
-/// The raw transaction of an eth_sendRawTransaction call, or its parameter error.
-Expected<Bytes, Error> raw_transaction_of(const Call& call) {
+/// Whether `raw` is a legacy transaction signed without a chain id (before EIP-155: valid on
+/// every chain, so it can be replayed). Typed transactions always carry one; an encoding that
+/// does not decode is the pool's to refuse, with its own error.
+bool is_unprotected(BytesView raw) {
+    if (raw.empty() || raw[0] < 0xc0) return false;  // typed: type byte, then the list
+    const auto t = tx::decode(raw);
+    return t && !t->chain_id;
+}
+
+/// The raw transaction of an eth_sendRawTransaction call, or its parameter error; an unprotected
+/// one is refused unless the node allows them (go-ethereum's rule and words: RPC only, not the
+/// pool, so the journal still re-admits them).
+Expected<Bytes, Error> raw_transaction_of(const Call& call, const Node& node) {
     auto p = Params::positional(call.params, 1, 1);
     if (!p) return unexpected(p.error());
-    return p->data(0, "data");
+    auto raw = p->data(0, "data");
+    if (!raw) return unexpected(raw.error());
+    if (!node.allow_unprotected_txs && is_unprotected(*raw))
+        return server_error("only replay-protected (EIP-155) transactions allowed over RPC");
+    return raw;
 }
 
 }  // namespace
@@ -561,7 +681,7 @@ Expected<json, Error> Methods::call(const Call& call) {
 
 Expected<json, Error> Methods::call_one(size_t method, const Call& call) {
     if (call.method == "eth_sendRawTransaction") {
-        auto raw = raw_transaction_of(call);
+        auto raw = raw_transaction_of(call, m_node);
         if (!raw) return unexpected(raw.error());
         const pool::AdmitResult admitted = m_node.pool.admit_one(*raw);
         if (m_node.metrics) m_node.metrics->on_admitted({&admitted, 1});
@@ -593,7 +713,7 @@ std::string Methods::handle(std::string_view body) {
     for (size_t i = 0; i < request->calls.size(); ++i) {
         const auto& call = request->calls[i];
         if (!call || call->method != "eth_sendRawTransaction") continue;
-        auto raw = raw_transaction_of(*call);
+        auto raw = raw_transaction_of(*call, m_node);
         if (!raw) {
             param_errors.emplace(i, raw.error());
             continue;

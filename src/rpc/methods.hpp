@@ -31,6 +31,10 @@ struct Node {
     std::function<void()> on_admitted{};
     /// Where calls, admissions and rejections are counted (none: not counted).
     metrics::NodeMetrics* metrics{nullptr};
+    /// eth_sendRawTransaction takes legacy transactions signed without a chain id (pre-EIP-155,
+    /// replayable on any chain); go-ethereum's default, and barrel's, is to refuse them
+    /// (`run --rpc-allow-unprotected-txs`).
+    bool allow_unprotected_txs{false};
 };
 
 class Methods {

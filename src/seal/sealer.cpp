@@ -2,6 +2,9 @@
 #include <barrel/seal/sealer.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
+#include <variant>
 
 namespace barrel::seal {
 
@@ -13,6 +16,7 @@ bool blames_transaction(exec::ExecErrorCode code) noexcept {
         case exec::ExecErrorCode::nonce_mismatch:
         case exec::ExecErrorCode::insufficient_balance:
         case exec::ExecErrorCode::fee_cap_below_base_fee:
+        case exec::ExecErrorCode::gas_price_below_base_fee:
         case exec::ExecErrorCode::block_gas_exceeded:
         case exec::ExecErrorCode::balance_overflow: return true;
         case exec::ExecErrorCode::missing_header:
@@ -21,6 +25,20 @@ bool blames_transaction(exec::ExecErrorCode code) noexcept {
         case exec::ExecErrorCode::state_corrupt: return false;
     }
     return false;
+}
+
+/// The transaction a failed block names as the cause, and the reason's name: an execution error
+/// of its own, or one its decode or verify stage found in it (a template holds only pooled
+/// transactions, which admission checked, but a pool is a library others may feed differently).
+/// Nothing for a failure of the block as a whole or of the store.
+std::optional<std::pair<size_t, std::string>> blamed_transaction(const pipeline::PipelineError& e) {
+    if (const auto* x = std::get_if<exec::ExecError>(&e.error)) {
+        if (!blames_transaction(x->code)) return std::nullopt;
+        return std::pair{x->tx_index, std::string{exec::to_string(x->code)}};
+    }
+    if (const auto* b = std::get_if<block::BlockError>(&e.error); b && b->tx_index)
+        return std::pair{*b->tx_index, std::string{block::to_string(b->code)}};
+    return std::nullopt;
 }
 
 }  // namespace
@@ -39,7 +57,8 @@ Bytes block_template(const pool::Selection& selection, const Config& config, uin
 }
 
 Sealer::Sealer(pipeline::Pipeline& pipeline, pool::Pool& pool, const store::Store& store,
-               const Config& config, OnSealed on_sealed, OnError on_error, Clock clock)
+               const Config& config, OnSealed on_sealed, OnError on_error, Clock clock,
+               OnDropped on_dropped)
     : m_pipeline{pipeline},
       m_pool{pool},
       m_store{store},
@@ -47,6 +66,7 @@ Sealer::Sealer(pipeline::Pipeline& pipeline, pool::Pool& pool, const store::Stor
       m_on_sealed{std::move(on_sealed)},
       m_on_error{std::move(on_error)},
       m_clock{std::move(clock)},
+      m_on_dropped{std::move(on_dropped)},
       m_last_seal{m_clock.now()} {}
 
 void Sealer::notify() {
@@ -95,6 +115,24 @@ std::optional<Bytes> Sealer::next_template(bool ignore_block_time) {
 
 size_t Sealer::seal_ready(bool ignore_block_time) {
     size_t sealed = 0;
+    // Each failure a transaction is to blame for drops it from the pool, so this ends: at the
+    // latest when the pool has nothing ready.
+    for (bool due_now = ignore_block_time;; due_now = true) {
+        const auto failure = seal_round(due_now, sealed);
+        if (!failure) return sealed;
+        if (!drop_blamed(*failure)) {
+            // The store's failure (a full disk), not a transaction's: run() waits before the
+            // next attempt, which the store resumes from if it can.
+            m_retry_after = m_clock.now() + m_config.retry_interval;
+            if (m_on_error) m_on_error(*failure);
+            return sealed;
+        }
+        // The block the transaction stopped was due (its template had been taken): sealed now,
+        // without it, rather than one block time later.
+    }
+}
+
+std::optional<pipeline::PipelineError> Sealer::seal_round(bool ignore_block_time, size_t& sealed) {
     bool first = true;
     // The first template of a round may be due by time alone; the later ones of the same
     // stream only when a full block is ready, so that blocks follow each other without a wait
@@ -117,27 +155,41 @@ size_t Sealer::seal_ready(bool ignore_block_time) {
         ++sealed;
         if (m_on_sealed) m_on_sealed(s);
     };
-    const auto result = m_pipeline.seal_stream(source, progress);
-    if (!result) {
-        // What was taken for the failed block and after it can be taken again. A transaction
-        // the block failed on leaves the pool, so the next block does not fail the same way.
-        const pipeline::PipelineError& e = result.error();
+    auto result = m_pipeline.seal_stream(source, progress);
+    if (result) return std::nullopt;
+    return std::move(result).error();
+}
+
+bool Sealer::drop_blamed(const pipeline::PipelineError& e) {
+    // What was taken for the failed block and after it can be taken again. The failed block is
+    // the oldest one in flight: the blocks before it were committed (and left the queue).
+    std::optional<Dropped> dropped;
+    {
         std::lock_guard lock{m_mutex};
-        if (const auto* exec_error = std::get_if<exec::ExecError>(&e.error);
-            exec_error && blames_transaction(exec_error->code) && !m_in_flight.empty() &&
-            exec_error->tx_index < m_in_flight.front().size())
-            m_pool.drop(m_in_flight.front()[exec_error->tx_index]);
+        const auto blamed = blamed_transaction(e);
+        if (blamed && !m_in_flight.empty() && blamed->first < m_in_flight.front().size()) {
+            dropped = Dropped{m_in_flight.front()[blamed->first], blamed->second, e};
+            // A transaction the block failed on leaves the pool, so the next block does not
+            // fail the same way; its sender's later ones wait behind the gap it leaves.
+            m_pool.drop(dropped->transaction);
+        }
         m_in_flight.clear();
         m_pool.abandon_taken();
-        if (m_on_error) m_on_error(e);
     }
-    return sealed;
+    if (!dropped) return false;
+    if (m_on_dropped) m_on_dropped(*dropped);
+    return true;
 }
 
 void Sealer::run() {
     while (true) {
         {
             std::unique_lock lock{m_mutex};
+            // After the store's failure, no attempt before the retry interval has passed, however
+            // many transactions arrive (each would fail the same way until the store resumes).
+            if (m_clock.now() < m_retry_after)
+                m_wake.wait_until(lock, m_retry_after, [&] { return m_stopping; });
+            if (m_stopping) return;
             // Wake when the next block is due, on admission (a full block may be ready), or to
             // stop.
             auto due = m_last_seal + m_config.block_time;

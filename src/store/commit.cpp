@@ -6,6 +6,7 @@
 
 #include "block_batch.hpp"
 #include "store_impl.hpp"
+#include <rocksdb/write_batch.h>
 
 #include <chrono>
 
@@ -16,6 +17,47 @@ namespace {
 /// The largest write-batch buffer a store keeps for the next commit (a few dozen full blocks'
 /// worth; an outlying block's buffer is dropped).
 constexpr size_t kMaxKeptBatchBytes = size_t{64} << 20;
+
+/// Whether every column family's active memtable is empty.
+bool memtables_empty(Store::Impl& impl) {
+    for (auto* cf : impl.cfs) {
+        uint64_t entries = 0;
+        if (!impl.db->GetIntProperty(cf, rocksdb::DB::Properties::kNumEntriesActiveMemTable,
+                                     &entries) ||
+            entries > 0)
+            return false;
+    }
+    return true;
+}
+
+/// The number of the WAL RocksDB writes to now, or 0 if it cannot say.
+uint64_t current_wal(Store::Impl& impl) {
+    std::unique_ptr<rocksdb::LogFile> wal;
+    if (!impl.db->GetCurrentWalFile(&wal).ok() || !wal) return 0;
+    return wal->LogNumber();
+}
+
+/// Keeps the metadata family's active memtable from being empty when a block is written, so that
+/// a write that fails finds something to flush at DB::Resume. RocksDB 7 switches to a new WAL
+/// only by flushing a memtable that holds data: with nothing to flush, Resume would leave the
+/// failed WAL (whose writer keeps its error, and asserts when used again) in place. A put and a
+/// delete of one key, without the WAL: no file is written, so this cannot fail for room, and
+/// nothing of it outlives a flush.
+void keep_memtable_flushable(Store::Impl& impl) {
+    uint64_t entries = 0;
+    auto* meta = impl.cfs[kMeta];
+    if (impl.db->GetIntProperty(meta, rocksdb::DB::Properties::kNumEntriesActiveMemTable,
+                                &entries) &&
+        entries > 0)
+        return;
+    constexpr std::string_view kKey = "resume-anchor";
+    rocksdb::WriteBatch anchor;
+    (void)anchor.Put(meta, slice(kKey), rocksdb::Slice{});
+    (void)anchor.Delete(meta, slice(kKey));
+    rocksdb::WriteOptions wo;
+    wo.disableWAL = true;
+    (void)impl.db->Write(wo, &anchor);
+}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -29,7 +71,29 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
         return fail(StoreErrorCode::invalid_argument,
                     "commit: a bare transaction list is not a block");
     const block::Header& h = *b.header;
-    if (m_impl->failed) return unexpected(m_impl->failure);
+    if (m_impl->failed.load(std::memory_order_relaxed)) {
+        // RocksDB refuses every write after a failed one. DB::Resume flushes every memtable and
+        // switches to a new WAL (the failed write may have left a torn record in the old one,
+        // which the flush makes obsolete), then takes writes again: the disk has room now, or
+        // the flush fails and the store stays in error for the next attempt.
+        // Resume could not move off the failed WAL: nothing to flush, and no earlier attempt
+        // moved off it (keep_memtable_flushable makes this rare: a write that switched every
+        // memtable itself, at the WAL size limit, and then failed).
+        if (memtables_empty(*m_impl) && current_wal(*m_impl) == m_impl->failed_wal)
+            return fail(m_impl->failure.code,
+                        "the store is in error since a write failed (" + m_impl->failure.message +
+                            "); it cannot resume in place: reopen the datadir");
+        // Busy: RocksDB's own recovery is under way (its SstFileManager retries a full disk's
+        // every 5 s once it sees room), and this call finds it done later.
+        const auto resumed = m_impl->db->Resume();
+        if (!resumed.ok())
+            return fail(m_impl->failure.code,
+                        "the store is in error since a write failed (" + m_impl->failure.message +
+                            "); " +
+                            (resumed.IsBusy() ? std::string{"RocksDB is recovering on its own"}
+                                              : "resuming it: " + resumed.ToString()));
+        m_impl->failed.store(false, std::memory_order_relaxed);
+    }
     const size_t n_accounts = o.writes.accounts.size();
     const size_t n_users = o.writes.users.size();
     CommitStats stats;
@@ -60,6 +124,7 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     stats.bytes = built.bytes;
 
     const auto t1 = std::chrono::steady_clock::now();
+    keep_memtable_flushable(*m_impl);
     BlockWriteBatch batch{std::move(built.rep)};
     rocksdb::WriteOptions wo;
     wo.sync = m_impl->options.sync;
@@ -70,7 +135,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     // An outlying block's batch is not kept for the rest of the process (flat memory).
     if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
     if (!s.ok()) {
-        m_impl->failed = true;
+        m_impl->failed.store(true, std::memory_order_relaxed);
+        m_impl->failed_wal = current_wal(*m_impl);
         // The pipeline names the stage ("block 7: commit: ..."); this names what failed in it.
         m_impl->failure = from_status(s, "writing the block").error;
         return unexpected(m_impl->failure);
@@ -93,5 +159,7 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     m_impl->head = next;
     return stats;
 }
+
+bool Store::write_failed() const noexcept { return m_impl->failed.load(std::memory_order_relaxed); }
 
 }  // namespace barrel::store

@@ -425,6 +425,9 @@ const chain::Genesis& Store::genesis() const noexcept { return m_impl->genesis; 
 Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path,
                                                          const chain::Genesis& genesis,
                                                          const Options& options) {
+    // A genesis built in code skipped parse_genesis: the supply rule holds for every datadir.
+    if (auto supply = chain::check_supply(genesis); !supply)
+        return fail(StoreErrorCode::invalid_argument, supply.error());
     const fs::path target = without_trailing_separator(path);
     std::error_code ec;
     if (fs::exists(target, ec)) {

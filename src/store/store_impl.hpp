@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <rocksdb/db.h>
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -76,10 +77,12 @@ struct Store::Impl {
     CommitEpoch epoch;  ///< orders both caches' fills against commits
     /// A writer's COMMITTED record (committed.hpp), rewritten after every commit.
     std::optional<CommittedFile> committed;
-    /// A write failed: RocksDB now holds a background error and refuses every write, so the
-    /// store makes none (a commit returns `failure`, closing does not flush).
-    bool failed{false};
+    /// A write failed: RocksDB now holds a background error and refuses every write until
+    /// DB::Resume succeeds (the next commit tries it; closing does not flush). Atomic: /metrics
+    /// reads it (Store::write_failed) while the sealer commits; `failure` is the writer's alone.
+    std::atomic<bool> failed{false};
     StoreError failure;
+    uint64_t failed_wal{0};  ///< the WAL the failed write went to (commit.cpp)
     std::string
         batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
     std::filesystem::path path;  ///< the datadir

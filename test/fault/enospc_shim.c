@@ -12,7 +12,10 @@
 //   BARREL_FAULT_KILL_ON=SUF   raises SIGKILL at the first such call on a file whose path ends
 //                              with SUF (".sst": an import killed when its close starts flushing
 //                              the memtable, which leaves every block in the WAL and none in an
-//                              SST — a deterministic crash point, not a timed one).
+//                              SST — a deterministic crash point, not a timed one);
+//   BARREL_FAULT_CONTROL=FILE  fails every such call (and fsync, and the info log) with ENOSPC
+//                              while FILE exists: a disk that fills and empties at the suite's
+//                              say, under a process that keeps running (`barrel-node run`).
 // Reads, mmaps for reading and fds 0-2 (a pipe or a terminal, or /dev/stdout) are left alone.
 // RocksDB's info log (LOG, LOG.old.*) is not counted — it is diagnostics, written line by line,
 // and would make the positions to iterate over many times more — but once the budget is spent
@@ -35,6 +38,7 @@
 static long fail_at = -1;            // 1-based call number that fails first; -1: never
 static const char* count_file = 0;   // where the count goes at exit
 static const char* kill_suffix = 0;  // SIGKILL at the first write to a path with this suffix
+static const char* control_file = 0;  // the disk is full while this file exists
 static atomic_long calls;
 
 __attribute__((constructor)) static void shim_init(void) {
@@ -43,7 +47,12 @@ __attribute__((constructor)) static void shim_init(void) {
     count_file = getenv("BARREL_FAULT_COUNT");
     kill_suffix = getenv("BARREL_FAULT_KILL_ON");
     if (kill_suffix && !*kill_suffix) kill_suffix = 0;
+    control_file = getenv("BARREL_FAULT_CONTROL");
+    if (control_file && !*control_file) control_file = 0;
 }
+
+// Whether the suite has made the disk full now (its control file exists).
+static int switched_full(void) { return control_file && access(control_file, F_OK) == 0; }
 
 __attribute__((destructor)) static void shim_report(void) {
     if (!count_file || !*count_file) return;
@@ -86,7 +95,8 @@ static int is_info_log(const char* path) {
 
 // Whether the budget is already spent (for fsync and the info log: not counted).
 static int exhausted(int fd) {
-    return fail_at > 0 && atomic_load(&calls) >= fail_at && is_regular(fd);
+    if (!is_regular(fd)) return 0;
+    return (fail_at > 0 && atomic_load(&calls) >= fail_at) || switched_full();
 }
 
 // Counts one write call on fd; 1 when it is to fail with ENOSPC.
@@ -97,7 +107,7 @@ static int spent(int fd) {
     if (kill_suffix && ends_with(path, kill_suffix)) raise(SIGKILL);
     if (is_info_log(path)) return exhausted(fd);
     const long n = atomic_fetch_add(&calls, 1) + 1;
-    return fail_at > 0 && n >= fail_at;
+    return (fail_at > 0 && n >= fail_at) || switched_full();
 }
 
 // Fails the call with ENOSPC when `cond`, else returns `expr` (the real call).

@@ -17,7 +17,8 @@ Usage: test/fault/faults.py [--build DIR] [--only GROUPS] [--matrix FILE] [--kee
                   tmpfs (a real full filesystem, skipped where mount is refused), fsize (a
                   file size limit, ulimit -f), damage
                   (truncations and bit flips of every datadir file), input (endless and huge
-                  inputs under a memory limit); default all
+                  inputs under a memory limit), node (`run` sealing while the disk
+                  fills, then empties: the shim's control file); default all
   --matrix FILE   write the fault matrix (markdown rows, one per fault x command) to FILE
   --keep          keep the scratch directory (printed at the start)
   -j N            run N cases at once (default: the number of cores)
@@ -32,11 +33,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENOSPC = "No space left on device"
@@ -936,9 +939,134 @@ class Suite:
         state = f"{res.secs:.1f}s"
         self.report("input", f"{command}: {fault}", fault, command, res, problems, state)
 
+    # ---- 4. a full disk under the running node ----
+
+    def raw_transactions(self, wire):
+        """The signed transactions of a wire block, as 0x hex (docs/formats.md's offset-indexed
+        list, taken out of the block with `rlp decode`)."""
+        items = json.loads(must(run([self.node, "rlp", "decode", wire.hex()])).out)
+        payload = bytes.fromhex(items[1][2:])
+        count = int.from_bytes(payload[0:4], "big")
+        offsets = [int.from_bytes(payload[4 + 4 * i:8 + 4 * i], "big") for i in range(count + 1)]
+        area = payload[4 + 4 * (count + 1):]
+        return ["0x" + area[offsets[i]:offsets[i + 1]].hex() for i in range(count)]
+
+    def node_full_disk(self):
+        """Issue 29, finding 8: `barrel-node run` sealing when the disk fills (the shim's control
+        file), then when space returns. Sealing must resume without a restart, the log and
+        /metrics (barrel_store_write_error) must say so, and a stop must exit 0 with the blocks
+        whole."""
+        base = self.case_dir("node")
+        dd = os.path.join(base, "dd")
+        shutil.copytree(self.dd_genesis, dd)
+        control = os.path.join(base, "disk-full")
+        raws = [self.raw_transactions(b) for b in self.blocks[:2]]
+        args = [self.node, "run", "--datadir", dd, "--http", "127.0.0.1:0", "--block-time", "100"]
+        env = dict(os.environ, LD_PRELOAD=self.shim, BARREL_FAULT_CONTROL=control)
+        start = time.monotonic()
+        p = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        log, url, served = [], [], threading.Event()
+
+        def read_log():  # all of it, so that the node never blocks on a full pipe
+            for line in p.stderr:
+                log.append(line)
+                m = re.search(r"JSON-RPC on (http://[0-9.]+:[0-9]+)", line)
+                if m:
+                    url.append(m.group(1))
+                    served.set()
+            served.set()
+
+        reader = threading.Thread(target=read_log, daemon=True)
+        reader.start()
+        problems = []
+
+        def post(payload):
+            request = urllib.request.Request(url[0], data=json.dumps(payload).encode(),
+                                             headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read())
+
+        def gauge(name):
+            with urllib.request.urlopen(url[0] + "/metrics", timeout=10) as response:
+                for line in response.read().decode().splitlines():
+                    if line.startswith(name + " "):
+                        return float(line.split()[1])
+            return None
+
+        def send(block):
+            batch = [{"jsonrpc": "2.0", "id": i, "method": "eth_sendRawTransaction",
+                      "params": [raw]} for i, raw in enumerate(raws[block])]
+            answers = post(batch)
+            if any("result" not in a for a in answers):
+                problems.append(f"block {block + 1}'s transactions not admitted: {answers}")
+
+        def mined(block):
+            h = self.tx_hashes[block + 1][-1]
+            r = post({"jsonrpc": "2.0", "id": 1, "method": "eth_getTransactionReceipt",
+                      "params": [h]})
+            return r.get("result") is not None
+
+        def wait_for(what, condition, secs=30):
+            deadline = time.monotonic() + secs
+            while time.monotonic() < deadline:
+                if condition():
+                    return True
+                time.sleep(0.05)
+            problems.append(f"{what}: not within {secs}s")
+            return False
+
+        try:
+            if not served.wait(30) or not url:
+                problems.append("the node did not serve")
+            else:
+                send(0)
+                wait_for("block 1 mined", lambda: mined(0))
+                write(control, b"")  # the disk is full from now on
+                send(1)
+                wait_for("the log says the store is in error",
+                         lambda: any("the store is in a write error; retrying" in l for l in log))
+                if not any("seal failed" in l and ENOSPC in l for l in log):
+                    problems.append(f"no 'seal failed: ... {ENOSPC}' line")
+                if gauge("barrel_store_write_error") != 1:
+                    problems.append("barrel_store_write_error is not 1 while the disk is full")
+                if mined(1):
+                    problems.append("block 2 was mined on a full disk")
+                os.unlink(control)  # space returns
+                wait_for("block 2 mined once space returned", lambda: mined(1))
+                wait_for("the log says the store resumed",
+                         lambda: any("the store resumed" in l for l in log))
+                if gauge("barrel_store_write_error") != 0:
+                    problems.append("barrel_store_write_error is not 0 after the store resumed")
+        except (OSError, ValueError) as e:
+            problems.append(f"JSON-RPC failed: {e}")
+        finally:
+            if os.path.exists(control):
+                os.unlink(control)
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+            try:
+                rc = p.wait(60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                rc = p.wait()
+                problems.append("SIGTERM did not stop the node within 60 s")
+            reader.join(timeout=5)
+        res = Result(args, rc, "", "".join(log), time.monotonic() - start)
+        if rc != 0:
+            problems.append(f"the stop after recovery did not exit 0 ({res.status})")
+        # The node sealed its own blocks (not the fixture's): every transaction sent is stored.
+        for h in self.tx_hashes[1] + self.tx_hashes[2]:
+            r = self.node_run("get", "tx", h, "--datadir", dd)
+            if r.rc != 0:
+                problems.append(f"transaction {h[:10]}… is not stored: {r.err.strip()[:120]}")
+                break
+        self.report("node", "run: ENOSPC while sealing, then space back", "ENOSPC then space",
+                    "run", res, problems, "")
+
     # ---- the matrix ----
 
-    GROUPS = ["full", "tmpfs", "fsize", "damage", "input"]
+    GROUPS = ["full", "tmpfs", "fsize", "damage", "input", "node"]
     COMMANDS = ["init", "import", "import (all stored)", "export", "gen", "get block",
                 "get account"]
 
@@ -987,7 +1115,7 @@ def must(res):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(REPO, "build", "release"))
-    ap.add_argument("--only", default="full,tmpfs,fsize,damage,input")
+    ap.add_argument("--only", default="full,tmpfs,fsize,damage,input,node")
     ap.add_argument("--matrix")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
@@ -1005,7 +1133,8 @@ def main():
         suite.setup()
         timings = []
         for group, fn in (("full", suite.full), ("tmpfs", suite.tmpfs), ("fsize", suite.fsize),
-                          ("damage", suite.damage_all), ("input", suite.inputs)):
+                          ("damage", suite.damage_all), ("input", suite.inputs),
+                          ("node", suite.node_full_disk)):
             if group in groups:
                 t = time.monotonic()
                 fn()

@@ -154,3 +154,37 @@ TEST(chain_genesis, what_barrel_writes_parses_back) {
     ASSERT_TRUE(chain_document) << chain_document.error();
     EXPECT_EQ(*chain_document, parameters);
 }
+
+// Issue 29, finding 6: a genesis balance near 2^256 overflowed the coinbase's credit and stopped
+// sealing for good. The supply is bounded below 2^256 instead, so that no balance can overflow.
+TEST(chain_genesis, a_supply_of_2_to_the_256_or_more_is_refused_naming_the_sum) {
+    constexpr const char* kB = "0x2222222222222222222222222222222222222222";
+    const std::string max = "0x" + std::string(64, 'f');
+    auto two_accounts = [&](const std::string& a, const std::string& b) {
+        return std::string{R"({"chain_id": 1, "gas_limit": 1, "accounts": {")"} + kA +
+               R"(": {"balance": ")" + a + R"("}, ")" + kB + R"(": {"balance": ")" + b + R"("}}})";
+    };
+    // 2^256 − 1 in all is the most a chain may hold.
+    EXPECT_EQ(error_of(two_accounts(max, "0x0")), "accepted");
+    EXPECT_EQ(error_of(two_accounts("0x" + std::string(63, 'f') + "e", "0x1")), "accepted");
+    EXPECT_EQ(error_of(two_accounts(max, "0x1")),
+              "accounts: the balances sum to "
+              "115792089237316195423570985008687907853269984665640564039457584007913129639936, "
+              "not below 2^256 (no balance could overflow then)");
+    EXPECT_EQ(error_of(two_accounts(max, max)),
+              "accounts: the balances sum to "
+              "231584178474632390847141970017375815706539969331281128078915168015826259279870, "
+              "not below 2^256 (no balance could overflow then)");
+    // DagTransfer users are another table, with its own overflow codes: not counted.
+    EXPECT_EQ(error_of(std::string{R"({"chain_id": 1, "gas_limit": 1, "accounts": {")"} + kA +
+                       R"(": {"balance": ")" + max + R"("}}, "users": {"u": ")" + max + R"("}})"),
+              "accepted");
+    // A genesis built in code meets the same rule.
+    chain::Genesis g;
+    Address other{};
+    other[19] = 1;
+    g.alloc.accounts = {{Address{}, {0, ~u256{0}}}, {other, {0, 1}}};
+    const auto supply = chain::check_supply(g);
+    ASSERT_FALSE(supply);
+    EXPECT_NE(supply.error().find("not below 2^256"), std::string::npos);
+}

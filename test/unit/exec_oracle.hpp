@@ -9,9 +9,10 @@
 /// The semantics, spelled out (docs/architecture.md, "Stage 3: execute (PTE)", and
 /// docs/formats.md):
 /// - validity of transaction i, checked in this order against the state its predecessors left:
-///   EIP-1559 max fee ≥ base fee; cumulative gas used + gas limit ≤ header gas limit;
-///   nonce == account nonce; balance ≥ gas limit × max fee + value; a credit that would exceed
-///   2^256 − 1 is an error too. The first invalid transaction rejects the block.
+///   EIP-1559 max fee ≥ base fee (gas price ≥ base fee for the other types); cumulative gas used +
+///   gas limit ≤ header gas limit; nonce == account nonce; balance ≥ gas limit × max fee + value; a
+///   credit that would exceed 2^256 − 1 is an error too. The first invalid transaction rejects the
+///   block.
 /// - a value transfer (to anything but the precompile) moves `value` (nothing moves, and nothing
 ///   is created, when it is zero); gas used = intrinsic gas; status 1; no output.
 /// - a well-formed DagTransfer call with value 0: gas used = intrinsic gas, status 1 whatever code
@@ -91,6 +92,8 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
         // --- validity, in the decided order
         if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee)
             return fail(ExecErrorCode::fee_cap_below_base_fee);
+        if (t.type != tx::TxType::dynamic_fee && t.gas_price() < config.base_fee)
+            return fail(ExecErrorCode::gas_price_below_base_fee);
         if (u512{cumulative} + t.gas_limit > header.gas_limit)
             return fail(ExecErrorCode::block_gas_exceeded);
         const state::Account before =

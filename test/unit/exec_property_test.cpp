@@ -75,12 +75,13 @@ enum class Fault : uint8_t {
     gas,
     fee_cap,
     overflow,
+    gas_price,          ///< a legacy or EIP-2930 gas price below the base fee
     fee_cap_and_nonce,  ///< two faults in one transaction: the first in the decided order wins
     gas_and_nonce,
     gas_and_balance,
     nonce_and_balance,
 };
-constexpr size_t kFaults = 9;
+constexpr size_t kFaults = 10;
 
 class Generator {
 public:
@@ -278,7 +279,8 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
         if (roll < 4)
             sender_kind = exact_sender;
         else if (roll < 6)
-            sender_kind = free_sender;
+            // Price 0 is valid only while the base fee is 0 (Fault::gas_price).
+            sender_kind = base_fee == 0 ? free_sender : exact_sender;
         Address from =
             sender_kind == rich_sender ? pick_rich() : test::derived_address(2'000'000 + i, id);
 
@@ -337,8 +339,10 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
                                              : u256{below(1'000'000'000)} % (t.max_fee_per_gas + 1);
         } else {
             t.type = type_roll == 0 ? tx::TxType::legacy : tx::TxType::access_list;
-            const std::array<u256, 5> prices{0, 1, base_fee, base_fee + 1 + below(1'000'000'000),
-                                             u256{below(1'000)}};
+            // Never below the base fee: that makes the block invalid (Fault::gas_price).
+            const std::array<u256, 5> prices{base_fee, base_fee + 1,
+                                             base_fee + 1 + below(1'000'000'000),
+                                             base_fee + below(1'000), base_fee == 0 ? 0 : base_fee};
             t.max_fee_per_gas = t.max_priority_fee_per_gas = prices[below(prices.size())];
         }
         t.chain_id = 1;
@@ -459,6 +463,16 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         t.max_fee_per_gas = c->config.base_fee - 1 - below(2) % c->config.base_fee;
         t.max_priority_fee_per_gas = t.max_fee_per_gas / 2;
     };
+    auto break_gas_price = [&]() {
+        if (c->config.base_fee == 0) {
+            // Raise the base fee just above this transaction's price; earlier transactions may
+            // fall below it too: the oracle says which comes first.
+            c->config.base_fee = t.max_fee_per_gas + 1;
+        }
+        t.type = chance(0.5) ? tx::TxType::legacy : tx::TxType::access_list;
+        t.max_fee_per_gas = t.max_priority_fee_per_gas =
+            c->config.base_fee - 1 - below(2) % c->config.base_fee;
+    };
     ExecErrorCode want = ExecErrorCode::nonce_mismatch;
     bool exact_index = true;  // the error must be at i (else at i or before)
     switch (fault) {
@@ -478,6 +492,11 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         case Fault::fee_cap:
             break_fee_cap();
             want = ExecErrorCode::fee_cap_below_base_fee;
+            exact_index = false;
+            break;
+        case Fault::gas_price:
+            break_gas_price();
+            want = ExecErrorCode::gas_price_below_base_fee;
             exact_index = false;
             break;
         case Fault::overflow:
@@ -519,7 +538,15 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
         return nullptr;
     }
     const ExecError e = c->expected.error();
-    EXPECT_EQ(e.code, want) << c->label << ": " << exec::describe(e);
+    // A base fee raised for this transaction may catch an earlier one of the other kind first.
+    const bool base_fee_fault = want == ExecErrorCode::fee_cap_below_base_fee ||
+                                want == ExecErrorCode::gas_price_below_base_fee;
+    if (base_fee_fault && e.tx_index < i)
+        EXPECT_TRUE(e.code == ExecErrorCode::fee_cap_below_base_fee ||
+                    e.code == ExecErrorCode::gas_price_below_base_fee)
+            << c->label << ": " << exec::describe(e);
+    else
+        EXPECT_EQ(e.code, want) << c->label << ": " << exec::describe(e);
     if (exact_index) {
         EXPECT_EQ(e.tx_index, i) << c->label;
     } else {

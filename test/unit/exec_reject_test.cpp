@@ -113,6 +113,16 @@ std::vector<Row> rows() {
              b.block.senders[0] = poor;
          },
          0},
+        // A block that skipped stage 2 (whose tx::validate refuses the product as
+        // fee_cap_overflow): gas limit × price past 2^256 once wrapped to a small cost.
+        {"insufficient_balance_for_a_cost_past_2_to_the_256", ExecErrorCode::insufficient_balance,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
+             auto& t = b.block.txs[4];
+             t.gas_limit = 2 * tx::intrinsic_gas(t);
+             // 2^255 + 1: times an even gas limit, it wraps to the gas limit.
+             t.max_fee_per_gas = t.max_priority_fee_per_gas = (kMax >> 1) + 2;
+         },
+         4},
         {"fee_cap_below_base_fee", ExecErrorCode::fee_cap_below_base_fee,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig& c) {
              c.base_fee = 2;  // the legacy transactions at price 2 stay valid
@@ -122,6 +132,35 @@ std::vector<Row> rows() {
              t.max_priority_fee_per_gas = 1;
          },
          14},
+        // Finding 4 of issue 29: a legacy or EIP-2930 transaction priced below the base fee was
+        // mined (a gas price 0 from an empty account with status 1).
+        {"gas_price_below_base_fee", ExecErrorCode::gas_price_below_base_fee,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig& c) {
+             c.base_fee = 2;  // the transactions at price 2 stay valid
+             auto& t = b.block.txs[13];
+             t.max_fee_per_gas = t.max_priority_fee_per_gas = 1;
+         },
+         13},
+        {"gas_price_below_base_fee_access_list", ExecErrorCode::gas_price_below_base_fee,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig& c) {
+             c.base_fee = 7;
+             for (auto& t : b.block.txs) t.max_fee_per_gas = t.max_priority_fee_per_gas = 7;
+             auto& t = b.block.txs[11];
+             t.type = tx::TxType::access_list;
+             t.max_fee_per_gas = t.max_priority_fee_per_gas = 6;
+         },
+         11},
+        {"gas_price_zero_from_an_empty_account", ExecErrorCode::gas_price_below_base_fee,
+         [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig& c) {
+             c.base_fee = 1;
+             for (auto& t : b.block.txs) t.max_fee_per_gas = t.max_priority_fee_per_gas = 2;
+             auto& t = b.block.txs[10];
+             t.max_fee_per_gas = t.max_priority_fee_per_gas = 0;
+             t.value = 0;
+             t.nonce = 0;
+             b.block.senders[10] = account(60);  // absent from the parent: pays nothing
+         },
+         10},
         {"block_gas_exceeded", ExecErrorCode::block_gas_exceeded,
          [](test::BlockBuilder& b, state::MemoryState&, exec::ChainConfig&) {
              uint64_t used = 0;  // gas used before tx 10: intrinsic, or the limit for creations
@@ -194,7 +233,9 @@ std::vector<Row> rows() {
 }
 
 TEST(exec_reject, every_error_code_leaves_the_parent_untouched) {
-    std::vector<bool> seen(7, false);
+    // Every code a block can be rejected for (the last two are the parent state's fault).
+    constexpr size_t kBlockCodes = static_cast<size_t>(ExecErrorCode::balance_overflow) + 1;
+    std::vector<bool> seen(kBlockCodes, false);
     for (const Row& row : rows()) {
         SCOPED_TRACE(row.name);
         test::BlockBuilder b = good_block(16);
@@ -234,10 +275,12 @@ TEST(exec_reject, every_error_code_leaves_the_parent_untouched) {
 }
 
 TEST(exec_reject, error_codes_have_names) {
-    for (uint8_t c = 0; c < 7; ++c)
+    for (uint8_t c = 0; c <= static_cast<uint8_t>(ExecErrorCode::state_corrupt); ++c)
         EXPECT_NE(exec::to_string(static_cast<ExecErrorCode>(c)), "unknown");
     EXPECT_EQ(exec::describe({ExecErrorCode::nonce_mismatch, 17}),
               "transaction 17: nonce_mismatch");
+    EXPECT_EQ(exec::describe({ExecErrorCode::gas_price_below_base_fee, 3}),
+              "transaction 3: gas_price_below_base_fee");
     for (uint8_t c = 0; c < 4; ++c)
         EXPECT_NE(exec::to_string(static_cast<exec::SealErrorCode>(c)), "unknown");
 }

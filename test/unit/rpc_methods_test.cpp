@@ -265,10 +265,14 @@ TEST_F(RpcMethods, estimate_gas_and_call) {
         result("eth_estimateGas",
                {{{"from", to_hex(account(0))}, {"to", to_hex(account(1))}, {"value", "0x1"}}}),
         "0x5208");
+    // Without a fee cap the funds are checked as the transaction runs (go-ethereum's words).
     EXPECT_EQ(error("eth_estimateGas", {{{"from", "0x" + std::string(40, '7')},
                                          {"to", to_hex(account(1))},
                                          {"value", "0x1"}}}),
-              std::make_pair(code::server_error, std::string{"insufficient funds for transfer"}));
+              std::make_pair(code::server_error,
+                             std::string{"insufficient funds for gas * price + value: address "
+                                         "0x7777777777777777777777777777777777777777 have 0 "
+                                         "want 1"}));
     EXPECT_EQ(
         result("eth_call", {{{"from", to_hex(account(0))}, {"to", to_hex(account(1))}}, "latest"}),
         "0x");
@@ -282,6 +286,163 @@ TEST_F(RpcMethods, estimate_gas_and_call) {
     ASSERT_TRUE(balance.has_value());
     EXPECT_EQ(out, to_hex(exec::encode_return(exec::DagCode::ok, *balance)));
     EXPECT_EQ(error("eth_call", {{{"to", "0x12"}}}).first, code::invalid_params);
+}
+
+// Issue 29, finding 10: eth_estimateGas answered a figure for calls that fail or can never be
+// included. It executes now, on the head state, and answers as go-ethereum's estimator does.
+TEST_F(RpcMethods, estimate_gas_executes_the_call) {
+    const std::string from = to_hex(account(0));
+    const std::string dag = to_hex(exec::kDagTransferAddress);
+    const Bytes balance_of = exec::encode_call({.function = exec::DagFunction::user_balance,
+                                                .user = gen::user_name(0),
+                                                .to = {},
+                                                .amount = 0});
+    tx::Transaction read;  // what a block would charge the read: its intrinsic gas
+    read.to = exec::kDagTransferAddress;
+    read.data = balance_of;
+    EXPECT_EQ(
+        result("eth_estimateGas", {{{"from", from}, {"to", dag}, {"input", to_hex(balance_of)}}}),
+        to_hex_quantity(tx::intrinsic_gas(read)));
+    const auto reverted = std::make_pair(code::server_error, std::string{"execution reverted"});
+    // A DagTransfer call carrying value, an unknown selector, a contract creation: each fails.
+    EXPECT_EQ(
+        error("eth_estimateGas",
+              {{{"from", from}, {"to", dag}, {"value", "0x1"}, {"input", to_hex(balance_of)}}}),
+        reverted);
+    EXPECT_EQ(error("eth_estimateGas", {{{"from", from}, {"to", dag}, {"input", "0xdeadbeef"}}}),
+              reverted);
+    EXPECT_EQ(error("eth_estimateGas", {{{"from", from}, {"input", "0x6000"}}}), reverted);
+    // Calldata whose intrinsic gas is above the block gas limit can never be included.
+    const uint64_t block_gas = workload.genesis.gas_limit;
+    const std::string too_much = "0x" + std::string(2 * (block_gas / 16 + 1), '1');
+    EXPECT_EQ(error("eth_estimateGas",
+                    {{{"from", from}, {"to", to_hex(account(1))}, {"input", too_much}}}),
+              std::make_pair(code::server_error,
+                             "gas required exceeds allowance (" + std::to_string(block_gas) + ")"));
+    // The call's own gas is the allowance; more than the block's is cut to it.
+    EXPECT_EQ(
+        error("eth_estimateGas",
+              {{{"from", from}, {"to", dag}, {"gas", "0x5208"}, {"input", to_hex(balance_of)}}}),
+        std::make_pair(code::server_error, std::string{"gas required exceeds allowance (21000)"}));
+    EXPECT_EQ(result("eth_estimateGas", {{{"from", from},
+                                          {"to", to_hex(account(1))},
+                                          {"gas", to_hex_quantity(block_gas * 2)}}}),
+              "0x5208");
+    // With a fee cap, the sender's funds bound the allowance (go-ethereum's words).
+    const std::string empty = "0x" + std::string(40, '7');
+    const std::string base_fee = to_hex_quantity(workload.genesis.config.base_fee);
+    EXPECT_EQ(error("eth_estimateGas", {{{"from", empty},
+                                         {"to", to_hex(account(1))},
+                                         {"value", "0x1"},
+                                         {"gasPrice", base_fee}}}),
+              std::make_pair(code::server_error, std::string{"insufficient funds for transfer"}));
+    EXPECT_EQ(error("eth_estimateGas",
+                    {{{"from", empty}, {"to", to_hex(account(1))}, {"gasPrice", base_fee}}}),
+              std::make_pair(code::server_error, std::string{"insufficient funds for transfer"}));
+}
+
+// Issue 29, finding 13: eth_call used one of two different "data" and "input", took gas 0, and
+// left gasPrice out of the balance check. go-ethereum's rules and words now.
+TEST_F(RpcMethods, call_objects_are_read_as_go_ethereum_reads_them) {
+    const std::string from = to_hex(account(0));
+    const std::string to = to_hex(account(1));
+    EXPECT_EQ(
+        error("eth_call", {{{"from", from}, {"to", to}, {"data", "0x01"}, {"input", "0x02"}}}),
+        std::make_pair(code::server_error,
+                       std::string{R"(both "data" and "input" are set and not equal. Please )"
+                                   R"(use "input" to pass transaction call data)"}));
+    EXPECT_EQ(
+        result("eth_call", {{{"from", from}, {"to", to}, {"data", "0x01"}, {"input", "0x01"}}}),
+        "0x");
+    EXPECT_EQ(error("eth_call", {{{"from", from}, {"to", to}, {"gas", "0x0"}}}),
+              std::make_pair(code::server_error,
+                             std::string{"intrinsic gas too low: have 0, want 21000"}));
+    EXPECT_EQ(error("eth_call", {{{"from", from}, {"to", to}, {"gas", "0x5207"}}}),
+              std::make_pair(code::server_error,
+                             std::string{"intrinsic gas too low: have 20999, want 21000"}));
+    EXPECT_EQ(
+        error("eth_estimateGas", {{{"to", to}, {"gasPrice", "0x1"}, {"maxFeePerGas", "0x1"}}}),
+        std::make_pair(code::server_error,
+                       std::string{"both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) "
+                                   "specified"}));
+    EXPECT_EQ(error("eth_call", {{{"to", to}, {"chainId", "0x5"}}}),
+              std::make_pair(code::server_error,
+                             std::string{"chainId does not match node's (have=5, want=1)"}));
+    // A fee is charged as a transaction's would be: gas × price + value must be covered. The
+    // address is written as go-ethereum writes it (EIP-55's own example).
+    const u256 base_fee = workload.genesis.config.base_fee;
+    const std::string poor = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed";
+    EXPECT_EQ(error("eth_call", {{{"from", poor},
+                                  {"to", to},
+                                  {"gas", "0x5208"},
+                                  {"gasPrice", to_hex_quantity(base_fee)}}}),
+              std::make_pair(code::server_error,
+                             "insufficient funds for gas * price + value: address "
+                             "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed have 0 want " +
+                                 to_decimal(base_fee * 21'000)));
+    EXPECT_EQ(error("eth_call", {{{"from", poor}, {"to", to}, {"gasPrice", "0x1"}}}),
+              std::make_pair(code::server_error,
+                             "max fee per gas less than block base fee: address "
+                             "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed, maxFeePerGas: 1, "
+                             "baseFee: " +
+                                 to_decimal(base_fee)));
+    EXPECT_EQ(error("eth_call", {{{"from", poor},
+                                  {"to", to},
+                                  {"maxFeePerGas", "0x1"},
+                                  {"maxPriorityFeePerGas", "0x2"}}}),
+              std::make_pair(code::server_error,
+                             std::string{"max priority fee per gas higher than max fee per gas: "
+                                         "address 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed, "
+                                         "maxPriorityFeePerGas: 2, maxFeePerGas: 1"}));
+    // A price the sender covers, and none at all (no base fee then, as go-ethereum's calls).
+    EXPECT_EQ(result("eth_call", {{{"from", from},
+                                   {"to", to},
+                                   {"gas", "0x5208"},
+                                   {"gasPrice", to_hex_quantity(base_fee)}}}),
+              "0x");
+    EXPECT_EQ(result("eth_call", {{{"from", poor}, {"to", to}}}), "0x");
+    // gas × price past 256 bits is more than any balance.
+    EXPECT_EQ(error("eth_call", {{{"from", from},
+                                  {"to", to},
+                                  {"gas", "0x5208"},
+                                  {"gasPrice", "0x" + std::string(64, 'f')}}})
+                  .second.rfind("insufficient funds for gas * price + value: ", 0),
+              0u);
+}
+
+// Issue 29, finding 11: transactions without EIP-155 replay protection were accepted over RPC.
+TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed) {
+    tx::Transaction t;
+    t.type = tx::TxType::legacy;
+    t.nonce = store->account(account(2)).value().value().nonce;
+    t.max_fee_per_gas = t.max_priority_fee_per_gas = 2'000'000'000;
+    t.gas_limit = 21'000;
+    t.to = account(3);
+    t.value = 5;
+    ASSERT_TRUE(tx::sign(t, gen::account_key(kSeed, 2)));  // no chain id: pre-EIP-155
+    const Bytes raw = tx::encode(t);
+    ASSERT_FALSE(tx::decode(raw).value().chain_id.has_value());
+    const auto refused = std::make_pair(
+        code::server_error,
+        std::string{"only replay-protected (EIP-155) transactions allowed over RPC"});
+    EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(raw)}), refused);
+    // In a batch, beside a protected one that is admitted.
+    const json batch = json::array({{{"jsonrpc", "2.0"},
+                                     {"id", 1},
+                                     {"method", "eth_sendRawTransaction"},
+                                     {"params", {to_hex(raw)}}},
+                                    {{"jsonrpc", "2.0"},
+                                     {"id", 2},
+                                     {"method", "eth_sendRawTransaction"},
+                                     {"params", {to_hex(transfer(0))}}}});
+    const json answers = json::parse(send(batch.dump()));
+    ASSERT_EQ(answers.size(), 2u);
+    EXPECT_EQ(answers[0]["error"]["message"], refused.second);
+    EXPECT_TRUE(answers[1].contains("result")) << answers.dump();
+    EXPECT_FALSE(pool->find(tx::hash_of(raw)));
+    // --rpc-allow-unprotected-txs: admitted like any other.
+    node->allow_unprotected_txs = true;
+    EXPECT_EQ(result("eth_sendRawTransaction", {to_hex(raw)}), to_hex(tx::hash_of(raw)));
 }
 
 TEST_F(RpcMethods, fee_history) {

@@ -9,6 +9,7 @@
 #include <barrel/seal/sealer.hpp>
 #include <barrel/store/store.hpp>
 
+#include "store/testing.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -204,6 +206,100 @@ TEST_F(SealTest, admission_while_sealing_loses_and_duplicates_nothing) {
     EXPECT_EQ(mined.size(), txs.size());
     std::sort(mined.begin(), mined.end());
     EXPECT_EQ(std::adjacent_find(mined.begin(), mined.end()), mined.end());
+    for (const Bytes& raw : txs) EXPECT_TRUE(node.store->receipt(tx::hash_of(raw)).value());
+}
+
+// Issue 29, finding 7: a transaction that fails while its block is built (here its nonce was
+// spent by a block the pool never heard of) left the block unsealed until the next block time.
+// It leaves the pool, is reported, and the block is sealed at once without it.
+TEST_F(SealTest, a_transaction_failing_in_its_block_is_dropped_and_the_block_sealed_at_once) {
+    const auto txs = transfers(3, 2);  // accounts 0, 1, 2: nonces 0 and 1 each
+    // Another sealer spends account 0's nonce 0 on another transaction; this node imports its
+    // block behind its pool's back.
+    Node other{dir.path() / "b", workload.genesis};
+    tx::Transaction spend;
+    spend.type = tx::TxType::dynamic_fee;
+    spend.chain_id = workload.genesis.config.chain_id;
+    spend.max_fee_per_gas = workload.genesis.config.base_fee + 10;
+    spend.gas_limit = 21'000;
+    spend.to = *tx::address_of(gen::account_key(kSeed, 7));
+    spend.value = 5;
+    ASSERT_TRUE(tx::sign(spend, gen::account_key(kSeed, 0)));
+    admit_all(other.pool, {tx::encode(spend)});
+    Sealer other_sealer{other.pipeline, other.pool, *other.store, Config{}, {}, {}, time.clock()};
+    ASSERT_EQ(other_sealer.seal_ready(true), 1u);
+
+    Node node{dir.path() / "a", workload.genesis};
+    admit_all(node.pool, txs);
+    ASSERT_TRUE(node.pipeline.import_block(other.store->raw_block(1).value().value()));
+    std::vector<Sealed> sealed;
+    std::vector<Dropped> dropped;
+    size_t errors = 0;
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{.block_time = std::chrono::seconds{1}},
+                  [&](const Sealed& s) { sealed.push_back(s); },
+                  [&](const pipeline::PipelineError&) { ++errors; },
+                  time.clock(),
+                  [&](const Dropped& d) { dropped.push_back(d); }};
+    time.now += std::chrono::seconds{1};  // the block is due; the clock stands still from here
+    EXPECT_EQ(sealer.seal_ready(false), 1u);
+    EXPECT_EQ(errors, 0u);
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].transaction, tx::hash_of(txs[0]));
+    EXPECT_EQ(dropped[0].reason, "nonce_mismatch");
+    EXPECT_EQ(pipeline::describe(dropped[0].error),
+              "block 2: execute: transaction " +
+                  std::to_string(std::get<exec::ExecError>(dropped[0].error.error).tx_index) +
+                  ": nonce_mismatch");
+    EXPECT_FALSE(node.pool.find(tx::hash_of(txs[0])));
+    ASSERT_EQ(sealed.size(), 1u);
+    EXPECT_EQ(sealed[0].result.number, 2u);
+    EXPECT_EQ(node.store->head().number, 2u);
+    const auto& in_block = sealed[0].transactions;
+    EXPECT_EQ(std::count(in_block.begin(), in_block.end(), tx::hash_of(txs[0])), 0);
+    for (size_t i = 2; i < txs.size(); ++i)  // accounts 1 and 2
+        EXPECT_EQ(std::count(in_block.begin(), in_block.end(), tx::hash_of(txs[i])), 1) << i;
+}
+
+// Issue 29, finding 8: a full disk failed every later block until a restart. A failure that is
+// no transaction's drops nothing and is reported; once space returns, the same store resumes
+// and the block is sealed with every transaction.
+TEST_F(SealTest, a_full_disk_drops_nothing_and_sealing_resumes_when_space_returns) {
+    store::testing::FullDisk disk{std::numeric_limits<uint64_t>::max()};
+    Node node{dir.path() / "a", workload.genesis};
+    const auto txs = transfers(2, 2);
+    admit_all(node.pool, txs);
+    std::vector<pipeline::PipelineError> errors;
+    std::vector<Sealed> sealed;
+    size_t dropped = 0;
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{},
+                  [&](const Sealed& s) { sealed.push_back(s); },
+                  [&](const pipeline::PipelineError& e) { errors.push_back(e); },
+                  time.clock(),
+                  [&](const Dropped&) { ++dropped; }};
+    disk.set_budget(0);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        EXPECT_EQ(sealer.seal_ready(true), 0u);
+        ASSERT_EQ(errors.size(), static_cast<size_t>(attempt + 1));
+        EXPECT_EQ(errors.back().stage, pipeline::Stage::commit);
+        const auto* e = std::get_if<store::StoreError>(&errors.back().error);
+        ASSERT_NE(e, nullptr);
+        EXPECT_NE(e->message.find("No space left on device"), std::string::npos) << e->message;
+        EXPECT_TRUE(node.store->write_failed());
+    }
+    EXPECT_EQ(dropped, 0u);
+    EXPECT_EQ(node.pool.status().pending, txs.size());
+    disk.set_budget(std::numeric_limits<uint64_t>::max());
+    EXPECT_EQ(sealer.seal_ready(true), 1u) << pipeline::describe(errors.back());
+    EXPECT_FALSE(node.store->write_failed());
+    ASSERT_EQ(sealed.size(), 1u);
+    EXPECT_EQ(sealed[0].transactions.size(), txs.size());
+    EXPECT_EQ(node.store->head().number, 1u);
     for (const Bytes& raw : txs) EXPECT_TRUE(node.store->receipt(tx::hash_of(raw)).value());
 }
 

@@ -26,11 +26,18 @@ struct Genesis {
 };
 
 /// Parses a genesis document (docs/formats.md, "Genesis": every member, which are required, the
-/// defaults of the others, the limits). A member named twice in one object, at any depth, is an
-/// error, as is a required member missing. Errors are one line naming the offending member,
-/// e.g. "accounts.0x12…: balance: not an unsigned 256-bit integer", "gas_limit: missing",
-/// "duplicate member \"chain_id\"".
+/// defaults of the others, the limits, the supply rule of check_supply). A member named twice in
+/// one object, at any depth, is an error, as is a required member missing. Errors are one line
+/// naming the offending member, e.g. "accounts.0x12…: balance: not an unsigned 256-bit integer",
+/// "gas_limit: missing", "duplicate member \"chain_id\"".
 Expected<Genesis, std::string> parse_genesis(std::string_view json_text);
+
+/// The chain's supply rule (DESIGN, "Execution semantics"): the genesis account balances must
+/// sum to less than 2^256. Transfers and fees only move value, so then no account balance, no
+/// block's fees and no coinbase credit can ever overflow. The error names the sum:
+/// "accounts: the balances sum to N, not below 2^256 (no balance could overflow then)".
+/// parse_genesis and store::Store::init apply it.
+Expected<void, std::string> check_supply(const Genesis& genesis);
 
 /// Serialises a genesis document (integers as 0x quantities, keys sorted): parse_genesis of the
 /// result gives back an equal Genesis.

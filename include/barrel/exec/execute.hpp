@@ -69,18 +69,20 @@ struct Outcome {
 };
 
 enum class [[nodiscard]] ExecErrorCode : uint8_t{
-    missing_header,          ///< a bare transaction list cannot be executed
-    missing_senders,         ///< stages 1 and 2 have not run: senders or transaction hashes
-                             ///< do not match the transactions one for one
-    nonce_mismatch,          ///< tx nonce != account nonce
-    insufficient_balance,    ///< balance < gas_limit × max fee + value
-    fee_cap_below_base_fee,  ///< EIP-1559 max fee below the chain's base fee
-    block_gas_exceeded,      ///< cumulative gas + this tx's gas limit above the header's gas limit
-    balance_overflow,        ///< a credit would exceed 2^256 − 1
-    state_unreadable,        ///< the parent state could not be read (state::ReadErrorCode::io);
-                             ///< not the block's fault, and tx_index is 0
-    state_corrupt,           ///< a parent state value does not decode (ReadErrorCode::corruption);
-                             ///< not the block's fault, and tx_index is 0
+    missing_header,            ///< a bare transaction list cannot be executed
+    missing_senders,           ///< stages 1 and 2 have not run: senders or transaction hashes
+                               ///< do not match the transactions one for one
+    nonce_mismatch,            ///< tx nonce != account nonce
+    insufficient_balance,      ///< balance < gas_limit × max fee + value
+    fee_cap_below_base_fee,    ///< EIP-1559 max fee below the chain's base fee
+    gas_price_below_base_fee,  ///< legacy or EIP-2930 gas price below the chain's base fee (as
+                               ///< in Ethereum since London: such a block is invalid)
+    block_gas_exceeded,  ///< cumulative gas + this tx's gas limit above the header's gas limit
+    balance_overflow,    ///< a credit would exceed 2^256 − 1
+    state_unreadable,    ///< the parent state could not be read (state::ReadErrorCode::io);
+                         ///< not the block's fault, and tx_index is 0
+    state_corrupt,       ///< a parent state value does not decode (ReadErrorCode::corruption);
+                         ///< not the block's fault, and tx_index is 0
 };
 
 struct ExecError {

@@ -26,6 +26,21 @@ struct Config {
     std::chrono::milliseconds block_time{1000};
     size_t max_block_txs{2500};
     Address coinbase{};
+    /// After a failure that is no transaction's (the store could not commit: a full disk), how
+    /// long run() waits before it tries again, whatever the block time (with block time 0 it
+    /// would otherwise retry without pause).
+    std::chrono::milliseconds retry_interval{1000};
+};
+
+/// A transaction that failed while its block was built (an invalidity the pool could not
+/// foresee: the state changed under it, a nonce, the base fee, a cost the pool summed wrong):
+/// it left the pool, and the block was sealed again at once without it.
+struct Dropped {
+    Hash transaction;
+    /// The failure's code name: an exec::ExecErrorCode ("nonce_mismatch", …) or, from decode or
+    /// verify, a block::BlockErrorCode ("invalid_tx", …). A metric label.
+    std::string reason;
+    pipeline::PipelineError error;  ///< the failed block's error, naming the transaction's index
 };
 
 /// What a sealed and committed block reports, in order.
@@ -57,9 +72,13 @@ struct Clock {
 class Sealer {
 public:
     using OnSealed = std::function<void(const Sealed&)>;
+    /// A failed block that no transaction is to blame for (the store's): nothing was dropped,
+    /// and run() tries again after Config::retry_interval.
     using OnError = std::function<void(const pipeline::PipelineError&)>;
+    using OnDropped = std::function<void(const Dropped&)>;
     Sealer(pipeline::Pipeline& pipeline, pool::Pool& pool, const store::Store& store,
-           const Config& config, OnSealed on_sealed, OnError on_error = {}, Clock clock = {});
+           const Config& config, OnSealed on_sealed, OnError on_error = {}, Clock clock = {},
+           OnDropped on_dropped = {});
 
     /// Runs until stop(): waits for transactions, seals blocks, reports each. Call from one
     /// thread.
@@ -72,10 +91,18 @@ public:
     void stop();
 
     /// Seals what is ready now, if anything, without waiting (tests; run() does this in a loop).
-    /// Returns the number of blocks committed.
+    /// A block that fails for one of its transactions is sealed again at once without it (the
+    /// sealer never stalls on a transaction). Returns the number of blocks committed.
     size_t seal_ready(bool ignore_block_time);
 
 private:
+    /// One seal_stream over the templates ready now; its error, if a block failed (the blocks
+    /// before it are committed and counted in `sealed`).
+    std::optional<pipeline::PipelineError> seal_round(bool ignore_block_time, size_t& sealed);
+    /// After a failed round: drops the transaction the failure names, if any, and reports it;
+    /// whether one was dropped. Makes what was taken available again either way.
+    bool drop_blamed(const pipeline::PipelineError& e);
+
     /// The next template, or nothing: no full block and the block time has not passed (or no
     /// transaction at all), or stop() was called.
     std::optional<Bytes> next_template(bool ignore_block_time);
@@ -87,12 +114,15 @@ private:
     OnSealed m_on_sealed;
     OnError m_on_error;
     Clock m_clock;
+    OnDropped m_on_dropped;
 
     std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_stopping{false};
     bool m_notified{false};
     std::chrono::steady_clock::time_point m_last_seal;
+    /// run() makes no attempt before this: set after a failure no transaction is to blame for.
+    std::chrono::steady_clock::time_point m_retry_after{};
     uint64_t m_last_timestamp{0};
     std::deque<std::vector<Hash>> m_in_flight;  ///< transactions of the templates handed out
 };

@@ -119,6 +119,10 @@ public:
     /// Stage 4: encodes the block's documents (header, raw block, transactions, receipts, changed
     /// accounts and users) in parallel and writes them with the new head in one WriteBatch. The
     /// block must be the head's child; its header must carry the outcome's roots.
+    /// After a failed write (write_failed()), a commit first resumes the store (RocksDB's
+    /// DB::Resume, which flushes every memtable and starts a new WAL, so the failed write's torn
+    /// record is never replayed): once space has returned it goes on; else it fails again, naming
+    /// the first failure and the resume's.
     Expected<CommitStats, StoreError> commit(const block::Block& block,
                                              const exec::Outcome& outcome, bool parallel = true);
 
@@ -136,6 +140,11 @@ public:
     /// node's request): every read through it sees the same blocks and the same state, whatever
     /// commits land meanwhile. Thread-safe; cheap to take (a RocksDB snapshot).
     Expected<std::unique_ptr<Snapshot>, StoreError> snapshot() const;
+
+    /// Whether the last write failed (a full disk) and the store has not resumed since: RocksDB
+    /// holds a background error and refuses every write until DB::Resume succeeds. Thread-safe
+    /// (a node's /metrics reads it while the sealer commits).
+    bool write_failed() const noexcept;
 
     /// Writes every memtable to table files and waits for it. Not needed for durability (the WAL
     /// has every committed block); it shortens the next open's WAL replay. Closing a writer does
