@@ -45,6 +45,8 @@ FAMILIES = {
     "barrel_head_block": "gauge",
     "barrel_block_transactions": "histogram",
     "barrel_commit_bytes": "counter",
+    "barrel_seal_failures": "counter",
+    "barrel_store_write_error": "gauge",
     "barrel_pool_transactions": "gauge",
     "barrel_pool_admitted": "counter",
     "barrel_pool_rejected": "counter",
@@ -283,6 +285,10 @@ def run(node, raws, hashes):
     raw_bytes = sum(len(r) // 2 - 1 for r in raws)
     check(value("barrel_commit_bytes") > raw_bytes,
           f"commit bytes {value('barrel_commit_bytes')} > the transactions' {raw_bytes}")
+
+    # Nothing failed (test/fault/faults.py's node case makes these move).
+    expect(value("barrel_seal_failures"), 0, "seal failures")
+    expect(value("barrel_store_write_error"), 0, "store write error")
 
     expect(value("barrel_pool_transactions", state="pending"), 0, "pending")
     expect(value("barrel_pool_transactions", state="queued"), 0, "queued")
