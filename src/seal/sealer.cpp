@@ -116,9 +116,10 @@ std::optional<Bytes> Sealer::next_template(bool ignore_block_time) {
 size_t Sealer::seal_ready(bool ignore_block_time) {
     size_t sealed = 0;
     // Each failure a transaction is to blame for drops it from the pool, so this ends: at the
-    // latest when the pool has nothing ready.
-    for (bool due_now = ignore_block_time;; due_now = true) {
-        const auto failure = seal_round(due_now, sealed);
+    // latest when the pool has nothing ready. Bounded all the same (a block's worth of drops),
+    // so that a pool that failed to drop one cannot hold the caller here; run() comes back.
+    for (size_t round = 0; round <= m_config.max_block_txs; ++round) {
+        const auto failure = seal_round(round == 0 ? ignore_block_time : true, sealed);
         if (!failure) return sealed;
         if (!drop_blamed(*failure)) {
             // The store's failure (a full disk), not a transaction's: run() waits before the
@@ -130,6 +131,7 @@ size_t Sealer::seal_ready(bool ignore_block_time) {
         // The block the transaction stopped was due (its template had been taken): sealed now,
         // without it, rather than one block time later.
     }
+    return sealed;
 }
 
 std::optional<pipeline::PipelineError> Sealer::seal_round(bool ignore_block_time, size_t& sealed) {

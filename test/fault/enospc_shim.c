@@ -35,9 +35,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-static long fail_at = -1;            // 1-based call number that fails first; -1: never
-static const char* count_file = 0;   // where the count goes at exit
-static const char* kill_suffix = 0;  // SIGKILL at the first write to a path with this suffix
+static long fail_at = -1;             // 1-based call number that fails first; -1: never
+static const char* count_file = 0;    // where the count goes at exit
+static const char* kill_suffix = 0;   // SIGKILL at the first write to a path with this suffix
 static const char* control_file = 0;  // the disk is full while this file exists
 static atomic_long calls;
 
