@@ -335,6 +335,9 @@ private:
     DagCode run_dag_call(size_t i, const DagCall& call, Bytes& output) const;
 };
 
+/// Fee caps below this cannot overflow 256 bits times a 64-bit gas limit.
+const u256 kSafeFeeCap = u256{1} << 192;
+
 std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
     const tx::Transaction& t = m_block.txs[i];
     const Plan& plan = m_plans[i];
@@ -343,8 +346,8 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
     // Stage 2 proved gas_limit × max fee fits 256 bits (tx::validate's fee_cap_overflow), but a
     // block a library user assembled may have skipped it, and a wrapped product would let a
     // sender pay nearly nothing: a cost past 2^256 is more than any balance. A fee cap below
-    // 2^192 cannot overflow with a 64-bit gas limit, so a real block pays one comparison.
-    static const u256 kSafeFeeCap = u256{1} << 192;
+    // 2^192 cannot overflow with a 64-bit gas limit (kSafeFeeCap), so a real block pays one
+    // comparison.
     if (t.max_fee_per_gas >= kSafeFeeCap && !checked_mul(u256{t.gas_limit}, t.max_fee_per_gas))
         return ExecErrorCode::insufficient_balance;
     const u256 max_cost = u256{t.gas_limit} * t.max_fee_per_gas;
