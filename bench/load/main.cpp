@@ -184,7 +184,12 @@ std::vector<std::string> node_run_args(const Args& a) {
         "--txpool-max-pending",
         std::to_string(a.txpool_max.value_or(std::max<size_t>(65536, c.txs))),
         "--txpool-max-per-sender",
-        std::to_string(std::max<size_t>(4096, (c.txs + c.senders - 1) / c.senders))};
+        std::to_string(std::max<size_t>(4096, (c.txs + c.senders - 1) / c.senders)),
+        // Batches on several connections can arrive out of nonce order: what waits behind a
+        // gap for a moment must fit too.
+        "--txpool-max-queued", std::to_string(std::max<size_t>(4096, c.txs)),
+        "--txpool-max-queued-per-sender",
+        std::to_string(std::max<size_t>(64, (c.txs + c.senders - 1) / c.senders))};
     if (a.block_time_ms) out.insert(out.end(), {"--block-time", std::to_string(*a.block_time_ms)});
     if (a.max_block_txs)
         out.insert(out.end(), {"--max-block-txs", std::to_string(*a.max_block_txs)});
