@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -372,6 +373,11 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
         }
     } reader{state, state_mutex};
     Pool pool{config, reader, &cache};
+    // The journal, appended by every client thread: the tickets keep admission order.
+    test::ScratchDir dir;
+    const std::string journal_path = (dir.path() / "transactions.rlp").string();
+    auto journal = JournalWriter::open(journal_path).value();
+    pool.journal_to(journal.get(), 0);
     std::atomic<size_t> clients_done{0};
     std::vector<Hash> committed;
     std::thread sealer{[&] {
@@ -405,6 +411,17 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
     EXPECT_EQ(std::adjacent_find(committed.begin(), committed.end()), committed.end());
     for (uint8_t k = 1; k <= kSenders; ++k)
         EXPECT_EQ(state.find_account(address_of_key(k))->nonce, kPerSender);
+    // Every admitted transaction journaled once, each sender's in the order it was admitted.
+    pool.journal_to(nullptr, 0);
+    EXPECT_EQ(journal->error(), "");
+    const auto journaled = read_journal(journal_path, config).value().transactions;
+    EXPECT_EQ(journaled.size(), size_t{kSenders} * kPerSender);
+    std::map<Address, uint64_t> next;
+    for (const Bytes& raw : journaled) {
+        const auto t = tx::decode(raw).value();
+        const Address sender = *tx::recover_sender(t, tx::signing_hash(t));
+        EXPECT_EQ(t.nonce, next[sender]++);
+    }
 }
 
 }  // namespace
