@@ -220,8 +220,14 @@ void JournalWriter::write(uint64_t ticket, std::span<const TxPtr> txs, bool rewr
                 st.fd = fd;
             }
         }
-    } else if (st.fd >= 0 && !write_all(st.fd, bytes)) {
-        remember(failure("write", st.path));
+    } else if (st.fd >= 0) {
+        const off_t end = ::lseek(st.fd, 0, SEEK_END);
+        if (!write_all(st.fd, bytes)) {
+            remember(failure("write", st.path));
+            // A batch cut short (a full disk) would hide every later batch from the reader,
+            // which stops at a damaged string: the file goes back to where the batch began.
+            if (end >= 0) (void)::ftruncate(st.fd, end);
+        }
     }
     ++st.next_ticket;
     st.turn.notify_all();

@@ -9,8 +9,11 @@
 #include "pool_fixtures.hpp"
 #include "test_files.hpp"
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <thread>
 
 namespace barrel::pool {
@@ -260,6 +263,40 @@ TEST_F(PoolTest, journal_batches_land_in_ticket_order) {
     second.join();
     EXPECT_EQ(read_journal(path, config).value().transactions,
               (std::vector<Bytes>{a->encoding, b->encoding}));
+}
+
+TEST_F(PoolTest, a_batch_the_disk_cut_short_leaves_the_journal_readable_after_it) {
+    test::ScratchDir dir;
+    const std::string path = (dir.path() / "transactions.rlp").string();
+    auto writer = JournalWriter::open(path).value();
+    Pool other{config, state, nullptr};
+    auto pooled = [&](const Spec& spec) {
+        const Bytes raw = signed_tx(spec);
+        EXPECT_TRUE(other.admit_one(raw).has_value());
+        return other.find(hash_of(raw), kLatest);
+    };
+    const std::vector<TxPtr> first{pooled({.key = 1})};
+    const std::vector<TxPtr> cut{pooled({.key = 2}), pooled({.key = 3}), pooled({.key = 4})};
+    const std::vector<TxPtr> last{pooled({.key = 5})};
+    writer->write(writer->take_ticket(), first, false);
+    const auto size = std::filesystem::file_size(path);
+    // A file size limit 50 bytes past the first batch: the second is written in part, then
+    // write() fails (EFBIG once SIGXFSZ is ignored, as `run` ignores it).
+    rlimit old{};
+    ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+    const auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit limited{static_cast<rlim_t>(size + 50), old.rlim_max};
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+    writer->write(writer->take_ticket(), cut, false);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
+    ::signal(SIGXFSZ, old_handler);
+    EXPECT_EQ(writer->error(), "cannot write '" + path + "': File too large");
+    // Back to where the cut batch began, so what comes after it is read.
+    EXPECT_EQ(std::filesystem::file_size(path), size);
+    writer->write(writer->take_ticket(), last, false);
+    const Journal read = read_journal(path, config).value();
+    EXPECT_FALSE(read.damaged);
+    EXPECT_EQ(read.transactions, (std::vector<Bytes>{first[0]->encoding, last[0]->encoding}));
 }
 
 TEST_F(PoolTest, a_fifo_at_the_journals_path_is_refused_not_waited_on) {
