@@ -237,8 +237,9 @@ struct Pool::Impl {
     void erase_if_empty(const Address& address);
     void refresh(const Address& address, Sender& s, const state::Account& account);
     /// Evicts the cheapest until pending and queued are within their bounds again (after a
-    /// block or a drop moved transactions between them).
-    void trim();
+    /// block or a drop moved transactions between them), and the furthest queued nonces of
+    /// `demoted` past its own queue bound.
+    void trim(const Address* demoted = nullptr);
     void expire(std::chrono::steady_clock::time_point now);
     void remember(uint64_t block, std::vector<TxPtr> departed);
     std::vector<TxPtr> all() const;
@@ -606,13 +607,16 @@ void Pool::Impl::refresh(const Address& address, Sender& s, const state::Account
     if (s.txs.empty()) senders.erase(address);
 }
 
-void Pool::Impl::trim() {
-    for (auto& [address, s] : senders) {
-        // A sender's queue past its bound (a drop demoted its later transactions) loses its
-        // furthest nonces.
-        while (s.queued() > config.max_queued_per_sender) remove(s, std::prev(s.txs.end()));
-    }
-    std::erase_if(senders, [](const auto& kv) { return kv.second.txs.empty(); });
+void Pool::Impl::trim(const Address* demoted) {
+    // A sender whose later transactions a drop demoted may hold more queued ones than its
+    // bound: it loses its furthest nonces. (A block never adds to a queue: it only removes
+    // transactions and promotes queued ones.)
+    if (demoted)
+        if (const auto it = senders.find(*demoted); it != senders.end()) {
+            Sender& s = it->second;
+            while (s.queued() > config.max_queued_per_sender) remove(s, std::prev(s.txs.end()));
+            erase_if_empty(*demoted);
+        }
     while (queued() > config.max_queued && !queued_index.empty()) {
         const PooledTx& v = *queued_index.begin()->second;
         Sender& vs = senders.at(v.sender);
@@ -780,7 +784,7 @@ void Pool::drop(const Hash& hash) {
     m_impl->reclassify(s, old_taken_end, old_pending_end);
     m_impl->pending = m_impl->pending - pending_before + s.pending();
     m_impl->erase_if_empty(t->sender);
-    m_impl->trim();  // its later transactions are queued now
+    m_impl->trim(&t->sender);  // its later transactions are queued now
 }
 
 Selection Pool::take(size_t max_txs, uint64_t gas_limit) {

@@ -160,6 +160,25 @@ TEST_F(PoolTest, each_sender_gets_bounded_room_for_queued_and_far_future_nonces)
     EXPECT_EQ(admit_err({.key = 3, .nonce = 14}).code, RejectCode::nonce_too_high);
 }
 
+TEST_F(PoolTest, a_drop_demotes_later_nonces_within_the_queue_bounds) {
+    config.max_queued_per_sender = 2;
+    config.max_queued = 3;
+    admit_ok({.key = 2, .nonce = 5, .tip = 1});  // queued, and the cheapest
+    admit_ok({.key = 2, .nonce = 6, .tip = 3});
+    std::vector<Admitted> own;
+    for (uint64_t n = 0; n < 5; ++n) own.push_back(admit_ok({.key = 1, .nonce = n}));
+    ASSERT_EQ(pool().take(10, 1'000'000).txs.size(), 5u);
+    // A block failed on nonce 1: 2, 3 and 4 wait behind the gap, within key 1's queue bound
+    // (its furthest nonce goes) and then the pool's (the cheapest queued one goes).
+    pool().drop(own[1].hash);
+    EXPECT_EQ(pool().invariant_violation(), "");
+    EXPECT_EQ(pool().status().pending, 1u);
+    EXPECT_EQ(pool().status().queued, 3u);
+    EXPECT_EQ(pool().find(own[4].hash, kLatest), nullptr);
+    EXPECT_NE(pool().find(own[3].hash, kLatest), nullptr);
+    EXPECT_EQ(pool().find(hash_of(signed_tx({.key = 2, .nonce = 5, .tip = 1})), kLatest), nullptr);
+}
+
 TEST_F(PoolTest, queued_transactions_expire_after_their_lifetime_and_pending_ones_never) {
     auto now = std::chrono::steady_clock::time_point{} + std::chrono::hours{1};
     config.clock = [&] { return now; };
