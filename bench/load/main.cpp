@@ -84,7 +84,7 @@ Args parse_args(int argc, char** argv) {
     app.add_option("--block-time", block_time, "The node's --block-time")->type_name("MS");
     app.add_option("--max-block-txs", max_block_txs, "The node's --max-block-txs")->type_name("N");
     app.add_option("--txpool-max", txpool_max,
-                   "The node's --txpool-max (default: enough for every transaction)")
+                   "The node's --txpool-max-pending (default: enough for every transaction)")
         ->type_name("N");
     app.add_option("--node-arg", a.node_args, "One more argument for barrel-node run (repeatable)")
         ->type_name("ARG");
@@ -181,9 +181,15 @@ std::vector<Address> recipients_of(const chain::Genesis& g) {
 std::vector<std::string> node_run_args(const Args& a) {
     const auto& c = a.config;
     std::vector<std::string> out{
-        "--txpool-max", std::to_string(a.txpool_max.value_or(std::max<size_t>(65536, c.txs))),
+        "--txpool-max-pending",
+        std::to_string(a.txpool_max.value_or(std::max<size_t>(65536, c.txs))),
         "--txpool-max-per-sender",
-        std::to_string(std::max<size_t>(4096, (c.txs + c.senders - 1) / c.senders))};
+        std::to_string(std::max<size_t>(4096, (c.txs + c.senders - 1) / c.senders)),
+        // Batches on several connections can arrive out of nonce order: what waits behind a
+        // gap for a moment must fit too.
+        "--txpool-max-queued", std::to_string(std::max<size_t>(4096, c.txs)),
+        "--txpool-max-queued-per-sender",
+        std::to_string(std::max<size_t>(64, (c.txs + c.senders - 1) / c.senders))};
     if (a.block_time_ms) out.insert(out.end(), {"--block-time", std::to_string(*a.block_time_ms)});
     if (a.max_block_txs)
         out.insert(out.end(), {"--max-block-txs", std::to_string(*a.max_block_txs)});

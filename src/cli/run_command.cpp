@@ -4,10 +4,11 @@
 // queries rpc → store.
 //
 // Lifecycle: the datadir is opened as its one writer (a second writer gets the store's "locked"
-// error); the pool journal in the datadir is re-admitted and removed; SIGINT or SIGTERM stops
-// intake (the HTTP server), lets the sealer finish the block in flight, writes the pool to the
-// journal and closes the store (which flushes, so the next open is quick). After a SIGKILL the
-// datadir holds whole blocks only, and the next start goes on from its head.
+// error); the pool journal in the datadir is re-admitted, then appended to as the pool admits;
+// SIGINT or SIGTERM stops intake (the HTTP server), lets the sealer finish the block in flight,
+// rewrites the journal with the pool and closes the store (which flushes, so the next open is
+// quick). After a SIGKILL the datadir holds whole blocks only, and the next start goes on from its
+// head.
 
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/cli/cli.hpp>
@@ -38,6 +39,7 @@ namespace {
 
 constexpr std::string_view kJournalFile = "transactions.rlp";
 constexpr unsigned kMaxRpcThreads = 1024;
+constexpr size_t kMaxTxpoolLifetime = 3'153'600'000;  // seconds
 
 struct Endpoint {
     std::string address;
@@ -100,10 +102,18 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     const Endpoint endpoint = parse_endpoint(args.value("--http").value_or("127.0.0.1:8545"));
 
     pool::Config pool_config;
-    pool_config.max_transactions =
-        size_option(args, "--txpool-max", pool_config.max_transactions, 1);
+    pool_config.max_pending = size_option(args, "--txpool-max-pending", pool_config.max_pending, 1);
+    pool_config.max_queued = size_option(args, "--txpool-max-queued", pool_config.max_queued, 1);
     pool_config.max_per_sender =
         size_option(args, "--txpool-max-per-sender", pool_config.max_per_sender, 1);
+    pool_config.max_queued_per_sender =
+        size_option(args, "--txpool-max-queued-per-sender", pool_config.max_queued_per_sender, 1);
+    const size_t lifetime = size_option(
+        args, "--txpool-lifetime", static_cast<size_t>(pool_config.queued_lifetime.count()), 1);
+    if (lifetime > kMaxTxpoolLifetime)  // a century: beyond it, seconds as clock ticks overflow
+        fail("--txpool-lifetime: must be at most " + std::to_string(kMaxTxpoolLifetime) + ", got " +
+             std::to_string(lifetime));
+    pool_config.queued_lifetime = std::chrono::seconds{static_cast<int64_t>(lifetime)};
     seal::Config seal_config;
     seal_config.block_time = ms_option(args, "--block-time", seal_config.block_time);
     seal_config.max_block_txs = size_option(args, "--max-block-txs", seal_config.max_block_txs, 1);
@@ -146,8 +156,8 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     seal_config.coinbase = coinbase.value_or(chain.coinbase);
 
     // The cache holds every pooled transaction's sender, so a sealed block finds them all.
-    block::SenderCache cache{
-        std::max(block::SenderCache::kDefaultCapacity, pool_config.max_transactions)};
+    block::SenderCache cache{std::max(block::SenderCache::kDefaultCapacity,
+                                      pool_config.max_pending + pool_config.max_queued)};
     pipeline::Config pipeline_config;
     pipeline_config.sender_cache = &cache;
     pipeline::Pipeline pipeline{*store, pipeline_config};
@@ -174,6 +184,17 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
         metrics.on_admitted(results);
         for (const auto& r : results) readmitted += r.has_value() ? 1 : 0;
     }
+    // From here on every admitted batch is appended to the journal as it is admitted, so a
+    // SIGKILL loses none. A damaged tail would hide what is appended after it: such a journal
+    // (or one cut at the read bound) is first rewritten with what was re-admitted.
+    if (journal->damaged || journal->truncated)
+        if (auto written = pool::write_journal(journal_path, pool.all()); !written)
+            fail("the pool could not be journaled: " + written.error());
+    auto journal_writer = pool::JournalWriter::open(journal_path);
+    if (!journal_writer) fail(journal_writer.error());
+    pool.journal_to(journal_writer->get(), journal->damaged || journal->truncated
+                                               ? pool.status().pending + pool.status().queued
+                                               : journal->transactions.size());
 
     std::mutex log_mutex;
     bool store_in_error = false;  // the sealer's thread alone: since a failed commit
@@ -214,11 +235,10 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
                    .metrics = &metrics,
                    .allow_unprotected_txs = args.has("--rpc-allow-unprotected-txs")};
     rpc::Service service{node, limits, http};
-    if (auto started = service.start(); !started) fail(started.error());
-    // Removed only now: a node that cannot serve (a port in use) leaves the journal for the
-    // next start. Its transactions are in the pool, which the stop journals again.
-    std::error_code ignored;
-    std::filesystem::remove(journal_path, ignored);
+    if (auto started = service.start(); !started) {
+        pool.journal_to(nullptr, 0);
+        fail(started.error());
+    }
     std::thread sealing{[&] { sealer.run(); }};
 
     {
@@ -245,10 +265,16 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     service.stop();  // no more requests: the pool only shrinks from here
     sealer.stop();
     sealing.join();
+    // The appends end; the journal becomes what is worth keeping: the pool (bounded, nothing
+    // expired, nothing its sender cannot pay), synced.
+    pool.journal_to(nullptr, 0);
+    const std::string append_error = (*journal_writer)->error();
+    if (!append_error.empty())
+        ctx.err << "barrel-node run: appending to the journal failed while running: "
+                << append_error << "\n";
     const auto pooled = pool.all();
-    if (!pooled.empty())
-        if (auto written = pool::write_journal(journal_path, pooled); !written)
-            fail("the pool could not be journaled: " + written.error());
+    if (auto written = pool::write_journal(journal_path, pooled); !written)
+        fail("the pool could not be journaled: " + written.error());
     const store::Head h = store->head();
     store.reset();  // flushes, so the next open replays no log
     ctx.err << "barrel-node run: stopped at block " << h.number << "; " << pooled.size()
@@ -277,8 +303,12 @@ Command run_command() {
                  "Transactions per block; a full block is sealed at once "
                  "(default 2500)"},
                 {"--coinbase", "ADDR", "Fee recipient (default: the genesis coinbase)"},
-                {"--txpool-max", "N", "Pool bound, pending and queued (default 65536)"},
-                {"--txpool-max-per-sender", "N", "Pool bound per sender (default 4096)"},
+                {"--txpool-max-pending", "N", "Pending transactions held (default 65536)"},
+                {"--txpool-max-queued", "N", "Queued transactions held (default 4096)"},
+                {"--txpool-max-per-sender", "N", "Transactions of one sender (default 4096)"},
+                {"--txpool-max-queued-per-sender", "N",
+                 "Queued transactions of one sender (default 64)"},
+                {"--txpool-lifetime", "S", "Seconds a queued transaction is kept (default 10800)"},
                 {"--rpc-max-body", "BYTES", "Largest request body (default 5242880)"},
                 {"--rpc-max-batch", "N", "Most calls in one batch (default 1000)"},
                 {"--rpc-max-connections", "N", "Connections at once (default 512)"},
@@ -293,8 +323,10 @@ Command run_command() {
             "for wallets and SDKs (docs/rpc.md lists the methods, with curl examples). Sent\n"
             "transactions enter the pool; a block is sealed every --block-time ms while any are\n"
             "pending, or at once when --max-block-txs are. A line per sealed block goes to\n"
-            "stderr. SIGINT or SIGTERM: stop taking requests, finish the block in flight, keep\n"
-            "the pool in DIR/transactions.rlp (re-admitted at the next start), exit 0.",
+            "stderr. Admitted transactions are appended to DIR/transactions.rlp as they are\n"
+            "admitted (re-admitted at the next start, also after a SIGKILL). SIGINT or SIGTERM:\n"
+            "stop taking requests, finish the block in flight, rewrite the journal with the\n"
+            "pool, exit 0.",
         .handler = run_handler,
     };
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <queue>
@@ -28,6 +29,7 @@ std::string_view to_string(RejectCode code) noexcept {
         case RejectCode::fee_cap_below_base_fee: return "fee_cap_below_base_fee";
         case RejectCode::already_known: return "already_known";
         case RejectCode::nonce_too_low: return "nonce_too_low";
+        case RejectCode::nonce_too_high: return "nonce_too_high";
         case RejectCode::insufficient_funds: return "insufficient_funds";
         case RejectCode::replacement_underpriced: return "replacement_underpriced";
         case RejectCode::account_limit: return "account_limit";
@@ -96,6 +98,7 @@ struct Prepared {
     /// under the lock only if no block was committed in between.
     state::ReadResult<state::Account> account{std::optional<state::Account>{}};
     uint64_t epoch{0};
+    TxPtr admitted;  ///< set by insert() when admitted
 };
 
 /// The most a transaction can take from its sender, or nullopt if that does not fit 256 bits.
@@ -114,20 +117,63 @@ u256 bumped(const u256& old, unsigned percent) {
 
 // ---- The pool's state ------------------------------------------------------------------------
 
+/// Where a pooled transaction is: in a block being built (taken), pending, or queued. Pending
+/// and queued ones are in the price indexes, queued ones in the age index too.
+enum class Where : uint8_t { none, taken, pending, queued };
+
+struct Slot {
+    TxPtr tx;
+    Where where{Where::none};
+};
+
+/// The eviction order: the lowest effective tip first, then the latest arrival (the one that
+/// has waited least loses a tie).
+struct PriceKey {
+    u256 tip;
+    uint64_t sequence{0};
+    bool operator<(const PriceKey& o) const noexcept {
+        if (tip != o.tip) return tip < o.tip;
+        return sequence > o.sequence;
+    }
+};
+using PriceIndex = std::map<PriceKey, const PooledTx*>;
+
 /// One sender's pooled transactions and the account they are checked against.
 struct Sender {
     uint64_t nonce{0};  ///< the account's nonce at the last committed block the pool saw
     u256 balance;
-    std::map<uint64_t, TxPtr> txs;  ///< by nonce: pending (from `nonce` without a gap), then queued
-    u256 total_cost;                ///< sum of the costs of `txs`
-    uint64_t pending_end{0};        ///< first nonce from `nonce` on that the pool does not hold
-    uint64_t taken_end{0};          ///< nonces [nonce, taken_end) are in blocks being built
+    std::map<uint64_t, Slot>
+        txs;                  ///< by nonce: taken, pending (from `nonce` without a gap), queued
+    u256 total_cost;          ///< sum of the costs of `txs` (never above 2^256 − 1: checked)
+    uint64_t pending_end{0};  ///< first nonce from `nonce` on that the pool does not hold
+    uint64_t taken_end{0};    ///< nonces [nonce, taken_end) are in blocks being built
 
     size_t pending() const noexcept { return static_cast<size_t>(pending_end - nonce); }
+    size_t queued() const noexcept { return txs.size() - pending(); }
+    Where class_of(uint64_t n) const noexcept {
+        return n < taken_end ? Where::taken : n < pending_end ? Where::pending : Where::queued;
+    }
     void update_pending_end() {
         pending_end = nonce;
         for (auto it = txs.find(pending_end); it != txs.end() && it->first == pending_end; ++it)
             ++pending_end;
+    }
+};
+
+/// What left the pool with one recent block, for readers whose snapshot is older.
+struct Departed {
+    uint64_t block{0};
+    std::vector<TxPtr> txs;
+};
+
+struct SenderNonce {
+    Address sender;
+    uint64_t nonce{0};
+    bool operator==(const SenderNonce&) const = default;
+};
+struct SenderNonceHasher {
+    size_t operator()(const SenderNonce& k) const noexcept {
+        return FixedBytesHasher{}(k.sender) ^ (k.nonce * 0x9e3779b97f4a7c15ull);
     }
 };
 
@@ -141,13 +187,32 @@ struct Pool::Impl {
     mutable std::shared_mutex mutex;  // guards everything below
     std::unordered_map<Hash, TxPtr, FixedBytesHasher> by_hash;
     std::unordered_map<Address, Sender, FixedBytesHasher> senders;
-    size_t pending{0};
+    size_t pending{0};  ///< transactions in [nonce, pending_end) of every sender, taken included
+    PriceIndex pending_index;                        ///< pending and not taken
+    PriceIndex queued_index;                         ///< queued
+    std::map<uint64_t, const PooledTx*> queued_age;  ///< queued, by sequence (= admission time)
     uint64_t next_sequence{0};
     /// Counts committed blocks; admission's state reads before the lock are tagged with it.
     std::atomic<uint64_t> epoch{0};
 
+    /// What left with the last Config::recent_blocks blocks, by hash and by sender and nonce
+    /// (the block it left with, the latest if twice).
+    std::deque<Departed> recent;
+    std::unordered_map<Hash, std::pair<uint64_t, TxPtr>, FixedBytesHasher> recent_by_hash;
+    std::unordered_map<SenderNonce, uint64_t, SenderNonceHasher> recent_by_nonce;
+    /// While committed() runs: where remove() records what leaves.
+    std::vector<TxPtr>* departing{nullptr};
+
+    JournalWriter* journal{nullptr};
+    size_t journal_entries{0};
+
     Impl(const Config& c, const state::StateReader& s, block::SenderCache* sc)
         : config{c}, state{s}, cache{sc} {}
+
+    std::chrono::steady_clock::time_point now() const {
+        return config.clock ? config.clock() : std::chrono::steady_clock::now();
+    }
+    size_t queued() const noexcept { return by_hash.size() - pending; }
 
     /// The parallel step of admission for up to kPrepareGroup encodings: everything that needs
     /// no lock but the shared one, recovery included.
@@ -155,10 +220,29 @@ struct Pool::Impl {
     /// Decoding and the stateless rules of one transaction, its hash set: why it is rejected, if
     /// it is.
     std::optional<Rejection> check_stateless(PooledTx& ptx) const;
-    AdmitResult insert(Prepared& p);
+    AdmitResult insert(Prepared& p, std::chrono::steady_clock::time_point now);
     Expected<Sender, Rejection> sender_for_new(const Prepared& p) const;
-    void remove(Sender& s, std::map<uint64_t, TxPtr>::iterator it);
+    /// Pending transactions of other senders than `sender`, each cheaper than `tip`, whose
+    /// eviction (with their senders' later nonces) frees `needed` pending slots; empty if there
+    /// are not enough.
+    std::vector<const PooledTx*> pending_victims(const Address& sender, const u256& tip,
+                                                 size_t needed) const;
+
+    void place(Slot& slot, Where to);
+    /// Places the transactions whose class may have changed since `s` had these ends.
+    void reclassify(Sender& s, uint64_t old_taken_end, uint64_t old_pending_end);
+    void remove(Sender& s, std::map<uint64_t, Slot>::iterator it);
+    /// Removes `sender`'s transactions from `nonce` on, and the sender if none is left.
+    void remove_from(const Address& sender, uint64_t nonce);
+    void erase_if_empty(const Address& address);
     void refresh(const Address& address, Sender& s, const state::Account& account);
+    /// Evicts the cheapest until pending and queued are within their bounds again (after a
+    /// block or a drop moved transactions between them), and the furthest queued nonces of
+    /// `demoted` past its own queue bound.
+    void trim(const Address* demoted = nullptr);
+    void expire(std::chrono::steady_clock::time_point now);
+    void remember(uint64_t block, std::vector<TxPtr> departed);
+    std::vector<TxPtr> all() const;
 };
 
 void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepared> out) const {
@@ -236,7 +320,9 @@ std::optional<Rejection> Pool::Impl::check_stateless(PooledTx& ptx) const {
         return Rejection{RejectCode::exceeds_block_gas_limit, "exceeds block gas limit"};
     if (auto valid = tx::validate(t, config.chain_id); !valid)
         return stateless_rejection(valid.error(), t, config.chain_id);
-    if (t.type == tx::TxType::dynamic_fee && t.max_fee_per_gas < config.base_fee)
+    // Every type: a legacy or EIP-2930 gas price (held in max_fee_per_gas) below the base fee
+    // could never be included either (DESIGN, "Execution semantics").
+    if (t.max_fee_per_gas < config.base_fee)
         return Rejection{RejectCode::fee_cap_below_base_fee,
                          "max fee per gas less than block base fee: maxFeePerGas: " +
                              to_decimal(t.max_fee_per_gas) +
@@ -246,6 +332,7 @@ std::optional<Rejection> Pool::Impl::check_stateless(PooledTx& ptx) const {
         return Rejection{RejectCode::insufficient_funds,
                          std::string{kInsufficientFunds} + ": tx cost does not fit 256 bits"};
     ptx.cost = *cost;
+    ptx.tip = tx::effective_tip(t, config.base_fee);
     return std::nullopt;
 }
 
@@ -267,7 +354,53 @@ Expected<Sender, Rejection> Pool::Impl::sender_for_new(const Prepared& p) const 
     return s;
 }
 
-AdmitResult Pool::Impl::insert(Prepared& p) {
+namespace {
+
+Unexpected<Rejection> insufficient(const u256& balance, const u256& pooled, std::string_view what,
+                                   const u256& added) {
+    // The sum is formed in 512 bits: an overflow of 256 is a rejection like any other.
+    const u512 need = u512{pooled} + u512{added};
+    const u512 over = need - u512{balance};
+    return reject(
+        RejectCode::insufficient_funds,
+        std::string{kInsufficientFunds} + ": balance " + to_decimal(balance) + ", queued cost " +
+            to_decimal(pooled) + ", " + std::string{what} + " " + to_decimal(added) +
+            ", overshot " +
+            (over > u512{std::numeric_limits<u256>::max()} ? std::string{"more than 2^256"}
+                                                           : to_decimal(static_cast<u256>(over))));
+}
+
+}  // namespace
+
+std::vector<const PooledTx*> Pool::Impl::pending_victims(const Address& sender, const u256& tip,
+                                                         size_t needed) const {
+    std::vector<const PooledTx*> victims;
+    size_t freed = 0;
+    auto frees = [&](const PooledTx& t) {
+        return static_cast<size_t>(senders.at(t.sender).pending_end - t.tx.nonce);
+    };
+    for (auto it = pending_index.begin(); it != pending_index.end() && freed < needed; ++it) {
+        const PooledTx& v = *it->second;
+        if (!(v.tip < tip)) break;  // the rest pay at least as much as the newcomer
+        if (v.sender == sender) continue;
+        // A victim of the same sender at a lower nonce takes this one with it; at a higher
+        // nonce, this one takes it.
+        const auto same = std::find_if(victims.begin(), victims.end(),
+                                       [&](const PooledTx* c) { return c->sender == v.sender; });
+        if (same != victims.end()) {
+            if ((*same)->tx.nonce < v.tx.nonce) continue;
+            freed -= frees(**same);
+            *same = &v;
+        } else {
+            victims.push_back(&v);
+        }
+        freed += frees(v);
+    }
+    if (freed < needed) victims.clear();
+    return victims;
+}
+
+AdmitResult Pool::Impl::insert(Prepared& p, std::chrono::steady_clock::time_point now) {
     if (p.rejection) return unexpected(*p.rejection);
     const PooledTx& ptx = *p.tx;
     const tx::Transaction& t = ptx.tx;
@@ -292,15 +425,15 @@ AdmitResult Pool::Impl::insert(Prepared& p) {
                           ", tx cost " + to_decimal(ptx.cost) + ", overshot " +
                           to_decimal(ptx.cost - s.balance));
     const auto existing = s.txs.find(t.nonce);
+    std::vector<const PooledTx*> victims;
+    const PooledTx* queued_victim = nullptr;
     if (existing != s.txs.end()) {
-        const PooledTx& old = *existing->second;
-        const u256 need = s.total_cost - old.cost + ptx.cost;
-        if (ptx.cost > old.cost && s.balance < need)
-            return reject(RejectCode::insufficient_funds,
-                          std::string{kInsufficientFunds} + ": balance " + to_decimal(s.balance) +
-                              ", queued cost " + to_decimal(s.total_cost) + ", tx bumped " +
-                              to_decimal(ptx.cost - old.cost) + ", overshot " +
-                              to_decimal(need - s.balance));
+        const PooledTx& old = *existing->second.tx;
+        // total_cost − old.cost cannot wrap (old is part of it); adding may pass 2^256.
+        const u256 others = s.total_cost - old.cost;
+        const auto need = checked_add(others, ptx.cost);
+        if (ptx.cost > old.cost && (!need || s.balance < *need))
+            return insufficient(s.balance, s.total_cost, "tx bumped", ptx.cost - old.cost);
         const tx::Transaction& o = old.tx;
         const bool raises = t.max_fee_per_gas > o.max_fee_per_gas &&
                             t.max_priority_fee_per_gas > o.max_priority_fee_per_gas;
@@ -310,51 +443,149 @@ AdmitResult Pool::Impl::insert(Prepared& p) {
             return reject(RejectCode::replacement_underpriced,
                           "replacement transaction underpriced");
     } else {
-        const u256 need = s.total_cost + ptx.cost;
-        if (s.balance < need)
-            return reject(RejectCode::insufficient_funds,
-                          std::string{kInsufficientFunds} + ": balance " + to_decimal(s.balance) +
-                              ", queued cost " + to_decimal(s.total_cost) + ", tx cost " +
-                              to_decimal(ptx.cost) + ", overshot " + to_decimal(need - s.balance));
+        const auto need = checked_add(s.total_cost, ptx.cost);
+        if (!need || s.balance < *need)
+            return insufficient(s.balance, s.total_cost, "tx cost", ptx.cost);
+        if (t.nonce > s.pending_end && t.nonce - s.pending_end > config.max_nonce_gap)
+            return reject(RejectCode::nonce_too_high,
+                          "nonce too high: next nonce " + std::to_string(s.pending_end) +
+                              ", tx nonce " + std::to_string(t.nonce) + ", more than " +
+                              std::to_string(config.max_nonce_gap) + " ahead");
         if (s.txs.size() >= config.max_per_sender)
             return reject(RejectCode::account_limit, "account limit exceeded: pooled " +
                                                          std::to_string(s.txs.size()) + " txs");
-        if (by_hash.size() >= config.max_transactions)
-            return reject(RejectCode::pool_full, "txpool is full");
+        if (t.nonce == s.pending_end) {
+            // Pending, with the queued transactions whose gap it closes.
+            size_t promoted = 0;
+            for (auto it = s.txs.find(t.nonce + 1);
+                 it != s.txs.end() && it->first == t.nonce + 1 + promoted; ++it)
+                ++promoted;
+            if (pending + 1 + promoted > config.max_pending) {
+                victims = pending_victims(ptx.sender, ptx.tip,
+                                          pending + 1 + promoted - config.max_pending);
+                if (victims.empty()) return reject(RejectCode::pool_full, "txpool is full");
+            }
+        } else {
+            if (s.queued() >= config.max_queued_per_sender)
+                return reject(RejectCode::account_limit, "account limit exceeded: queued " +
+                                                             std::to_string(s.queued()) + " txs");
+            if (queued() >= config.max_queued) {
+                // A queued newcomer competes with queued transactions only: a nonce gap never
+                // pushes out what can execute.
+                for (const auto& [key, v] : queued_index) {
+                    if (!(v->tip < ptx.tip)) break;
+                    if (v->sender == ptx.sender) continue;
+                    queued_victim = v;
+                    break;
+                }
+                if (!queued_victim) return reject(RejectCode::pool_full, "txpool is full");
+            }
+        }
     }
 
-    // Admitted.
+    // Admitted: make room first (other senders only, so `s` stays valid; a fresh sender is not
+    // in the map yet).
+    for (const PooledTx* v : victims) remove_from(v->sender, v->tx.nonce);
+    if (queued_victim) {
+        Sender& vs = senders.at(queued_victim->sender);
+        remove(vs, vs.txs.find(queued_victim->tx.nonce));
+        erase_if_empty(queued_victim->sender);
+    }
+    const bool replaced = existing != s.txs.end();
     if (fresh) found = senders.emplace(ptx.sender, std::move(*fresh)).first;
     Sender& held = found->second;
-    const bool replaced = existing != s.txs.end();
     p.tx->sequence = next_sequence++;
     p.tx->arrival_block = epoch.load(std::memory_order_relaxed);
+    p.tx->admitted_at = now;
     TxPtr shared = std::move(p.tx);
-    if (replaced) {
-        by_hash.erase(existing->second->hash);
-        held.total_cost -= existing->second->cost;
-        existing->second = shared;
-    } else {
-        held.txs.emplace(t.nonce, shared);
-    }
-    held.total_cost += shared->cost;
-    by_hash.emplace(shared->hash, shared);
+    const uint64_t old_taken_end = held.taken_end, old_pending_end = held.pending_end;
     const size_t pending_before = held.pending();
+    Slot* slot = nullptr;
+    if (replaced) {
+        Slot& s_old = held.txs.at(t.nonce);
+        by_hash.erase(s_old.tx->hash);
+        held.total_cost -= s_old.tx->cost;
+        place(s_old, Where::none);
+        s_old.tx = shared;
+        slot = &s_old;
+    } else {
+        slot = &held.txs.emplace(t.nonce, Slot{shared, Where::none}).first->second;
+    }
+    held.total_cost += shared->cost;  // checked above: no wrap
+    by_hash.emplace(shared->hash, shared);
     held.update_pending_end();
+    place(*slot, held.class_of(t.nonce));
+    reclassify(held, old_taken_end, old_pending_end);
     pending += held.pending() - pending_before;
+    p.admitted = shared;
     return Admitted{shared->hash, shared->sender, t.nonce < held.pending_end, replaced};
 }
 
-void Pool::Impl::remove(Sender& s, std::map<uint64_t, TxPtr>::iterator it) {
-    by_hash.erase(it->second->hash);
-    s.total_cost -= it->second->cost;
+void Pool::Impl::place(Slot& slot, Where to) {
+    if (slot.where == to) return;
+    const PooledTx& t = *slot.tx;
+    const PriceKey key{t.tip, t.sequence};
+    switch (slot.where) {
+        case Where::pending: pending_index.erase(key); break;
+        case Where::queued:
+            queued_index.erase(key);
+            queued_age.erase(t.sequence);
+            break;
+        case Where::none:
+        case Where::taken: break;
+    }
+    switch (to) {
+        case Where::pending: pending_index.emplace(key, &t); break;
+        case Where::queued:
+            queued_index.emplace(key, &t);
+            queued_age.emplace(t.sequence, &t);
+            break;
+        case Where::none:
+        case Where::taken: break;
+    }
+    slot.where = to;
+}
+
+void Pool::Impl::reclassify(Sender& s, uint64_t old_taken_end, uint64_t old_pending_end) {
+    auto span = [&](uint64_t a, uint64_t b) {
+        for (auto it = s.txs.lower_bound(std::min(a, b));
+             it != s.txs.end() && it->first < std::max(a, b); ++it)
+            place(it->second, s.class_of(it->first));
+    };
+    span(old_taken_end, s.taken_end);
+    span(old_pending_end, s.pending_end);
+}
+
+void Pool::Impl::remove(Sender& s, std::map<uint64_t, Slot>::iterator it) {
+    if (departing) departing->push_back(it->second.tx);
+    place(it->second, Where::none);
+    by_hash.erase(it->second.tx->hash);
+    s.total_cost -= it->second.tx->cost;
     s.txs.erase(it);
+}
+
+void Pool::Impl::erase_if_empty(const Address& address) {
+    const auto it = senders.find(address);
+    if (it != senders.end() && it->second.txs.empty()) senders.erase(it);
+}
+
+void Pool::Impl::remove_from(const Address& address, uint64_t nonce) {
+    Sender& s = senders.at(address);
+    const uint64_t old_taken_end = s.taken_end, old_pending_end = s.pending_end;
+    const size_t pending_before = s.pending();
+    for (auto it = s.txs.lower_bound(nonce); it != s.txs.end();) remove(s, it++);
+    s.update_pending_end();
+    s.taken_end = std::min(s.taken_end, s.pending_end);
+    reclassify(s, old_taken_end, old_pending_end);
+    pending = pending - pending_before + s.pending();
+    erase_if_empty(address);
 }
 
 /// Re-checks a sender against its account after a block: what is below the new nonce leaves,
 /// and so does everything from the first transaction the balance no longer covers (they could
 /// never all execute; what follows it would be gapped).
 void Pool::Impl::refresh(const Address& address, Sender& s, const state::Account& account) {
+    const uint64_t old_taken_end = s.taken_end, old_pending_end = s.pending_end;
     const size_t pending_before = s.pending();
     s.nonce = account.nonce;
     s.balance = account.balance;
@@ -362,7 +593,7 @@ void Pool::Impl::refresh(const Address& address, Sender& s, const state::Account
     s.taken_end = std::max(s.taken_end, s.nonce);
     u256 spent = 0;
     for (auto it = s.txs.begin(); it != s.txs.end(); ++it) {
-        const auto sum = checked_add(spent, it->second->cost);
+        const auto sum = checked_add(spent, it->second.tx->cost);
         // Transactions in a block being built stay: that block is checked when it executes.
         if (it->first >= s.taken_end && (!sum || *sum > s.balance)) {
             while (it != s.txs.end()) remove(s, it++);
@@ -371,8 +602,81 @@ void Pool::Impl::refresh(const Address& address, Sender& s, const state::Account
         spent = *sum;
     }
     s.update_pending_end();
+    reclassify(s, old_taken_end, old_pending_end);
     pending = pending - pending_before + s.pending();
     if (s.txs.empty()) senders.erase(address);
+}
+
+void Pool::Impl::trim(const Address* demoted) {
+    // A sender whose later transactions a drop demoted may hold more queued ones than its
+    // bound: it loses its furthest nonces. (A block never adds to a queue: it only removes
+    // transactions and promotes queued ones.)
+    if (demoted)
+        if (const auto it = senders.find(*demoted); it != senders.end()) {
+            Sender& s = it->second;
+            while (s.queued() > config.max_queued_per_sender) remove(s, std::prev(s.txs.end()));
+            erase_if_empty(*demoted);
+        }
+    while (queued() > config.max_queued && !queued_index.empty()) {
+        const PooledTx& v = *queued_index.begin()->second;
+        Sender& vs = senders.at(v.sender);
+        const Address sender = v.sender;
+        remove(vs, vs.txs.find(v.tx.nonce));
+        erase_if_empty(sender);
+    }
+    while (pending > config.max_pending && !pending_index.empty()) {
+        const PooledTx& v = *pending_index.begin()->second;
+        remove_from(Address{v.sender}, v.tx.nonce);
+    }
+}
+
+void Pool::Impl::expire(std::chrono::steady_clock::time_point now) {
+    // Sequence order is admission-time order: the oldest queued transaction is the first.
+    while (!queued_age.empty()) {
+        const PooledTx& t = *queued_age.begin()->second;
+        if (now - t.admitted_at < config.queued_lifetime) break;
+        const Address sender = t.sender;
+        Sender& s = senders.at(sender);
+        remove(s, s.txs.find(t.tx.nonce));  // queued: the ends do not move
+        erase_if_empty(sender);
+    }
+}
+
+void Pool::Impl::remember(uint64_t block, std::vector<TxPtr> departed) {
+    for (const TxPtr& t : departed) {
+        recent_by_hash[t->hash] = {block, t};
+        uint64_t& b = recent_by_nonce[SenderNonce{t->sender, t->tx.nonce}];
+        b = std::max(b, block);
+    }
+    recent.push_back(Departed{block, std::move(departed)});
+    while (recent.size() > config.recent_blocks) {
+        for (const TxPtr& t : recent.front().txs) {
+            const auto h = recent_by_hash.find(t->hash);
+            if (h != recent_by_hash.end() && h->second.first == recent.front().block)
+                recent_by_hash.erase(h);
+            const auto n = recent_by_nonce.find(SenderNonce{t->sender, t->tx.nonce});
+            if (n != recent_by_nonce.end() && n->second == recent.front().block)
+                recent_by_nonce.erase(n);
+        }
+        recent.pop_front();
+    }
+}
+
+std::vector<TxPtr> Pool::Impl::all() const {
+    std::vector<std::pair<uint64_t, const Sender*>> keyed;
+    keyed.reserve(senders.size());
+    for (const auto& [address, s] : senders) {
+        uint64_t first = UINT64_MAX;
+        for (const auto& [nonce, slot] : s.txs) first = std::min(first, slot.tx->sequence);
+        keyed.emplace_back(first, &s);
+    }
+    std::sort(keyed.begin(), keyed.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<TxPtr> out;
+    out.reserve(by_hash.size());
+    for (const auto& [arrival, s] : keyed)
+        for (const auto& [nonce, slot] : s->txs) out.push_back(slot.tx);
+    return out;
 }
 
 // ---- Pool ------------------------------------------------------------------------------------
@@ -390,8 +694,32 @@ std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings) {
     });
     std::vector<AdmitResult> results;
     results.reserve(prepared.size());
-    std::unique_lock lock{m_impl->mutex};
-    for (Prepared& p : prepared) results.push_back(m_impl->insert(p));
+    JournalWriter* journal = nullptr;
+    uint64_t ticket = 0;
+    bool rewrite = false;
+    std::vector<TxPtr> to_journal;
+    {
+        std::unique_lock lock{m_impl->mutex};
+        const auto now = m_impl->now();
+        m_impl->expire(now);
+        for (Prepared& p : prepared) results.push_back(m_impl->insert(p, now));
+        for (Prepared& p : prepared)
+            if (p.admitted) to_journal.push_back(std::move(p.admitted));
+        if (m_impl->journal && !to_journal.empty()) {
+            // The ticket keeps the journal in admission order without holding the pool's lock
+            // while it writes.
+            journal = m_impl->journal;
+            ticket = journal->take_ticket();
+            if (m_impl->journal_entries + to_journal.size() > journal_capacity(m_impl->config)) {
+                to_journal = m_impl->all();  // includes this batch
+                rewrite = true;
+                m_impl->journal_entries = to_journal.size();
+            } else {
+                m_impl->journal_entries += to_journal.size();
+            }
+        }
+    }
+    if (journal) journal->write(ticket, to_journal, rewrite);
     return results;
 }
 
@@ -400,30 +728,46 @@ AdmitResult Pool::admit_one(BytesView encoding) {
     return std::move(admit(one).front());
 }
 
-TxPtr Pool::find(const Hash& hash) const {
+TxPtr Pool::find(const Hash& hash, uint64_t as_of) const {
     std::shared_lock lock{m_impl->mutex};
-    const auto it = m_impl->by_hash.find(hash);
-    return it == m_impl->by_hash.end() ? nullptr : it->second;
+    if (const auto it = m_impl->by_hash.find(hash); it != m_impl->by_hash.end()) return it->second;
+    const auto left = m_impl->recent_by_hash.find(hash);
+    if (left != m_impl->recent_by_hash.end() && left->second.first > as_of)
+        return left->second.second;
+    return nullptr;
 }
 
-std::optional<uint64_t> Pool::pending_nonce(const Address& sender) const {
+uint64_t Pool::pending_nonce(const Address& sender, uint64_t account_nonce, uint64_t as_of) const {
     std::shared_lock lock{m_impl->mutex};
-    const auto it = m_impl->senders.find(sender);
-    if (it == m_impl->senders.end()) return std::nullopt;
-    return it->second.pending_end;
+    const auto found = m_impl->senders.find(sender);
+    const Sender* s = found == m_impl->senders.end() ? nullptr : &found->second;
+    uint64_t n = account_nonce;
+    while (true) {
+        if (s && n >= s->nonce && n < s->pending_end) {
+            n = s->pending_end;
+            continue;
+        }
+        if (s && s->txs.contains(n)) {  // a reader ahead of the pool: its queue is pending
+            ++n;
+            continue;
+        }
+        const auto left = m_impl->recent_by_nonce.find(SenderNonce{sender, n});
+        if (left != m_impl->recent_by_nonce.end() && left->second > as_of) {
+            ++n;
+            continue;
+        }
+        return n;
+    }
 }
 
 Status Pool::status() const {
     std::shared_lock lock{m_impl->mutex};
-    return {m_impl->pending, m_impl->by_hash.size() - m_impl->pending};
+    return {m_impl->pending, m_impl->queued()};
 }
 
 size_t Pool::ready() const {
     std::shared_lock lock{m_impl->mutex};
-    size_t n = 0;
-    for (const auto& [address, s] : m_impl->senders)
-        if (s.pending_end > s.taken_end) n += static_cast<size_t>(s.pending_end - s.taken_end);
-    return n;
+    return m_impl->pending_index.size();
 }
 
 void Pool::drop(const Hash& hash) {
@@ -431,14 +775,16 @@ void Pool::drop(const Hash& hash) {
     const auto found = m_impl->by_hash.find(hash);
     if (found == m_impl->by_hash.end()) return;
     const TxPtr t = found->second;
-    const auto sender = m_impl->senders.find(t->sender);
-    Sender& s = sender->second;
+    Sender& s = m_impl->senders.at(t->sender);
+    const uint64_t old_taken_end = s.taken_end, old_pending_end = s.pending_end;
     const size_t pending_before = s.pending();
     m_impl->remove(s, s.txs.find(t->tx.nonce));
     s.update_pending_end();
     s.taken_end = std::min(s.taken_end, s.pending_end);
+    m_impl->reclassify(s, old_taken_end, old_pending_end);
     m_impl->pending = m_impl->pending - pending_before + s.pending();
-    if (s.txs.empty()) m_impl->senders.erase(sender);
+    m_impl->erase_if_empty(t->sender);
+    m_impl->trim(&t->sender);  // its later transactions are queued now
 }
 
 Selection Pool::take(size_t max_txs, uint64_t gas_limit) {
@@ -456,11 +802,10 @@ Selection Pool::take(size_t max_txs, uint64_t gas_limit) {
         }
     };
     std::unique_lock lock{m_impl->mutex};
-    const u256& base_fee = m_impl->config.base_fee;
     auto candidate = [&](const Address& address, Sender& s) -> std::optional<Candidate> {
         if (s.taken_end >= s.pending_end) return std::nullopt;
-        const PooledTx& next = *s.txs.at(s.taken_end);
-        return Candidate{tx::effective_tip(next.tx, base_fee), next.arrival_block, &address, &s};
+        const PooledTx& next = *s.txs.at(s.taken_end).tx;
+        return Candidate{next.tip, next.arrival_block, &address, &s};
     };
     std::priority_queue<Candidate> heap;
     for (auto& [address, s] : m_impl->senders)
@@ -471,21 +816,25 @@ Selection Pool::take(size_t max_txs, uint64_t gas_limit) {
         const Candidate best = heap.top();
         heap.pop();
         Sender& s = *best.sender;
-        const TxPtr& next = s.txs.at(s.taken_end);
+        Slot& next = s.txs.at(s.taken_end);
         // A sender whose next transaction does not fit is done for this block: its later ones
         // cannot go before it.
-        if (next->tx.gas_limit > gas_limit - out.gas) continue;
-        out.gas += next->tx.gas_limit;
-        out.txs.push_back(next);
+        if (next.tx->tx.gas_limit > gas_limit - out.gas) continue;
+        out.gas += next.tx->tx.gas_limit;
+        out.txs.push_back(next.tx);
         ++s.taken_end;
+        m_impl->place(next, Where::taken);
         if (auto c = candidate(*best.address, s)) heap.push(*c);
     }
     return out;
 }
 
-void Pool::committed(std::span<const Hash> included, std::span<const Address> touched) {
+void Pool::committed(uint64_t number, std::span<const Hash> included,
+                     std::span<const Address> touched) {
     std::unique_lock lock{m_impl->mutex};
     m_impl->epoch.fetch_add(1, std::memory_order_acq_rel);
+    std::vector<TxPtr> departed;
+    m_impl->departing = &departed;
     std::vector<Address> affected{touched.begin(), touched.end()};
     for (const Hash& h : included) {
         const auto it = m_impl->by_hash.find(h);
@@ -513,33 +862,87 @@ void Pool::committed(std::span<const Hash> included, std::span<const Address> to
         }
         m_impl->refresh(address, s, state::Account{nonce, s.balance});
     }
+    // A block from elsewhere may have closed gaps past the pending bound.
+    m_impl->trim();
+    m_impl->departing = nullptr;
+    m_impl->remember(number, std::move(departed));
+    m_impl->expire(m_impl->now());
 }
 
 void Pool::abandon_taken() {
     std::unique_lock lock{m_impl->mutex};
-    for (auto& [address, s] : m_impl->senders) s.taken_end = s.nonce;
+    for (auto& [address, s] : m_impl->senders) {
+        const uint64_t old_taken_end = s.taken_end;
+        s.taken_end = s.nonce;
+        m_impl->reclassify(s, old_taken_end, s.pending_end);
+    }
 }
 
-std::vector<TxPtr> Pool::all() const {
+std::vector<TxPtr> Pool::all() {
+    std::unique_lock lock{m_impl->mutex};
+    m_impl->expire(m_impl->now());
+    return m_impl->all();
+}
+
+void Pool::expire() {
+    std::unique_lock lock{m_impl->mutex};
+    m_impl->expire(m_impl->now());
+}
+
+std::string Pool::invariant_violation() const {
     std::shared_lock lock{m_impl->mutex};
-    std::vector<const Sender*> order;
-    order.reserve(m_impl->senders.size());
-    for (const auto& [address, s] : m_impl->senders) order.push_back(&s);
-    auto first_arrival = [](const Sender* s) {
-        uint64_t a = UINT64_MAX;
-        for (const auto& [nonce, t] : s->txs) a = std::min(a, t->sequence);
-        return a;
-    };
-    std::vector<std::pair<uint64_t, const Sender*>> keyed;
-    keyed.reserve(order.size());
-    for (const Sender* s : order) keyed.emplace_back(first_arrival(s), s);
-    std::sort(keyed.begin(), keyed.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<TxPtr> out;
-    out.reserve(m_impl->by_hash.size());
-    for (const auto& [arrival, s] : keyed)
-        for (const auto& [nonce, t] : s->txs) out.push_back(t);
-    return out;
+    const Impl& p = *m_impl;
+    const Config& c = p.config;
+    size_t count = 0, pending = 0, untaken = 0, queued = 0;
+    for (const auto& [address, s] : p.senders) {
+        const std::string who = "sender " + to_hex(address) + ": ";
+        if (s.txs.empty()) return who + "held with no transaction";
+        if (s.taken_end < s.nonce || s.pending_end < s.taken_end) return who + "ends out of order";
+        u512 sum = 0;
+        size_t sender_queued = 0;
+        uint64_t expected_end = s.nonce;
+        while (s.txs.contains(expected_end)) ++expected_end;
+        if (expected_end != s.pending_end) return who + "pending_end is not the first gap";
+        for (const auto& [nonce, slot] : s.txs) {
+            const PooledTx& t = *slot.tx;
+            if (nonce < s.nonce) return who + "a nonce below the account's";
+            if (t.tx.nonce != nonce || t.sender != address) return who + "a misfiled transaction";
+            const auto h = p.by_hash.find(t.hash);
+            if (h == p.by_hash.end() || h->second != slot.tx) return who + "not found by hash";
+            const Where where = s.class_of(nonce);
+            if (slot.where != where) return who + "a transaction in the wrong class";
+            const PriceKey key{t.tip, t.sequence};
+            const bool in_pending = p.pending_index.contains(key);
+            const bool in_queued =
+                p.queued_index.contains(key) && p.queued_age.contains(t.sequence);
+            if (in_pending != (where == Where::pending) || in_queued != (where == Where::queued))
+                return who + "indexed in the wrong place";
+            sum += u512{t.cost};
+            if (where == Where::queued) ++sender_queued;
+            if (where == Where::pending) ++untaken;
+        }
+        if (sum != u512{s.total_cost}) return who + "total_cost is not the sum of the costs";
+        if (sender_queued != s.queued()) return who + "queued count";
+        if (s.txs.size() > c.max_per_sender) return who + "past max_per_sender";
+        if (sender_queued > c.max_queued_per_sender) return who + "past max_queued_per_sender";
+        count += s.txs.size();
+        pending += s.pending();
+        queued += sender_queued;
+    }
+    if (count != p.by_hash.size()) return "by_hash holds transactions no sender does";
+    if (pending != p.pending) return "the pending count is not the sum over senders";
+    if (untaken != p.pending_index.size() || queued != p.queued_index.size() ||
+        queued != p.queued_age.size())
+        return "an index holds stale entries";
+    if (pending > c.max_pending && untaken > 0) return "past max_pending";
+    if (queued > c.max_queued) return "past max_queued";
+    return "";
+}
+
+void Pool::journal_to(JournalWriter* journal, size_t entries) {
+    std::unique_lock lock{m_impl->mutex};
+    m_impl->journal = journal;
+    m_impl->journal_entries = entries;
 }
 
 }  // namespace barrel::pool

@@ -117,13 +117,14 @@ Result get_transaction_count(Context& c, const json& params) {
     if (!address) return unexpected(address.error());
     auto ref = p->block(1, "block");
     if (!ref) return unexpected(ref.error());
-    if (ref->kind == BlockRef::Kind::pending)
-        if (const auto pending = c.node.pool.pending_nonce(*address))
-            return json_quantity(*pending);
-    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    if (ref->kind != BlockRef::Kind::pending)
+        if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
     auto account = account_of(c, *address);
     if (!account) return unexpected(account.error());
-    return json_quantity(account->nonce);
+    if (ref->kind != BlockRef::Kind::pending) return json_quantity(account->nonce);
+    // The pool as of this request's snapshot: what left with a block the snapshot cannot see
+    // still counts, so the answer never goes back within a request (DESIGN, "Node service").
+    return json_quantity(c.node.pool.pending_nonce(*address, account->nonce, c.view.head().number));
 }
 
 /// A call object (eth_call, eth_estimateGas) as an unsigned transaction, and its sender.
@@ -335,7 +336,8 @@ Result transaction_by_hash(Context& c, const Hash& hash) {
     auto doc = stored(c.view.transaction(hash));
     if (!doc) return unexpected(doc.error());
     if (*doc) return eth_transaction(**doc, c.base_fee());
-    if (const auto pooled = c.node.pool.find(hash))
+    // As of the snapshot: a transaction whose block the snapshot cannot see is still pooled.
+    if (const auto pooled = c.node.pool.find(hash, c.view.head().number))
         return eth_transaction(pooled_document(*pooled), c.base_fee());
     return json(nullptr);
 }

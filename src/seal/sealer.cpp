@@ -152,7 +152,7 @@ std::optional<pipeline::PipelineError> Sealer::seal_round(bool ignore_block_time
             s.transactions = std::move(m_in_flight.front());
             m_in_flight.pop_front();
         }
-        m_pool.committed(s.transactions, {});
+        m_pool.committed(r.number, s.transactions, {});
         s.pool = m_pool.status();
         ++sealed;
         if (m_on_sealed) m_on_sealed(s);

@@ -62,7 +62,8 @@ FAMILIES = {
 # pool::to_string of every RejectCode.
 REJECT_REASONS = {
     "malformed", "oversized", "invalid", "invalid_sender", "exceeds_block_gas_limit",
-    "fee_cap_below_base_fee", "already_known", "nonce_too_low", "insufficient_funds",
+    "fee_cap_below_base_fee", "already_known", "nonce_too_low", "nonce_too_high",
+    "insufficient_funds",
     "replacement_underpriced", "account_limit", "pool_full", "state_unreadable",
 }
 

@@ -1,6 +1,6 @@
 // `barrel-node run`: every way its options can be wrong, and a port it cannot listen on, is exit
 // 2 with one line, before anything is served, with the datadir and the pool's journal exactly as
-// they were (the journal is re-admitted and removed only once the node serves).
+// they were.
 
 #include <barrel/chain/genesis.hpp>
 
@@ -85,8 +85,16 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
         {{"--block-time", "1s"},
          "error: --block-time: expected an unsigned 64-bit integer, got '1s'"},
         {{"--max-block-txs", "0"}, "error: --max-block-txs: must be at least 1"},
-        {{"--txpool-max", "0"}, "error: --txpool-max: must be at least 1"},
+        {{"--txpool-max-pending", "0"}, "error: --txpool-max-pending: must be at least 1"},
+        {{"--txpool-max-queued", "0"}, "error: --txpool-max-queued: must be at least 1"},
         {{"--txpool-max-per-sender", "0"}, "error: --txpool-max-per-sender: must be at least 1"},
+        {{"--txpool-max-queued-per-sender", "0"},
+         "error: --txpool-max-queued-per-sender: must be at least 1"},
+        {{"--txpool-lifetime", "0"}, "error: --txpool-lifetime: must be at least 1"},
+        {{"--txpool-lifetime", "3153600001"},
+         "error: --txpool-lifetime: must be at most 3153600000, got 3153600001"},
+        {{"--txpool-lifetime", "3h"},
+         "error: --txpool-lifetime: expected an unsigned 64-bit integer, got '3h'"},
         {{"--rpc-max-body", "0"}, "error: --rpc-max-body: must be at least 1"},
         {{"--rpc-max-batch", "0"}, "error: --rpc-max-batch: must be at least 1"},
         {{"--rpc-max-connections", "0"}, "error: --rpc-max-connections: must be at least 1"},

@@ -8,95 +8,20 @@
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include "pool_fixtures.hpp"
 #include "test_files.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <random>
 #include <thread>
 
 namespace barrel::pool {
 namespace {
 
-Hash key_of(uint8_t i) {
-    Hash k;
-    k[0] = 0x42;
-    k[31] = i;
-    return k;
-}
-
-Address address_of_key(uint8_t i) { return *tx::address_of(key_of(i)); }
-
-Address recipient() {
-    Address a;
-    a[19] = 0x99;
-    return a;
-}
-
-struct Spec {
-    uint8_t key{1};
-    uint64_t nonce{0};
-    tx::TxType type{tx::TxType::dynamic_fee};
-    uint64_t chain_id{1};
-    u256 fee_cap{10};
-    u256 tip{2};
-    uint64_t gas{21'000};
-    u256 value{1};
-};
-
-Bytes signed_tx(const Spec& spec) {
-    tx::Transaction t;
-    t.type = spec.type;
-    t.chain_id = spec.chain_id;
-    t.nonce = spec.nonce;
-    t.max_fee_per_gas = spec.fee_cap;
-    t.max_priority_fee_per_gas = spec.type == tx::TxType::dynamic_fee ? spec.tip : spec.fee_cap;
-    t.gas_limit = spec.gas;
-    t.to = recipient();
-    t.value = spec.value;
-    EXPECT_TRUE(tx::sign(t, key_of(spec.key)));
-    return tx::encode(t);
-}
-
-Hash hash_of(const Bytes& encoding) { return tx::hash_of(encoding); }
-
-/// The cost of a Spec: gas × fee cap + value.
-u256 cost(const Spec& s) { return u256{s.gas} * s.fee_cap + s.value; }
-
-class PoolTest : public ::testing::Test {
-protected:
-    PoolTest() {
-        for (uint8_t k = 1; k <= 8; ++k)
-            state.set_account(address_of_key(k), state::Account{0, u256{1'000'000'000}});
-    }
-
-    Pool& pool() {
-        if (!m_pool) m_pool = std::make_unique<Pool>(config, state, &cache);
-        return *m_pool;
-    }
-
-    /// Admits and expects success.
-    Admitted admit_ok(const Spec& spec) {
-        const Bytes raw = signed_tx(spec);
-        auto r = pool().admit_one(raw);
-        EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
-        return r ? *r : Admitted{};
-    }
-
-    /// Admits and returns the rejection's message (fails if admitted).
-    Rejection admit_err(const Spec& spec) { return admit_raw_err(signed_tx(spec)); }
-    Rejection admit_raw_err(const Bytes& raw) {
-        auto r = pool().admit_one(raw);
-        EXPECT_FALSE(r.has_value());
-        return r ? Rejection{} : r.error();
-    }
-
-    Config config;
-    state::MemoryState state;
-    block::SenderCache cache{1024};
-    std::unique_ptr<Pool> m_pool;
-};
+using namespace barrel::pool::testing;
 
 TEST_F(PoolTest, admits_a_transfer_and_records_its_sender_in_the_cache) {
     const Bytes raw = signed_tx({});
@@ -106,15 +31,15 @@ TEST_F(PoolTest, admits_a_transfer_and_records_its_sender_in_the_cache) {
     EXPECT_EQ(r->sender, address_of_key(1));
     EXPECT_TRUE(r->pending);
     EXPECT_FALSE(r->replaced);
-    const auto found = pool().find(r->hash);
+    const auto found = pool().find(r->hash, kLatest);
     ASSERT_NE(found, nullptr);
     EXPECT_EQ(found->encoding, raw);
     EXPECT_EQ(found->sender, address_of_key(1));
     EXPECT_EQ(found->cost, cost({}));
     EXPECT_EQ(pool().status().pending, 1u);
     EXPECT_EQ(pool().status().queued, 0u);
-    EXPECT_EQ(pool().pending_nonce(address_of_key(1)), 1u);
-    EXPECT_EQ(pool().pending_nonce(address_of_key(2)), std::nullopt);
+    EXPECT_EQ(next_nonce(address_of_key(1)), 1u);
+    EXPECT_EQ(next_nonce(address_of_key(2)), 0u);  // the account's
     // Admission recovered it once; the verify stage will find it.
     EXPECT_EQ(cache.find(r->hash), address_of_key(1));
 }
@@ -124,11 +49,11 @@ TEST_F(PoolTest, a_gap_queues_until_it_closes) {
     EXPECT_FALSE(admit_ok({.nonce = 1}).pending);
     EXPECT_EQ(pool().status().pending, 0u);
     EXPECT_EQ(pool().status().queued, 2u);
-    EXPECT_EQ(pool().pending_nonce(address_of_key(1)), 0u);
+    EXPECT_EQ(next_nonce(address_of_key(1)), 0u);
     EXPECT_TRUE(admit_ok({.nonce = 0}).pending);
     EXPECT_EQ(pool().status().pending, 3u);
     EXPECT_EQ(pool().status().queued, 0u);
-    EXPECT_EQ(pool().pending_nonce(address_of_key(1)), 3u);
+    EXPECT_EQ(next_nonce(address_of_key(1)), 3u);
 }
 
 TEST_F(PoolTest, rejects_with_go_ethereums_messages) {
@@ -187,8 +112,23 @@ TEST_F(PoolTest, a_fee_cap_below_the_base_fee_and_an_oversized_transaction_are_r
     config.max_transaction_bytes = 200;
     EXPECT_EQ(admit_err({.fee_cap = 10}).message,
               "max fee per gas less than block base fee: maxFeePerGas: 10, baseFee: 20");
-    // A legacy transaction's price below the base fee is still valid (it pays its price).
-    EXPECT_TRUE(pool().admit_one(signed_tx({.type = tx::TxType::legacy, .fee_cap = 10})));
+    // Every type: a legacy or EIP-2930 gas price below the base fee could never be included
+    // (the free transactions of issue 29's finding 4).
+    const Rejection legacy = admit_err({.type = tx::TxType::legacy, .fee_cap = 10});
+    EXPECT_EQ(legacy.code, RejectCode::fee_cap_below_base_fee);
+    EXPECT_EQ(legacy.message,
+              "max fee per gas less than block base fee: maxFeePerGas: 10, baseFee: 20");
+    EXPECT_EQ(admit_err({.type = tx::TxType::access_list, .fee_cap = 19}).message,
+              "max fee per gas less than block base fee: maxFeePerGas: 19, baseFee: 20");
+    EXPECT_EQ(admit_err({.type = tx::TxType::legacy, .fee_cap = 0}).message,
+              "max fee per gas less than block base fee: maxFeePerGas: 0, baseFee: 20");
+    // At the base fee, each type is admitted.
+    for (const auto type : {tx::TxType::legacy, tx::TxType::access_list, tx::TxType::dynamic_fee})
+        EXPECT_TRUE(
+            pool().admit_one(signed_tx({.key = static_cast<uint8_t>(2 + static_cast<int>(type)),
+                                        .type = type,
+                                        .fee_cap = 20,
+                                        .tip = 0})));
     Bytes big(201, 0);
     EXPECT_EQ(admit_raw_err(big).message, "oversized data: transaction size 201, limit 200");
 }
@@ -221,14 +161,14 @@ TEST_F(PoolTest, a_replacement_must_raise_both_fee_caps_by_ten_percent) {
     const Admitted second = admit_ok({.nonce = 0, .fee_cap = 110, .tip = 11});
     EXPECT_TRUE(second.replaced);
     EXPECT_TRUE(second.pending);
-    EXPECT_EQ(pool().find(first.hash), nullptr);
-    EXPECT_NE(pool().find(second.hash), nullptr);
+    EXPECT_EQ(pool().find(first.hash, kLatest), nullptr);
+    EXPECT_NE(pool().find(second.hash, kLatest), nullptr);
     EXPECT_EQ(pool().status().pending, 1u);
 }
 
 TEST_F(PoolTest, the_pool_and_each_sender_are_bounded) {
     config.max_per_sender = 2;
-    config.max_transactions = 3;
+    config.max_pending = 3;
     admit_ok({.key = 1, .nonce = 0});
     admit_ok({.key = 1, .nonce = 1});
     const Rejection account = admit_err({.key = 1, .nonce = 2});
@@ -255,7 +195,7 @@ TEST_F(PoolTest, a_batch_is_checked_in_its_order) {
     }
     ASSERT_FALSE(results[5].has_value());
     EXPECT_EQ(results[5].error().message, "already known");
-    EXPECT_EQ(pool().pending_nonce(address_of_key(3)), 5u);
+    EXPECT_EQ(next_nonce(address_of_key(3)), 5u);
 }
 
 TEST_F(PoolTest, take_orders_by_tip_then_sender_and_each_sender_by_nonce) {
@@ -276,7 +216,7 @@ TEST_F(PoolTest, take_orders_by_tip_then_sender_and_each_sender_by_nonce) {
     EXPECT_EQ(s.txs[3]->tx.nonce, 1u);
     // Taken transactions are not taken again, but are still found.
     EXPECT_TRUE(pool().take(100, 1'000'000).txs.empty());
-    EXPECT_NE(pool().find(s.txs[0]->hash), nullptr);
+    EXPECT_NE(pool().find(s.txs[0]->hash, kLatest), nullptr);
     // A nonce in a block being built cannot be replaced.
     EXPECT_EQ(admit_err({.key = 1, .nonce = 1, .fee_cap = 100, .tip = 50}).message,
               "nonce too low: next nonce 2, tx nonce 1");
@@ -311,7 +251,7 @@ std::vector<Hash> apply(state::MemoryState& state, const Selection& s) {
 
 /// apply(), then tells the pool.
 void commit(Pool& pool, state::MemoryState& state, const Selection& s) {
-    pool.committed(apply(state, s), {});
+    pool.committed(next_block(), apply(state, s), {});
 }
 
 TEST_F(PoolTest, a_committed_block_removes_its_transactions_and_what_it_made_invalid) {
@@ -323,8 +263,8 @@ TEST_F(PoolTest, a_committed_block_removes_its_transactions_and_what_it_made_inv
     const Selection second = pool().take(1, 1'000'000);
     ASSERT_EQ(second.txs.size(), 1u);
     commit(pool(), state, first);
-    for (const TxPtr& t : first.txs) EXPECT_EQ(pool().find(t->hash), nullptr);
-    EXPECT_NE(pool().find(second.txs[0]->hash), nullptr);
+    for (const TxPtr& t : first.txs) EXPECT_EQ(pool().find(t->hash, kLatest), nullptr);
+    EXPECT_NE(pool().find(second.txs[0]->hash, kLatest), nullptr);
     EXPECT_EQ(pool().status().pending + pool().status().queued, 3u);
     // What is left is taken after the second block, not before.
     commit(pool(), state, second);
@@ -338,14 +278,14 @@ TEST_F(PoolTest, a_committed_block_removes_its_transactions_and_what_it_made_inv
     auto account = state.find_account(a1).value();
     account.balance = cost({});  // enough for exactly one more
     state.set_account(a1, account);
-    pool().committed({}, std::vector<Address>{a1});
-    EXPECT_EQ(pool().pending_nonce(a1), account.nonce + 1);
+    pool().committed(next_block(), {}, std::vector<Address>{a1});
+    EXPECT_EQ(next_nonce(a1), account.nonce + 1);
 
     // And one that moved its nonce past what the pool holds drops them as too low.
     account.nonce += 5;
     state.set_account(a1, account);
-    pool().committed({}, std::vector<Address>{a1});
-    EXPECT_EQ(pool().pending_nonce(a1), std::nullopt);
+    pool().committed(next_block(), {}, std::vector<Address>{a1});
+    EXPECT_EQ(next_nonce(a1), account.nonce);  // nothing pooled: the account's
 }
 
 TEST_F(PoolTest, a_gap_closed_by_a_block_makes_queued_transactions_pending) {
@@ -354,7 +294,7 @@ TEST_F(PoolTest, a_gap_closed_by_a_block_makes_queued_transactions_pending) {
     EXPECT_EQ(pool().status().queued, 2u);
     // Nonce 0 was included by a block the pool did not build.
     state.set_account(address_of_key(1), state::Account{1, u256{1'000'000'000}});
-    pool().committed({}, std::vector<Address>{address_of_key(1)});
+    pool().committed(next_block(), {}, std::vector<Address>{address_of_key(1)});
     EXPECT_EQ(pool().status().pending, 2u);
     EXPECT_EQ(pool().status().queued, 0u);
 }
@@ -433,6 +373,11 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
         }
     } reader{state, state_mutex};
     Pool pool{config, reader, &cache};
+    // The journal, appended by every client thread: the tickets keep admission order.
+    test::ScratchDir dir;
+    const std::string journal_path = (dir.path() / "transactions.rlp").string();
+    auto journal = JournalWriter::open(journal_path).value();
+    pool.journal_to(journal.get(), 0);
     std::atomic<size_t> clients_done{0};
     std::vector<Hash> committed;
     std::thread sealer{[&] {
@@ -449,7 +394,7 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
                 std::lock_guard g{state_mutex};
                 included = apply(state, s);
             }
-            pool.committed(included, {});
+            pool.committed(next_block(), included, {});
             committed.insert(committed.end(), included.begin(), included.end());
         }
     }};
@@ -466,6 +411,17 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
     EXPECT_EQ(std::adjacent_find(committed.begin(), committed.end()), committed.end());
     for (uint8_t k = 1; k <= kSenders; ++k)
         EXPECT_EQ(state.find_account(address_of_key(k))->nonce, kPerSender);
+    // Every admitted transaction journaled once, each sender's in the order it was admitted.
+    pool.journal_to(nullptr, 0);
+    EXPECT_EQ(journal->error(), "");
+    const auto journaled = read_journal(journal_path, config).value().transactions;
+    EXPECT_EQ(journaled.size(), size_t{kSenders} * kPerSender);
+    std::map<Address, uint64_t> next;
+    for (const Bytes& raw : journaled) {
+        const auto t = tx::decode(raw).value();
+        const Address sender = *tx::recover_sender(t, tx::signing_hash(t));
+        EXPECT_EQ(t.nonce, next[sender]++);
+    }
 }
 
 }  // namespace
@@ -473,6 +429,8 @@ TEST_F(PoolTest, concurrent_admission_while_blocks_are_taken_and_committed) {
 
 namespace barrel::pool {
 namespace {
+
+using namespace barrel::pool::testing;
 
 TEST_F(PoolTest, a_journal_gives_back_what_was_pooled) {
     test::ScratchDir dir;
@@ -499,18 +457,20 @@ TEST_F(PoolTest, a_journal_gives_back_what_was_pooled) {
 TEST_F(PoolTest, a_journal_is_read_no_further_than_a_pool_holds) {
     test::ScratchDir dir;
     const std::string path = (dir.path() / "transactions.rlp").string();
-    config.max_transactions = 3;
+    config.max_pending = 2;
+    config.max_queued = 1;
     config.max_transaction_bytes = 100;
+    ASSERT_EQ(journal_capacity(config), 6u);  // the appends of twice the pool
 
-    // More strings than the pool has slots: the first max_transactions, the rest left.
-    Bytes five;
-    for (uint8_t i = 1; i <= 5; ++i) rlp::encode(five, Bytes(10, i));
-    test::write_file(path, five);
+    // More strings than a journal holds: the first journal_capacity, the rest left.
+    Bytes eight;
+    for (uint8_t i = 1; i <= 8; ++i) rlp::encode(eight, Bytes(10, i));
+    test::write_file(path, eight);
     Journal read = read_journal(path, config).value();
     EXPECT_TRUE(read.truncated);
     EXPECT_FALSE(read.damaged);
-    ASSERT_EQ(read.transactions.size(), 3u);
-    EXPECT_EQ(read.transactions[2], Bytes(10, 3));
+    ASSERT_EQ(read.transactions.size(), 6u);
+    EXPECT_EQ(read.transactions[5], Bytes(10, 6));
 
     // A string longer than any pooled transaction is never allocated: damage, and what came
     // before it stays.
@@ -531,15 +491,14 @@ TEST_F(PoolTest, a_journal_is_read_no_further_than_a_pool_holds) {
         EXPECT_TRUE(read.transactions.empty());
     }
 
-    // Something endless (a device in its place): bounded by the pool too.
-    read = read_journal("/dev/zero", config).value();
-    EXPECT_TRUE(read.truncated);
-    EXPECT_EQ(read.transactions.size(), 3u);
-
-    // Not a file to read at all: the reason, naming the path.
+    // Something endless (a device in its place) or not a file at all: refused unread, naming
+    // the path.
+    const auto device = read_journal("/dev/zero", config);
+    ASSERT_FALSE(device.has_value());
+    EXPECT_EQ(device.error(), "cannot read '/dev/zero': not a regular file");
     const auto unreadable = read_journal(dir.path().string(), config);
     ASSERT_FALSE(unreadable.has_value());
-    EXPECT_EQ(unreadable.error(), "cannot read '" + dir.path().string() + "': Is a directory");
+    EXPECT_EQ(unreadable.error(), "cannot read '" + dir.path().string() + "': not a regular file");
 }
 
 }  // namespace

@@ -26,8 +26,10 @@
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -38,16 +40,31 @@ namespace barrel::pool {
 
 struct Config {
     uint64_t chain_id{1};
-    /// The chain's EIP-1559 base fee: a type-2 transaction whose fee cap is below it could never
-    /// be included.
+    /// The chain's base fee: a transaction whose gas price (or EIP-1559 fee cap) is below it
+    /// could never be included. Effective tips, which order the pool, are taken at it.
     u256 base_fee{0};
     /// The block gas limit: a transaction asking for more gas could never be included.
     uint64_t block_gas_limit{200'000'000};
-    /// Transactions held at once, pending and queued (go-ethereum: 5,120). A sealed block takes
-    /// up to 2,500, so this holds the next ~26 blocks.
-    size_t max_transactions{65'536};
+    /// Pending transactions held at once (go-ethereum: 5,120). A sealed block takes up to
+    /// 2,500, so this holds the next ~26 blocks.
+    size_t max_pending{65'536};
+    /// Queued transactions (behind a nonce gap) held at once (go-ethereum: 1,024): an honest
+    /// wallet queues a few for a moment, so this stays small whatever the pending bound.
+    size_t max_queued{4'096};
     /// Transactions of one sender held at once, pending and queued.
     size_t max_per_sender{4'096};
+    /// Queued transactions of one sender held at once (go-ethereum: 64).
+    size_t max_queued_per_sender{64};
+    /// How far past a sender's next pending nonce a transaction may be: one further ahead is
+    /// refused ("nonce too high"), as it could not become pending within the bounds for long.
+    uint64_t max_nonce_gap{1'024};
+    /// How long a queued transaction is kept (go-ethereum: 3 hours).
+    std::chrono::seconds queued_lifetime{3 * 3600};
+    /// The clock of queued lifetimes (a test's; steady_clock::now when empty).
+    std::function<std::chrono::steady_clock::time_point()> clock{};
+    /// How many recent blocks' departed transactions queries "as of" an older block still see
+    /// (find, pending_nonce): a request's snapshot never lags the pool by more under load.
+    size_t recent_blocks{16};
     /// Largest transaction encoding accepted (go-ethereum: 4 × 32 KiB).
     size_t max_transaction_bytes{128 * 1024};
     /// A replacement must raise the fee cap and the priority fee cap by this many percent.
@@ -65,6 +82,7 @@ enum class [[nodiscard]] RejectCode : uint8_t{
     fee_cap_below_base_fee,   ///< "max fee per gas less than block base fee"
     already_known,            ///< "already known"
     nonce_too_low,            ///< "nonce too low"
+    nonce_too_high,           ///< "nonce too high" (past Config::max_nonce_gap)
     insufficient_funds,       ///< "insufficient funds for gas * price + value"
     replacement_underpriced,  ///< "replacement transaction underpriced"
     account_limit,            ///< "account limit exceeded"
@@ -87,11 +105,15 @@ struct PooledTx {
     Hash hash;
     Address sender;
     u256 cost;  ///< gas limit × fee cap + value: the most it can take from the sender
+    /// tx::effective_tip at the chain's base fee: the price that orders eviction (the cheapest
+    /// leaves first).
+    u256 tip;
     /// How many blocks the pool had seen committed when it admitted this: the "arrival" of the
     /// ordering rule. Coarse on purpose: the order in which transactions arrive between two
     /// blocks must not change the next block, or the chain would depend on network timing.
     uint64_t arrival_block{0};
     uint64_t sequence{0};  ///< admission order, pool-wide (journals keep it)
+    std::chrono::steady_clock::time_point admitted_at{};  ///< by Config::clock: for expiry
 };
 using TxPtr = std::shared_ptr<const PooledTx>;
 
@@ -114,6 +136,8 @@ struct Selection {
     uint64_t gas{0};  ///< sum of the gas limits
 };
 
+class JournalWriter;
+
 class Pool {
 public:
     /// `state` is the committed state the pool checks nonces and balances against (a Store);
@@ -130,13 +154,17 @@ public:
     std::vector<AdmitResult> admit(std::span<const BytesView> encodings);
     AdmitResult admit_one(BytesView encoding);
 
-    /// A pooled transaction, pending or queued, by hash.
-    TxPtr find(const Hash& hash) const;
+    /// A pooled transaction, pending or queued, by hash, as a reader whose store snapshot's
+    /// head is block `as_of` sees the pool: a transaction that left with a later block (one the
+    /// reader cannot see yet) is still found, so that it is never in neither place. Recent
+    /// blocks only (Config::recent_blocks).
+    TxPtr find(const Hash& hash, uint64_t as_of) const;
 
     /// The next nonce of `sender` counting its pending transactions (eth_getTransactionCount
-    /// "pending"); nullopt when the pool holds nothing of it (the account's nonce is then the
-    /// answer).
-    std::optional<uint64_t> pending_nonce(const Address& sender) const;
+    /// "pending"), for a reader whose snapshot's head is block `as_of`, where the account's
+    /// nonce is `account_nonce`: the first nonce from `account_nonce` on that the pool held as
+    /// of that block (transactions that left with later blocks count as held).
+    uint64_t pending_nonce(const Address& sender, uint64_t account_nonce, uint64_t as_of) const;
 
     Status status() const;
 
@@ -157,38 +185,94 @@ public:
     /// available again at abandon_taken().
     Selection take(size_t max_txs, uint64_t gas_limit);
 
-    /// A block was committed: its transactions leave the pool, the accounts in `touched` (the
-    /// block's senders and recipients) are read again from the state, and what the block made
-    /// invalid leaves too: transactions below an account's new nonce, and a sender's
-    /// transactions from the first one its balance no longer covers. Queued transactions whose
-    /// gap closed become pending.
-    void committed(std::span<const Hash> included, std::span<const Address> touched);
+    /// Block `number` was committed: its transactions leave the pool, the accounts in
+    /// `touched` (the block's senders and recipients) are read again from the state, and what
+    /// the block made invalid leaves too: transactions below an account's new nonce, and a
+    /// sender's transactions from the first one its balance no longer covers. Queued
+    /// transactions whose gap closed become pending. What left is remembered with `number` for
+    /// the readers of find() and pending_nonce() whose snapshots are older.
+    void committed(uint64_t number, std::span<const Hash> included,
+                   std::span<const Address> touched);
 
     /// The blocks built from take() since the last committed() will not be committed (a commit
     /// failed): their transactions can be taken again.
     void abandon_taken();
 
     /// Every pooled transaction, each sender's in nonce order (senders in arrival order of their
-    /// first transaction), for a journal that admit() can read back.
-    std::vector<TxPtr> all() const;
+    /// first transaction), for a journal that admit() can read back. Expired ones have left.
+    std::vector<TxPtr> all();
+
+    /// Removes the queued transactions older than Config::queued_lifetime (admission and
+    /// committed() do it too; this is for a caller whose pool sits idle).
+    void expire();
+
+    /// What is wrong with the pool's internal state, recomputed from scratch ("" when nothing):
+    /// every sum and count, each transaction's class and index entries, every bound. O(n): for
+    /// tests after each step (go-ethereum's validatePoolInternals).
+    std::string invariant_violation() const;
+
+    /// From now on, every admitted batch is appended to `journal` as it is admitted, in
+    /// admission order; `entries` is how many strings the journal's file holds already. When
+    /// the file would pass journal_capacity(config) strings, it is rewritten with what the pool
+    /// holds instead. `journal` must outlive the pool, or be detached with nullptr.
+    void journal_to(JournalWriter* journal, size_t entries);
 
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };
 
-/// The pool's journal: what a node writes at shutdown and re-admits at start, so that a restart
-/// loses no transaction a client was told was accepted. The file is the transactions' encodings
-/// as a stream of RLP strings, in Pool::all() order (go-ethereum's transactions.rlp holds the
-/// same stream). Written beside its path and renamed over it, so a crash leaves the old journal
-/// or the new one.
-Expected<void, std::string> write_journal(const std::string& path, std::span<const TxPtr> txs);
+/// The pool's journal: what a node writes as it admits and at shutdown, and re-admits at start,
+/// so that a restart (after a stop, or a SIGKILL) loses no transaction a client was told was
+/// accepted. The file is the transactions' encodings as a stream of RLP strings (go-ethereum's
+/// transactions.rlp holds the same stream): each admitted batch appended with one write(2) as it
+/// is admitted (JournalWriter), and the whole pool, in Pool::all() order, written beside its
+/// path and renamed over it at a stop and whenever the appends pass journal_capacity(), so a
+/// crash leaves a whole journal, at worst with a cut tail. `sync`: fsync the file and its
+/// directory (a stop) or not (a compaction while running: SIGKILL cannot lose what write(2)
+/// returned, only a power loss can).
+Expected<void, std::string> write_journal(const std::string& path, std::span<const TxPtr> txs,
+                                          bool sync = true);
+
+/// The most strings a journal holds: the appends of twice what the pool holds, then a
+/// compaction.
+size_t journal_capacity(const Config& config) noexcept;
+
+/// Appends admitted batches to a journal file, in the order the pool hands them over (tickets),
+/// one write(2) per batch and no fsync. Thread-safe. A failed write is remembered (error()),
+/// never thrown: the transactions stay pooled and the stop writes them again.
+class JournalWriter {
+public:
+    /// Opens `path` for appending (creating it); refuses anything but a regular file (a FIFO
+    /// would block the node).
+    static Expected<std::unique_ptr<JournalWriter>, std::string> open(std::string path);
+    ~JournalWriter();
+    JournalWriter(const JournalWriter&) = delete;
+    JournalWriter& operator=(const JournalWriter&) = delete;
+
+    /// The next place in the file's order: taken where the order is decided (under the pool's
+    /// lock), and then given to write() exactly once.
+    uint64_t take_ticket() noexcept;
+
+    /// Waits for the batches of earlier tickets, then appends `txs` (or, with `rewrite`,
+    /// replaces the file with them: a compaction).
+    void write(uint64_t ticket, std::span<const TxPtr> txs, bool rewrite);
+
+    /// The first failure, if any ("" when none).
+    std::string error() const;
+
+private:
+    JournalWriter(std::string path, int fd);
+    struct State;
+    std::unique_ptr<State> m_state;
+};
 
 /// The encodings of a journal (none if the file does not exist). A damaged tail (a crash while
-/// an old version wrote it) ends the stream: what came before it is returned, and `damaged`
-/// says so. It reads no more than a pool with `config` holds (max_transactions strings, none
-/// longer than max_transaction_bytes), so a journal replaced by something huge or endless costs
-/// no more than a full pool; strings past max_transactions are left and `truncated` says so.
+/// writing it) ends the stream: what came before it is returned, and `damaged` says so. It
+/// reads no more than journal_capacity(config) strings, none longer than
+/// max_transaction_bytes, so a journal replaced by something huge costs no more than a full
+/// journal; strings past that are left and `truncated` says so. Anything but a regular file (a
+/// FIFO, a device) is refused without being read.
 struct Journal {
     std::vector<Bytes> transactions;
     bool damaged{false};
