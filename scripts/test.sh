@@ -95,8 +95,17 @@ phase_style() {
     echo "style: $(git -C "$repo" ls-files '*.cpp' '*.hpp' '*.h' | wc -l) files formatted as .clang-format says"
 }
 
+# In CI the release tree keeps line tables only (-g1: file and line in backtraces and sanitizer-
+# free crash reports), which compiles about 40 % faster than full -g (a test file: 54 s -> 33 s
+# on this machine); the code is the same -O2. Locally it keeps RelWithDebInfo's -g for gdb.
+configure_release() {
+    local flags=()
+    [[ -n "${CI:-}" ]] && flags+=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
+    configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}"
+}
+
 phase_release() {
-    configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    configure_release
     build build/release
     run_ctest build/release -LE faults
     wallet_test build/release
@@ -116,7 +125,7 @@ wallet_test() {
 
 phase_faults() {
     # The release tree's binaries; after the release phase this builds nothing.
-    configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    configure_release
     build build/release --target barrel-node barrel-bench barrel-fault-enospc
     # The ctest `faults` (test/fault/CMakeLists.txt): faults.py on this tree, its matrix written
     # to build/release/faults-matrix.md.
