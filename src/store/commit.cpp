@@ -5,6 +5,7 @@
 #include <barrel/core/parallel.hpp>
 
 #include "block_batch.hpp"
+#include "crash_points.hpp"
 #include "store_impl.hpp"
 #include <rocksdb/write_batch.h>
 
@@ -130,7 +131,12 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     wo.sync = m_impl->options.sync;
     // From here until the write-through below, a read-miss fill may have fetched either value.
     const CommitInProgress in_progress{m_impl->epoch};
+    // The crash tests' kill points (crash_points.hpp); never set outside them.
+    if (m_impl->crash_points) [[unlikely]]
+        crash_at(CrashPoint::built, h.number);
     const auto s = m_impl->db->Write(wo, &batch);
+    if (m_impl->crash_points) [[unlikely]]
+        crash_at(CrashPoint::written, h.number);
     m_impl->batch_buffer = std::move(batch).release();
     // An outlying block's batch is not kept for the rest of the process (flat memory).
     if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
@@ -145,6 +151,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     // After the write returned, so that the record never names a block the database lacks. A
     // failed update leaves it lagging, which an open takes (committed.hpp).
     if (m_impl->committed) (void)m_impl->committed->write(next, m_impl->options.sync);
+    if (m_impl->crash_points) [[unlikely]]
+        crash_at(CrashPoint::marked, h.number);
 
     // Only now, with the block durable in the WAL, does the cache move on: in parallel, since
     // each put is a cache miss on a random line and both caches take concurrent writers.

@@ -1,6 +1,7 @@
 // The RocksDB options barrel runs with and the opening of the database (Store::Impl::open_db).
 
 #include "block_batch.hpp"
+#include "crash_points.hpp"
 #include "info_log.hpp"
 #include "memtable.hpp"
 #include "store_impl.hpp"
@@ -158,6 +159,11 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
     if (auto file_system = testing::detail::file_system()) {
         impl->env = rocksdb::NewCompositeEnv(std::move(file_system));
         db.env = impl->env.get();
+    }
+    if (!options.read_only) {
+        // The crash tests' kill points (crash_points.hpp); nothing is installed without them.
+        impl->crash_points = commit_crash_points_armed();
+        if (auto listener = wal_crash_listener()) db.listeners.push_back(std::move(listener));
     }
     if (options.read_only)
         s = rocksdb::DB::OpenForReadOnly(db, path.string(), descriptors, &impl->cfs, &raw);

@@ -86,6 +86,7 @@ struct Store::Impl {
     std::string
         batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
     std::filesystem::path path;  ///< the datadir
+    bool crash_points{false};    ///< BARREL_TEST_CRASH_AT names a commit point (crash_points.hpp)
 
     ~Impl();
 

@@ -14,7 +14,8 @@ Usage: test/fault/faults.py [--build DIR] [--only GROUPS] [--matrix FILE] [--kee
   --build DIR     the build tree with src/barrel-node, bench/barrel-bench and
                   test/fault/enospc_shim.so (default: build/release beside this repo)
   --only GROUPS   comma-separated: full (ENOSPC at every write position, LD_PRELOAD shim),
-                  tmpfs (a real full filesystem, skipped where mount is refused), fsize (a
+                  tmpfs (a real full filesystem; where mount is refused, skipped, or with CI
+                  set in the environment a failure), fsize (a
                   file size limit, ulimit -f), damage
                   (truncations and bit flips of every datadir file), input (endless and huge
                   inputs under a memory limit), node (`run` sealing while the disk
@@ -24,7 +25,8 @@ Usage: test/fault/faults.py [--build DIR] [--only GROUPS] [--matrix FILE] [--kee
   -j N            run N cases at once (default: the number of cores)
 
 Each case prints one line, 'ok' or 'FAIL'; a failure prints the command, its exit code and
-stderr. Exit status 1 when a case failed, 0 otherwise.
+stderr. Exit status 1 when a case failed, 0 otherwise. ctest runs it as the test `faults`
+(label faults; test/fault/CMakeLists.txt).
 """
 import argparse
 import concurrent.futures
@@ -278,6 +280,17 @@ class Suite:
                     print(f"       {res.status} after {res.secs:.1f}s; stderr:")
                     for line in res.err.splitlines()[:6]:
                         print(f"         {line}")
+            sys.stdout.flush()
+
+    def cannot_run(self, group, what):
+        """Cases this machine cannot run: skipped with a message locally, a failure in CI (CI set
+        in the environment), where every case must run."""
+        with self.lock:
+            if os.environ.get("CI"):
+                self.failed += 1
+                print(f"FAIL {group:6} {what} (CI is set: every case must run here)")
+            else:
+                print(f"skip {group:6} {what} (without CI set this only skips)")
             sys.stdout.flush()
 
     def message_of(self, res):
@@ -568,8 +581,9 @@ class Suite:
         probe = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", mnt],
                                capture_output=True, text=True)
         if probe.returncode != 0:
-            print(f"skip tmpfs  a real full filesystem: cannot mount tmpfs here "
-                  f"({probe.stderr.strip() or 'exit %d' % probe.returncode})")
+            self.cannot_run("tmpfs", "a real full filesystem: cannot mount a tmpfs here (needs "
+                            "root or CAP_SYS_ADMIN: "
+                            f"{probe.stderr.strip() or 'exit %d' % probe.returncode})")
             return
         try:
             for kib in self.TMPFS_FREE_KIB:
@@ -725,16 +739,16 @@ class Suite:
         wal = [n for n in os.listdir(dd) if n.endswith(".log") and os.path.getsize(
             os.path.join(dd, n)) > 0]
         if res.rc != -9 or not wal:
-            print(f"skip damage  the unflushed-WAL datadir: the import was not killed at an SST "
-                  f"write ({res.status}, WAL {wal})")
+            self.cannot_run("damage", "the unflushed-WAL datadir: the import was not killed at "
+                            f"an SST write ({res.status}, WAL {wal})")
             return None
         probe = os.path.join(self.fx, "dd3-wal-probe")
         shutil.copytree(dd, probe)
         head, why = self.head_of(probe)
         shutil.rmtree(probe)
         if head != 3 or why:
-            print(f"skip damage  the unflushed-WAL datadir does not read back as head 3 "
-                  f"({head}, {why})")
+            self.cannot_run("damage", "the unflushed-WAL datadir does not read back as head 3 "
+                            f"({head}, {why})")
             return None
         return dd
 
