@@ -226,10 +226,10 @@ TEST(cli_run_options, rpc_idle_timeout_closes_an_idle_connection) {
     EXPECT_LT(time_to_close(idle), 10s);
 }
 
-TEST(cli_run_options, txpool_max_bounds_the_pool) {
+TEST(cli_run_options, txpool_max_pending_bounds_the_pool) {
     Chain c;
     // A block time of ten minutes: nothing leaves the pool while the test runs.
-    const Node node{c.datadir, {"--txpool-max", "2", "--block-time", "600000"}};
+    const Node node{c.datadir, {"--txpool-max-pending", "2", "--block-time", "600000"}};
     ASSERT_NE(node.port(), 0);
     for (int i = 0; i < 4; ++i) (void)node.call("eth_sendRawTransaction", {c.raw[i]});
     size_t known = 0;
