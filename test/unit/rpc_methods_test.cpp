@@ -439,7 +439,7 @@ TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed)
     ASSERT_EQ(answers.size(), 2u);
     EXPECT_EQ(answers[0]["error"]["message"], refused.second);
     EXPECT_TRUE(answers[1].contains("result")) << answers.dump();
-    EXPECT_FALSE(pool->find(tx::hash_of(raw)));
+    EXPECT_FALSE(pool->find(tx::hash_of(raw), UINT64_MAX));  // the pool as it is now
     // --rpc-allow-unprotected-txs: admitted like any other.
     node->allow_unprotected_txs = true;
     EXPECT_EQ(result("eth_sendRawTransaction", {to_hex(raw)}), to_hex(tx::hash_of(raw)));
