@@ -94,6 +94,9 @@ void FairQueue::work_loop(bool express) {
         }
         const Key key{task.flow->used, m_arrivals++};
         m_tasks.emplace(key, std::move(task));
+        // A task the express worker has found heavy is one it will not take again: another
+        // worker must, and may be asleep.
+        if (express) m_ready.notify_all();
     }
 }
 

@@ -79,6 +79,45 @@ TEST(rpc_fair_queue, the_express_worker_serves_a_light_call_while_every_worker_r
     open.set_value();
 }
 
+/// Work whose first step says it began, then takes `first_step` (it turns its flow heavy).
+class SlowFirst final : public SteppedWork {
+public:
+    SlowFirst(std::promise<void>& began, std::chrono::milliseconds first_step)
+        : m_began{began}, m_first_step{first_step} {}
+    bool step() override {
+        if (m_steps++ > 0) return false;
+        m_began.set_value();
+        std::this_thread::sleep_for(m_first_step);
+        return true;
+    }
+
+private:
+    std::promise<void>& m_began;
+    std::chrono::milliseconds m_first_step;
+    int m_steps{0};
+};
+
+TEST(rpc_fair_queue, work_the_express_worker_finds_heavy_is_finished_by_another_worker) {
+    FairQueue queue{1};
+    std::string log;
+    std::mutex mutex;
+    std::promise<void> gate, gated_done, began, slow_done;
+    auto heavy = std::make_shared<FairQueue::Flow>();
+    heavy->recent_step = 10 * FairQueue::kLightStepNs;
+    queue.submit(heavy, std::make_unique<Logged>("h", 1, log, mutex, gate.get_future().share()),
+                 [&](bool) { gated_done.set_value(); });
+    // The ordinary worker is held: the express worker takes the light work's first step...
+    queue.submit(std::make_shared<FairQueue::Flow>(),
+                 std::make_unique<SlowFirst>(began, std::chrono::milliseconds{50}),
+                 [&](bool) { slow_done.set_value(); });
+    began.get_future().wait();
+    // ...and while it runs, the ordinary worker finishes and goes to sleep.
+    gate.set_value();
+    gated_done.get_future().wait();
+    // The step took 50 ms: the work is heavy now, so its second step is the ordinary worker's.
+    EXPECT_EQ(slow_done.get_future().wait_for(std::chrono::seconds{10}), std::future_status::ready);
+}
+
 TEST(rpc_fair_queue, a_step_that_throws_fails_its_work_and_the_worker_goes_on) {
     FairQueue queue{1, /*express=*/false};
     std::string log;
