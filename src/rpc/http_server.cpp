@@ -378,14 +378,21 @@ private:
 };
 
 std::shared_ptr<Session> HttpServer::Impl::reclaimable() {
-    std::lock_guard lock{sessions_mutex};
+    // Collected under the lock, examined and released after it: the last reference to a
+    // session may be one of these, and its destructor takes the same lock.
+    std::vector<std::shared_ptr<Session>> live;
+    {
+        std::lock_guard lock{sessions_mutex};
+        live.reserve(sessions.size());
+        for (auto& weak : sessions)
+            if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
     std::shared_ptr<Session> best;
-    for (auto& weak : sessions) {
-        auto s = weak.lock();
-        if (!s || !s->reclaimable()) continue;
+    for (auto& s : live) {
+        if (!s->reclaimable()) continue;
         if (!best || s->state() < best->state() ||
             (s->state() == best->state() && s->since() < best->since()))
-            best = std::move(s);
+            best = s;
     }
     if (best && !best->claim()) return nullptr;  // raced with another claim: rare, 503 then
     return best;
