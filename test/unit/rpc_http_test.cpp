@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <future>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -43,8 +44,12 @@ public:
                                 std::string(std::stoul(std::string{body.substr(4)}), 'x')};
         return HttpResponse{200, "application/json", "echo:" + std::string{body}};
     }
-    HttpResponse metrics() override { return HttpResponse{200, "text/plain", "m 1\n"}; }
+    HttpResponse metrics() override {
+        if (throw_on_metrics) throw std::runtime_error{"metrics broke"};
+        return HttpResponse{200, "text/plain", "m 1\n"};
+    }
 
+    std::atomic<bool> throw_on_metrics{false};
     std::atomic<int> calls{0};
     std::atomic<int> waiting_count{0};
     std::promise<void> waiting;
@@ -212,6 +217,18 @@ TEST_F(RpcHttp, a_handler_that_throws_is_500_and_the_server_goes_on) {
     EXPECT_EQ(c.post("after").body(), "echo:after");
     Client d{port()};
     EXPECT_EQ(d.post("other").body(), "echo:other");
+}
+
+TEST_F(RpcHttp, a_metrics_handler_that_throws_is_500_and_the_server_goes_on) {
+    handler.throw_on_metrics = true;
+    start();
+    Client c{port()};
+    c.set_receive_timeout(5s);
+    c.send(http::verb::get, "/metrics", "", "");
+    const auto res = c.receive();
+    EXPECT_EQ(res.result_int(), 500u);
+    EXPECT_EQ(res.body(), "internal error\n");
+    EXPECT_EQ(c.post("after").body(), "echo:after");
 }
 
 TEST_F(RpcHttp, a_header_must_arrive_within_the_header_timeout) {
