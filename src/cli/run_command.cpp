@@ -23,6 +23,7 @@
 #include "rpc/service.hpp"
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -96,8 +97,19 @@ sigset_t block_stop_signals() {
     return set;
 }
 
+/// Raises the soft limit on open files to the hard one: each connection is a descriptor, and
+/// a soft limit of 1,024 would leave the connection limit (512 by default) little headroom
+/// against the store's files. A failure leaves the limit as it was.
+void raise_open_files_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+}
+
 int run_handler(Context& ctx, const ParsedArgs& args) {
     const sigset_t stop_signals = block_stop_signals();
+    raise_open_files_limit();
     const std::string datadir{*args.value("--datadir")};
     const Endpoint endpoint = parse_endpoint(args.value("--http").value_or("127.0.0.1:8545"));
 
@@ -124,6 +136,8 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     http.max_connections = size_option(args, "--rpc-max-connections", http.max_connections, 1);
     http.read_timeout = ms_option(args, "--rpc-read-timeout", http.read_timeout);
     http.idle_timeout = ms_option(args, "--rpc-idle-timeout", http.idle_timeout);
+    http.header_timeout = ms_option(args, "--rpc-header-timeout", http.header_timeout);
+    http.max_unsent_bytes = size_option(args, "--rpc-max-unsent", http.max_unsent_bytes, 1);
     // One per core by default: a request's serial parts (parsing, the pool's locked step, the
     // response) then overlap another request's parallel recovery instead of leaving a core idle
     // (docs/benchmarks.md, "The node under load").
@@ -132,9 +146,12 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     if (rpc_threads > kMaxRpcThreads)
         fail("--rpc-threads: must be at most " + std::to_string(kMaxRpcThreads) + ", got " +
              std::to_string(rpc_threads));
-    http.threads = static_cast<unsigned>(rpc_threads);
+    // As many threads read and write the connections as run their calls (rpc/http_server.hpp).
+    http.threads = http.workers = static_cast<unsigned>(rpc_threads);
     rpc::Limits limits;
     limits.max_batch = size_option(args, "--rpc-max-batch", limits.max_batch, 1);
+    limits.max_response_bytes =
+        size_option(args, "--rpc-max-response", limits.max_response_bytes, 1);
     std::optional<Address> coinbase;
     if (const auto v = args.value("--coinbase")) {
         const auto a = address_from_hex(*v);
@@ -312,7 +329,14 @@ Command run_command() {
                 {"--rpc-max-body", "BYTES", "Largest request body (default 5242880)"},
                 {"--rpc-max-batch", "N", "Most calls in one batch (default 1000)"},
                 {"--rpc-max-connections", "N", "Connections at once (default 512)"},
-                {"--rpc-threads", "N", "Threads serving the connections (default: one per core)"},
+                {"--rpc-max-response", "BYTES",
+                 "A batch's response size past which its calls get -32003 (default 25000000)"},
+                {"--rpc-max-unsent", "BYTES",
+                 "Bytes of large responses unsent at once, all clients (default 268435456)"},
+                {"--rpc-threads", "N",
+                 "Threads serving the connections, and as many running calls (default: one per "
+                 "core)"},
+                {"--rpc-header-timeout", "MS", "Time for a request's header (default 5000)"},
                 {"--rpc-read-timeout", "MS", "Time for a whole request once begun (default 30000)"},
                 {"--rpc-idle-timeout", "MS", "Keep-alive connection idle time (default 120000)"},
                 {"--rpc-allow-unprotected-txs", "",

@@ -39,19 +39,41 @@ u256 effective_gas_price(const json& tx, const u256& base_fee) {
 
 std::vector<u256> reward_percentiles(std::vector<std::pair<u256, uint64_t>> tips_and_gas,
                                      const std::vector<double>& percentiles) {
-    std::vector<u256> out(percentiles.size(), u256{0});
-    if (tips_and_gas.empty()) return out;
+    return rewards_of(sorted_tips(std::move(tips_and_gas)), percentiles);
+}
+
+SortedTips sorted_tips(std::vector<std::pair<u256, uint64_t>> tips_and_gas) {
     std::stable_sort(tips_and_gas.begin(), tips_and_gas.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    uint64_t block_gas = 0;
-    for (const auto& [tip, gas] : tips_and_gas) block_gas += gas;
-    size_t i = 0;
-    uint64_t sum = tips_and_gas[0].second;
+    SortedTips out;
+    uint64_t sum = 0;
+    for (const auto& [tip, gas] : tips_and_gas) {
+        sum += gas;
+        if (!out.tips.empty() && out.tips.back() == tip) {
+            out.gas_up_to.back() = sum;
+            continue;
+        }
+        out.tips.push_back(tip);
+        out.gas_up_to.push_back(sum);
+    }
+    return out;
+}
+
+std::vector<u256> rewards_of(const SortedTips& sorted, const std::vector<double>& percentiles) {
+    std::vector<u256> out(percentiles.size(), u256{0});
+    if (sorted.tips.empty()) return out;
+    const uint64_t block_gas = sorted.gas_up_to.back();
     for (size_t k = 0; k < percentiles.size(); ++k) {
+        // The first tip at which the running sum reaches the threshold: a tip's transactions
+        // all have it, so the first of them that reaches it is the one go-ethereum's walk
+        // through the transactions stops at.
         const auto threshold =
             static_cast<uint64_t>(static_cast<double>(block_gas) * percentiles[k] / 100.0);
-        while (sum < threshold && i + 1 < tips_and_gas.size()) sum += tips_and_gas[++i].second;
-        out[k] = tips_and_gas[i].first;
+        const auto at =
+            std::lower_bound(sorted.gas_up_to.begin(), sorted.gas_up_to.end(), threshold);
+        out[k] = at == sorted.gas_up_to.end()
+                     ? sorted.tips.back()
+                     : sorted.tips[static_cast<size_t>(at - sorted.gas_up_to.begin())];
     }
     return out;
 }

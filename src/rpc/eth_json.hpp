@@ -40,4 +40,15 @@ u256 effective_gas_price(const json& tx, const u256& base_fee);
 std::vector<u256> reward_percentiles(std::vector<std::pair<u256, uint64_t>> tips_and_gas,
                                      const std::vector<double>& percentiles);
 
+/// A block's transactions as reward_percentiles reads them: their distinct effective tips,
+/// increasing, each with the gas used by the transactions up to it (a running sum). Made once
+/// per block, it answers any percentiles by binary search (eth_feeHistory caches it).
+struct SortedTips {
+    std::vector<u256> tips;
+    std::vector<uint64_t> gas_up_to;
+};
+SortedTips sorted_tips(std::vector<std::pair<u256, uint64_t>> tips_and_gas);
+/// reward_percentiles over SortedTips.
+std::vector<u256> rewards_of(const SortedTips& sorted, const std::vector<double>& percentiles);
+
 }  // namespace barrel::rpc

@@ -5,6 +5,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -12,6 +13,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
+#include <exception>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -41,7 +44,62 @@ HttpResponse text(unsigned status, std::string body) {
     return HttpResponse{status, "text/plain; charset=utf-8", std::move(body) + "\n"};
 }
 
+bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+std::string_view trimmed(std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+}
+
+/// One line on stderr for an exception that ended a request; never throws itself.
+void log_exception(const char* where) noexcept {
+    try {
+        try {
+            throw;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "rpc: %s: %s\n", where, e.what());
+        } catch (...) {
+            std::fprintf(stderr, "rpc: %s: unknown exception\n", where);
+        }
+    } catch (...) {
+    }
+}
+
+/// The default HttpHandler::begin_post: the whole request in one step.
+class OneStep final : public HttpWork {
+public:
+    OneStep(HttpHandler& handler, std::string body) : m_handler{handler}, m_body{std::move(body)} {}
+    bool step() override {
+        m_response = m_handler.post(m_body);
+        return false;
+    }
+    HttpResponse response() override { return std::move(m_response); }
+
+private:
+    HttpHandler& m_handler;
+    std::string m_body;
+    HttpResponse m_response;
+};
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 }  // namespace
+
+std::unique_ptr<HttpWork> HttpHandler::begin_post(std::string body) {
+    return std::make_unique<OneStep>(*this, std::move(body));
+}
 
 class Session;
 
@@ -51,25 +109,39 @@ struct HttpServer::Impl {
     asio::io_context ioc;
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
     std::optional<tcp::acceptor> acceptor;
+    std::optional<asio::steady_timer> accept_retry;
     std::vector<std::thread> threads;
     uint16_t bound_port{0};
     std::atomic<size_t> open{0};
+    std::atomic<size_t> unsent{0};
     std::atomic<bool> stopping{false};
     std::mutex sessions_mutex;
     std::list<std::weak_ptr<Session>> sessions;
+    FairQueue queue;
 
-    Impl(const HttpOptions& o, HttpHandler& h) : options{o}, handler{h} {}
+    Impl(const HttpOptions& o, HttpHandler& h)
+        : options{o}, handler{h}, queue{std::max(1u, o.workers)} {}
     void accept();
     void on_accept(beast::error_code ec, tcp::socket socket);
+    /// At the connection limit: the connection to close so that a new one can be served, if
+    /// any is not executing a request.
+    std::shared_ptr<Session> reclaimable();
 };
 
-/// One connection: read a request, answer it, again while the client keeps it alive.
+/// One connection: read a request, answer it, again while the client keeps it alive. Its
+/// handlers run on its strand; its request's work on the server's queue.
 class Session : public std::enable_shared_from_this<Session> {
 public:
+    /// What a connection is doing, for choosing one to close at the connection limit: the
+    /// order of the values is the order of preference. `fresh`: new, nothing received yet;
+    /// `idle`: kept alive after a response, waiting for the next request.
+    enum class State : uint8_t { fresh, idle, reading, writing, executing };
+
     Session(tcp::socket&& socket, HttpServer::Impl& server, bool over_limit)
         : m_stream{std::move(socket)}, m_server{server}, m_over_limit{over_limit} {}
     ~Session() {
         if (!m_over_limit) m_server.open.fetch_sub(1);
+        if (m_unsent > 0) m_server.unsent.fetch_sub(m_unsent);
         std::lock_guard lock{m_server.sessions_mutex};
         if (m_registered) m_server.sessions.erase(m_entry);
     }
@@ -85,11 +157,11 @@ public:
                 self->respond(text(503, "too many connections"), false);
                 return;
             }
-            self->wait_for_request();
+            self->wait_for_request(/*first=*/true);
         });
     }
 
-    /// From stop(): closes the socket on the connection's strand.
+    /// From stop() or the connection limit: closes the socket on the connection's strand.
     void close() {
         asio::post(m_stream.get_executor(), [self = shared_from_this()] {
             beast::error_code ignored;
@@ -98,25 +170,81 @@ public:
         });
     }
 
+    State state() const noexcept { return m_state.load(std::memory_order_relaxed); }
+    /// When the current state began (steady clock, ns).
+    int64_t since() const noexcept { return m_since.load(std::memory_order_relaxed); }
+    /// Whether it may be closed for a new connection: not executing, not a refused one, not
+    /// already chosen.
+    bool reclaimable() const noexcept {
+        return !m_over_limit && state() != State::executing &&
+               !m_claimed.load(std::memory_order_relaxed);
+    }
+    /// Marks the session for closing; false if it already was.
+    bool claim() noexcept { return !m_claimed.exchange(true); }
+
 private:
-    /// Waits up to the idle timeout for the first byte of a request (unless pipelined bytes are
-    /// already here), then gives the whole request the read timeout.
-    void wait_for_request() {
-        if (m_buffer.size() > 0) return read_request();
-        m_stream.expires_after(m_server.options.idle_timeout);
+    void set_state(State s) noexcept {
+        m_since.store(now_ns(), std::memory_order_relaxed);
+        m_state.store(s, std::memory_order_relaxed);
+    }
+
+    /// Waits for the first byte of a request (unless pipelined bytes are already here): on a
+    /// new connection up to the header timeout, on a keep-alive one up to the idle timeout.
+    void wait_for_request(bool first) {
+        set_state(first ? State::fresh : State::idle);
+        if (m_buffer.size() > 0) return read_header();
+        m_stream.expires_after(first ? m_server.options.header_timeout
+                                     : m_server.options.idle_timeout);
         m_stream.async_read_some(m_buffer.prepare(4096),
                                  [self = shared_from_this()](beast::error_code ec, size_t n) {
                                      if (ec) return self->shut();
                                      self->m_buffer.commit(n);
-                                     self->read_request();
+                                     self->read_header();
                                  });
     }
 
-    void read_request() {
+    /// The header within the header timeout, the whole request within the read timeout.
+    void read_header() {
+        set_state(State::reading);
         m_parser.emplace();
         m_parser->body_limit(m_server.options.max_body_bytes);
         m_parser->header_limit(static_cast<uint32_t>(m_server.options.max_header_bytes));
-        m_stream.expires_after(m_server.options.read_timeout);
+        m_read_deadline = std::chrono::steady_clock::now() + m_server.options.read_timeout;
+        m_stream.expires_after(
+            std::min(m_server.options.header_timeout, m_server.options.read_timeout));
+        http::async_read_header(
+            m_stream, m_buffer, *m_parser,
+            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+    }
+
+    void on_header(beast::error_code ec) {
+        if (ec) return on_read(ec);
+        const auto& req = m_parser->get();
+        // Beast reads any coding list ending in chunked as chunked; a body still compressed
+        // would then be read as plain JSON. Go's net/http answers 501, as RFC 9112 says.
+        if (const auto te = req[http::field::transfer_encoding];
+            !te.empty() && !iequals(trimmed({te.data(), te.size()}), "chunked"))
+            return respond(text(501, "unsupported transfer encoding"), false);
+        const auto expect = req[http::field::expect];
+        if (!expect.empty() && iequals(trimmed({expect.data(), expect.size()}), "100-continue") &&
+            !m_parser->is_done()) {
+            // The client waits for this before it sends the body (curl: 1 s, then sends anyway).
+            auto interim =
+                std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+            m_stream.expires_after(m_server.options.write_timeout);
+            return http::async_write(
+                m_stream, *interim,
+                [self = shared_from_this(), interim](beast::error_code write_ec, size_t) {
+                    if (write_ec) return self->shut();
+                    self->read_body();
+                });
+        }
+        read_body();
+    }
+
+    void read_body() {
+        if (m_parser->is_done()) return on_read({});
+        m_stream.expires_at(m_read_deadline);
         http::async_read(
             m_stream, m_buffer, *m_parser,
             [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
@@ -136,15 +264,23 @@ private:
             return shut();
         if (ec) return respond(text(400, "bad request: " + ec.message()), false);
 
-        const auto& req = m_parser->get();
+        auto& req = m_parser->get();
         const bool keep_alive = req.keep_alive() && !m_server.stopping.load();
-        respond(answer(req), keep_alive);
+        if (auto answer = answer_inline(req)) return respond(std::move(*answer), keep_alive);
+        execute(std::move(req.body()), keep_alive);
     }
 
-    HttpResponse answer(const http::request<http::string_body>& req) {
+    /// The answer to anything but a call, which needs no worker.
+    std::optional<HttpResponse> answer_inline(const http::request<http::string_body>& req) {
         const std::string_view target{req.target().data(), req.target().size()};
-        if (req.method() == http::verb::get && target == "/metrics")
-            return m_server.handler.metrics();
+        if (req.method() == http::verb::get && target == "/metrics") {
+            try {
+                return m_server.handler.metrics();
+            } catch (...) {
+                log_exception("GET /metrics");
+                return text(500, "internal error");
+            }
+        }
         // A GET without a body is a health check (as go-ethereum answers it).
         if (req.method() == http::verb::get && target == "/" && req.body().empty())
             return HttpResponse{200, "text/plain; charset=utf-8", ""};
@@ -153,10 +289,52 @@ private:
         const auto type = req[http::field::content_type];
         if (!is_json_content_type({type.data(), type.size()}))
             return text(415, "invalid content type, only application/json is supported");
-        return m_server.handler.post(req.body());
+        return std::nullopt;
+    }
+
+    /// Queues the call's work; its response comes back to this strand.
+    void execute(std::string body, bool keep_alive) {
+        set_state(State::executing);
+        std::unique_ptr<HttpWork> work;
+        try {
+            work = m_server.handler.begin_post(std::move(body));
+        } catch (...) {
+            log_exception("POST /");
+            return respond(text(500, "internal error"), keep_alive);
+        }
+        auto* raw = work.get();
+        m_server.queue.submit(
+            m_flow, std::move(work), [self = shared_from_this(), raw, keep_alive](bool finished) {
+                std::optional<HttpResponse> response;
+                if (finished) {
+                    try {
+                        response = raw->response();
+                    } catch (...) {
+                        log_exception("POST / response");
+                    }
+                } else {
+                    log_exception("POST /");
+                }
+                if (!response) response = text(500, "internal error");
+                asio::post(self->m_stream.get_executor(),
+                           [self, keep_alive, response = std::move(*response)]() mutable {
+                               self->respond(std::move(response), keep_alive);
+                           });
+            });
     }
 
     void respond(HttpResponse response, bool keep_alive) {
+        set_state(State::writing);
+        // A large response counts against the budget of unsent bytes while it is written.
+        const size_t size = response.body.size();
+        if (size > HttpOptions::kAlwaysSent) {
+            if (m_server.unsent.fetch_add(size) + size > m_server.options.max_unsent_bytes) {
+                m_server.unsent.fetch_sub(size);
+                response = text(503, "server busy: too many responses unsent, retry later");
+            } else {
+                m_unsent = size;
+            }
+        }
         auto res = std::make_shared<http::response<http::string_body>>(
             static_cast<http::status>(response.status), 11);
         res->set(http::field::server, "barrel");
@@ -167,9 +345,14 @@ private:
         m_stream.expires_after(m_server.options.write_timeout);
         http::async_write(
             m_stream, *res,
-            [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) {
+            [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) mutable {
+                res.reset();
+                if (self->m_unsent > 0) {
+                    self->m_server.unsent.fetch_sub(self->m_unsent);
+                    self->m_unsent = 0;
+                }
                 if (ec || !keep_alive) return self->shut();
-                self->wait_for_request();
+                self->wait_for_request(/*first=*/false);
             });
     }
 
@@ -182,11 +365,38 @@ private:
     beast::tcp_stream m_stream;
     beast::flat_buffer m_buffer;
     std::optional<http::request_parser<http::string_body>> m_parser;
+    std::chrono::steady_clock::time_point m_read_deadline;
     HttpServer::Impl& m_server;
     bool m_over_limit;
     bool m_registered{false};
     std::list<std::weak_ptr<Session>>::iterator m_entry;
+    std::shared_ptr<FairQueue::Flow> m_flow{std::make_shared<FairQueue::Flow>()};
+    size_t m_unsent{0};  ///< this connection's part of Impl::unsent
+    std::atomic<State> m_state{State::fresh};
+    std::atomic<int64_t> m_since{now_ns()};
+    std::atomic<bool> m_claimed{false};
 };
+
+std::shared_ptr<Session> HttpServer::Impl::reclaimable() {
+    // Collected under the lock, examined and released after it: the last reference to a
+    // session may be one of these, and its destructor takes the same lock.
+    std::vector<std::shared_ptr<Session>> live;
+    {
+        std::lock_guard lock{sessions_mutex};
+        live.reserve(sessions.size());
+        for (auto& weak : sessions)
+            if (auto s = weak.lock()) live.push_back(std::move(s));
+    }
+    std::shared_ptr<Session> best;
+    for (auto& s : live) {
+        if (!s->reclaimable()) continue;
+        if (!best || s->state() < best->state() ||
+            (s->state() == best->state() && s->since() < best->since()))
+            best = s;
+    }
+    if (best && !best->claim()) return nullptr;  // raced with another claim: rare, 503 then
+    return best;
+}
 
 void HttpServer::Impl::accept() {
     acceptor->async_accept(asio::make_strand(ioc), [this](beast::error_code ec, tcp::socket s) {
@@ -196,16 +406,32 @@ void HttpServer::Impl::accept() {
 
 void HttpServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
     if (stopping.load() || ec == asio::error::operation_aborted) return;
-    if (!ec) {
-        // A response is written as soon as it is whole: without this, the tail segment of a
-        // large one waits for the client's delayed ACK (Nagle), tens of milliseconds per batch.
-        // A failure leaves the default, which is slower but correct.
-        beast::error_code ignored;
-        socket.set_option(tcp::no_delay{true}, ignored);
-        const bool over = open.fetch_add(1) >= options.max_connections;
-        if (over) open.fetch_sub(1);
-        std::make_shared<Session>(std::move(socket), *this, over)->start();
+    if (ec) {
+        // Out of file descriptors (or another passing failure): accepting again at once would
+        // spin on the same error. Free one if any connection can go, and retry shortly.
+        if (auto victim = reclaimable()) victim->close();
+        accept_retry->expires_after(std::chrono::milliseconds{20});
+        accept_retry->async_wait([this](beast::error_code wait_ec) {
+            if (!wait_ec && !stopping.load()) accept();
+        });
+        return;
     }
+    // A response is written as soon as it is whole: without this, the tail segment of a
+    // large one waits for the client's delayed ACK (Nagle), tens of milliseconds per batch.
+    // A failure leaves the default, which is slower but correct.
+    beast::error_code ignored;
+    socket.set_option(tcp::no_delay{true}, ignored);
+    bool over = open.fetch_add(1) >= options.max_connections;
+    if (over) {
+        // The new connection takes the place of one that is idle, slow or stuck; the count
+        // drops when that one's last handler has run.
+        if (auto victim = reclaimable()) {
+            victim->close();
+            over = false;
+        }
+    }
+    if (over) open.fetch_sub(1);
+    std::make_shared<Session>(std::move(socket), *this, over)->start();
     accept();
 }
 
@@ -232,10 +458,22 @@ Expected<void, std::string> HttpServer::start() {
         return unexpected("cannot listen on " + where + ": " + ec.message());
     s.bound_port = acceptor.local_endpoint().port();
     s.acceptor.emplace(std::move(acceptor));
+    s.accept_retry.emplace(s.ioc);
     s.work.emplace(s.ioc.get_executor());
     s.accept();
     for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i)
-        s.threads.emplace_back([&s] { s.ioc.run(); });
+        s.threads.emplace_back([&s] {
+            // A handler's exception leaves the I/O thread, never the process: the connection
+            // it served is dropped with it, and the thread serves on.
+            for (;;) {
+                try {
+                    s.ioc.run();
+                    return;
+                } catch (...) {
+                    log_exception("connection");
+                }
+            }
+        });
     return {};
 }
 
@@ -260,6 +498,11 @@ void HttpServer::stop() {
     }
     for (auto& session : live) session->close();
     live.clear();
+    // The workers first: what they finish posts its response to the I/O threads, still running.
+    s.queue.stop();
+    asio::post(s.ioc, [&s] {
+        if (s.accept_retry) s.accept_retry->cancel();
+    });
     s.work.reset();
     for (auto& t : s.threads) t.join();
     s.threads.clear();

@@ -4,8 +4,15 @@
 // knows nothing of JSON-RPC: it hands each POST body to an HttpHandler and writes back what
 // the handler returns. A connection that breaks a limit gets its HTTP error and is closed; the
 // others are served on.
+//
+// The I/O threads only read and write. A POST's work runs on the server's workers, a step at
+// a time, in fair order across connections (rpc/fair_queue.hpp), so that no client can delay
+// another's small call by more than a step. An exception from a handler is its request's
+// error (HTTP 500 if the handler could not answer), never the process's end.
 
 #include <barrel/core/expected.hpp>
+
+#include "rpc/fair_queue.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -23,16 +30,30 @@ struct HttpOptions {
     size_t max_body_bytes{5 * 1024 * 1024};
     /// Largest request header block.
     size_t max_header_bytes{16 * 1024};
-    /// Connections open at once; one more is answered 503 and closed.
+    /// Connections open at once. One more closes the longest idle keep-alive connection, else
+    /// the one reading its request for longest, else the one that has been writing its response
+    /// for longest; only when every connection is executing a request is it answered 503.
     size_t max_connections{512};
     /// A request must arrive whole within this once its first byte has (go-ethereum: 30 s).
     std::chrono::milliseconds read_timeout{std::chrono::seconds{30}};
+    /// A request's header must arrive within this, on a new connection from its opening, on a
+    /// keep-alive one from the request's first byte. go-ethereum allows 30 s; a header is a few
+    /// hundred bytes, and a slow one only holds a connection that others may need.
+    std::chrono::milliseconds header_timeout{std::chrono::seconds{5}};
     /// A keep-alive connection with no request for this long is closed (go-ethereum: 120 s).
     std::chrono::milliseconds idle_timeout{std::chrono::seconds{120}};
     /// A response must be taken by the client within this (go-ethereum: 30 s).
     std::chrono::milliseconds write_timeout{std::chrono::seconds{30}};
-    /// Threads running the connections (oneTBB's threads do the parallel work of a request).
+    /// Threads reading and writing the connections.
     unsigned threads{1};
+    /// Threads running the requests (oneTBB's threads do the parallel work of a request).
+    unsigned workers{1};
+    /// Bytes of responses written but not yet taken by their clients, all connections together,
+    /// past which a response over kAlwaysSent is replaced by 503: clients that never read can
+    /// only hold this much of the node's memory (each connection holds one response at most).
+    size_t max_unsent_bytes{256 * 1024 * 1024};
+    /// A response this small is always sent (the budget above is for large ones).
+    static constexpr size_t kAlwaysSent = 64 * 1024;
 };
 
 struct HttpResponse {
@@ -41,11 +62,21 @@ struct HttpResponse {
     std::string body;
 };
 
+/// A POST's work, run a step at a time on the server's workers (SteppedWork::step), then
+/// answered with response().
+class HttpWork : public SteppedWork {
+public:
+    virtual HttpResponse response() = 0;
+};
+
 class HttpHandler {
 public:
     virtual ~HttpHandler() = default;
-    /// A JSON-RPC body (POST /). Called from the server's threads, several at once.
+    /// A JSON-RPC body (POST /). Called from the server's workers, several at once.
     virtual HttpResponse post(std::string_view body) = 0;
+    /// The work of a POST; by default one step that calls post(). A handler whose work can be
+    /// split (a batch's calls) returns work of several steps.
+    virtual std::unique_ptr<HttpWork> begin_post(std::string body);
     /// GET /metrics.
     virtual HttpResponse metrics() = 0;
 };

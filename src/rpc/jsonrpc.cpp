@@ -173,7 +173,8 @@ bool valid_id(const json& id) { return id.is_null() || id.is_string() || id.is_n
 
 Expected<Call, BadCall> parse_call(std::optional<CallMembers> members) {
     auto bad = [](json id, std::string message) {
-        return unexpected(BadCall{std::move(id), Error{code::invalid_request, std::move(message)}});
+        return unexpected(
+            BadCall{std::move(id), Error{code::invalid_request, std::move(message)}, {}});
     };
     if (!members) return bad(nullptr, "invalid request: not an object");
     Call call;
@@ -223,6 +224,94 @@ Expected<Request, Error> request_of(Document&& doc, const Limits& limits) {
     return request;
 }
 
+/// Whether an id would not print as it was sent: a parsed double (a fraction, an exponent, or
+/// an integer past 64 bits, which both parsers read as a double).
+bool inexact_id(const json& id) { return id.is_number_float(); }
+
+/// The text of each call's id as sent, where it is a number read as a double; by call index
+/// ("" for the others). Read with nlohmann's SAX parser, which hands over a number's text: only
+/// for the rare request that has such an id, so the usual one pays a scan of its calls' ids.
+class IdTexts final : public nlohmann::json_sax<json> {
+public:
+    IdTexts(bool batch, size_t calls) : m_batch{batch}, m_texts(calls) {}
+    std::vector<std::string> take() && { return std::move(m_texts); }
+
+    bool null() override { return value(nullptr); }
+    bool boolean(bool) override { return value(nullptr); }
+    bool number_integer(number_integer_t) override { return value(nullptr); }
+    bool number_unsigned(number_unsigned_t) override { return value(nullptr); }
+    bool number_float(number_float_t, const string_t& text) override { return value(&text); }
+    bool string(string_t&) override { return value(nullptr); }
+    bool binary(binary_t&) override { return value(nullptr); }
+    bool start_object(std::size_t) override { return open(); }
+    bool start_array(std::size_t) override { return open(); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& name) override {
+        m_at_id = m_depth == call_depth() && name == "id";
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+        return false;
+    }
+
+private:
+    size_t call_depth() const { return m_batch ? 2 : 1; }
+    /// A value begins: a new call when it is an element of the batch.
+    void begin_value() {
+        if (m_batch && m_depth == 1) ++m_elements;
+    }
+    bool value(const string_t* float_text) {
+        begin_value();
+        if (m_at_id) record(float_text ? *float_text : std::string{});
+        return true;
+    }
+    bool open() {
+        begin_value();
+        if (m_at_id) record({});
+        ++m_depth;
+        return true;
+    }
+    bool close() {
+        --m_depth;
+        m_at_id = false;
+        return true;
+    }
+    void record(std::string text) {
+        m_at_id = false;
+        const size_t call = m_batch ? m_elements - 1 : 0;
+        if (call < m_texts.size()) m_texts[call] = std::move(text);
+    }
+
+    bool m_batch;
+    size_t m_depth{0};
+    size_t m_elements{0};
+    bool m_at_id{false};
+    std::vector<std::string> m_texts;
+};
+
+/// Fills Call::id_text and BadCall::id_text where the parsed id would not print as sent.
+void keep_id_texts(std::string_view body, Request& request) {
+    const bool any = std::any_of(request.calls.begin(), request.calls.end(), [](const auto& c) {
+        return inexact_id(c ? c->id : c.error().id);
+    });
+    if (!any) return;
+    IdTexts sax{request.batch, request.calls.size()};
+    json::sax_parse(body, &sax);
+    auto texts = std::move(sax).take();
+    for (size_t i = 0; i < request.calls.size(); ++i) {
+        auto& c = request.calls[i];
+        if (!inexact_id(c ? c->id : c.error().id)) continue;
+        if (c) {
+            c->id_text = std::move(texts[i]);
+            continue;
+        }
+        BadCall bad = c.error();
+        bad.id_text = std::move(texts[i]);
+        c = unexpected(std::move(bad));
+    }
+}
+
 }  // namespace
 
 json parse_json(std::string_view text) {
@@ -238,11 +327,14 @@ Expected<Request, Error> parse_request(std::string_view body, const Limits& limi
                                                            std::to_string(limits.max_depth)});
     // Calls straight from simdjson's DOM; nlohmann's for what parse_json would leave to it.
     std::optional<Expected<Request, Error>> request;
-    if (with_simdjson(body, [&](simdjson::dom::element doc) { request = request_of(doc, limits); }))
-        return std::move(*request);
-    json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return unexpected(Error{code::parse_error, "parse error"});
-    return request_of(doc, limits);
+    if (!with_simdjson(body,
+                       [&](simdjson::dom::element doc) { request = request_of(doc, limits); })) {
+        json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+        if (doc.is_discarded()) return unexpected(Error{code::parse_error, "parse error"});
+        request = request_of(doc, limits);
+    }
+    if (*request) keep_id_texts(body, **request);
+    return std::move(*request);
 }
 
 json result_response(const json& id, json result) {
@@ -330,30 +422,53 @@ void append_json(std::string& out, const json& value, size_t depth = 0) {
 
 }  // namespace
 
+template <class Write>
+void ResponseWriter::whole(Write&& write) {
+    const size_t size = m_body.size(), count = m_count;
+    try {
+        write();
+    } catch (...) {
+        m_body.resize(size);  // shrinking never allocates
+        m_count = count;
+        throw;
+    }
+}
+
+void ResponseWriter::append_id(const json& id, std::string_view id_text) {
+    if (!id_text.empty())
+        m_body += id_text;
+    else
+        append_json(m_body, id);
+}
+
 void ResponseWriter::open_response() {
     if (m_batch) m_body += m_count == 0 ? '[' : ',';
     ++m_count;
 }
 
 // Keys in nlohmann's order (std::map: sorted), as result_response and error_response dump.
-void ResponseWriter::result(const json& id, const json& result) {
-    open_response();
-    m_body += R"({"id":)";
-    append_json(m_body, id);
-    m_body += R"(,"jsonrpc":"2.0","result":)";
-    append_json(m_body, result);
-    m_body += '}';
+void ResponseWriter::result(const json& id, const json& result, std::string_view id_text) {
+    whole([&] {
+        open_response();
+        m_body += R"({"id":)";
+        append_id(id, id_text);
+        m_body += R"(,"jsonrpc":"2.0","result":)";
+        append_json(m_body, result);
+        m_body += '}';
+    });
 }
 
-void ResponseWriter::error(const json& id, const Error& error) {
-    open_response();
-    m_body += R"({"error":{"code":)";
-    m_body += std::to_string(error.code);
-    m_body += R"(,"message":)";
-    append_json(m_body, json(error.message));
-    m_body += R"(},"id":)";
-    append_json(m_body, id);
-    m_body += R"(,"jsonrpc":"2.0"})";
+void ResponseWriter::error(const json& id, const Error& error, std::string_view id_text) {
+    whole([&] {
+        open_response();
+        m_body += R"({"error":{"code":)";
+        m_body += std::to_string(error.code);
+        m_body += R"(,"message":)";
+        append_json(m_body, json(error.message));
+        m_body += R"(},"id":)";
+        append_id(id, id_text);
+        m_body += R"(,"jsonrpc":"2.0"})";
+    });
 }
 
 std::string ResponseWriter::finish() && {

@@ -26,6 +26,8 @@ inline constexpr int invalid_params = -32602;
 inline constexpr int internal_error = -32603;
 /// A rejected transaction, an unknown block: go-ethereum's generic server error.
 inline constexpr int server_error = -32000;
+/// A batch's call past the response size limit (go-ethereum's errcodeResponseTooLarge).
+inline constexpr int response_too_large = -32003;
 }  // namespace code
 
 struct Error {
@@ -39,11 +41,18 @@ struct Limits {
     /// Nesting of arrays and objects in a body: deeper is never a valid call, and refusing it
     /// before parsing keeps a hostile body from costing more than its bytes.
     size_t max_depth{64};
+    /// Bytes of a batch's response past which its remaining calls are answered -32003
+    /// "response too large" instead of run (go-ethereum's BatchResponseMaxSize, 25 MB).
+    size_t max_response_bytes{25 * 1000 * 1000};
 };
 
 /// One call of a request: a valid request object.
 struct Call {
-    json id;                   ///< a number, a string or null
+    json id;  ///< a number, a string or null
+    /// The id's text as sent, when `id` would not print the same: a number with a fraction or
+    /// an exponent, or an integer past 64 bits (2^64 stays 18446744073709551616, 1e2 stays
+    /// 1e2, as go-ethereum echoes its raw id). Empty otherwise.
+    std::string id_text;
     bool notification{false};  ///< no "id" member: the call gets no response
     std::string method;
     json params = json::array();  ///< an array (by position) or an object (by name)
@@ -54,6 +63,7 @@ struct Call {
 struct BadCall {
     json id;
     Error error;
+    std::string id_text;  ///< as Call::id_text
 };
 
 struct Request {
@@ -80,16 +90,26 @@ json error_response(const json& id, const Error& error);
 /// same result_response and error_response objects, without building them: the framing is
 /// text, only the id and a result that is not a plain string or integer go through nlohmann's
 /// serialiser.
+///
+/// Each response is written whole or not at all: if writing one throws (std::bad_alloc), the
+/// body is left as it was before it.
 class ResponseWriter {
 public:
     explicit ResponseWriter(bool batch) : m_batch{batch} {}
-    void result(const json& id, const json& result);
-    void error(const json& id, const Error& error);
+    /// `id_text`, when not empty, is written instead of `id` (Call::id_text).
+    void result(const json& id, const json& result, std::string_view id_text = {});
+    void error(const json& id, const Error& error, std::string_view id_text = {});
+    /// Bytes written so far.
+    size_t size() const noexcept { return m_body.size(); }
     /// The body; empty when nothing was written (a batch of notifications).
     std::string finish() &&;
 
 private:
     void open_response();
+    void append_id(const json& id, std::string_view id_text);
+    /// Runs `write` on the body; if it throws, undoes its part and rethrows.
+    template <class Write>
+    void whole(Write&& write);
     bool m_batch;
     size_t m_count{0};
     std::string m_body;

@@ -13,11 +13,53 @@
 #include "rpc/params.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
 namespace barrel::rpc {
+
+/// Each block's rewards as eth_feeHistory needs them, kept across requests: a stored block never
+/// changes, so 300 calls over the same 1,024 blocks decode each block once. Bounded in bytes;
+/// the oldest entry goes first.
+class FeeHistoryCache {
+public:
+    using Tips = SortedTips;
+    static size_t bytes(const Tips& t) {
+        return t.tips.size() * (sizeof(u256) + sizeof(uint64_t)) + 64;
+    }
+
+    std::shared_ptr<const Tips> find(const std::string& block_hash) {
+        std::lock_guard lock{m_mutex};
+        const auto it = m_blocks.find(block_hash);
+        return it == m_blocks.end() ? nullptr : it->second;
+    }
+
+    void insert(const std::string& block_hash, std::shared_ptr<const Tips> tips) {
+        std::lock_guard lock{m_mutex};
+        if (!m_blocks.emplace(block_hash, tips).second) return;
+        m_bytes += bytes(*tips);
+        m_order.push_back(block_hash);
+        while (m_bytes > kMaxBytes && !m_order.empty()) {
+            const auto it = m_blocks.find(m_order.front());
+            m_bytes -= bytes(*it->second);
+            m_blocks.erase(it);
+            m_order.pop_front();
+        }
+    }
+
+private:
+    /// Room for 1,024 blocks of 2,500 distinct tips each, with change.
+    static constexpr size_t kMaxBytes = 128 * 1024 * 1024;
+    std::mutex m_mutex;
+    std::unordered_map<std::string, std::shared_ptr<const Tips>> m_blocks;
+    std::deque<std::string> m_order;
+    size_t m_bytes{0};
+};
 
 namespace {
 
@@ -47,6 +89,7 @@ Expected<T, Error> stored(Expected<T, store::StoreError> v) {
 struct Context {
     Node& node;
     const store::Snapshot& view;
+    FeeHistoryCache* fee_cache{nullptr};
 
     const exec::ChainConfig& config() const { return node.store.genesis().config; }
     const u256& base_fee() const { return config().base_fee; }
@@ -508,6 +551,34 @@ Result max_priority_fee(Context& c, const json& params) {
     return json_quantity(c.node.suggested_tip);
 }
 
+/// Block `n`'s effective tips and their gas (none for block 0), from the cache when there.
+Expected<std::shared_ptr<const FeeHistoryCache::Tips>, Error> block_tips(Context& c, uint64_t n,
+                                                                         const json& hash) {
+    const std::string key = hash.is_string() ? hash.get<std::string>() : std::string{};
+    if (c.fee_cache && !key.empty())
+        if (auto found = c.fee_cache->find(key)) return found;
+    std::vector<std::pair<u256, uint64_t>> tips;
+    if (n > 0) {
+        auto raw = stored(c.view.raw_block(n));
+        if (!raw) return unexpected(raw.error());
+        if (*raw) {
+            auto block = block::decode_block(std::move(**raw));
+            if (block)
+                for (const tx::Transaction& t : block->txs)
+                    tips.emplace_back(tx::effective_tip(t, c.base_fee()), exec::gas_used(t));
+        }
+    }
+    auto out = std::make_shared<const FeeHistoryCache::Tips>(sorted_tips(std::move(tips)));
+    if (c.fee_cache && !key.empty()) c.fee_cache->insert(key, out);
+    return out;
+}
+
+/// go-ethereum's limits on eth_feeHistory (eth/gasprice/feehistory.go): the blocks one call
+/// covers (FeeHistoryMaxHeaders and FeeHistoryMaxBlocks, both 1,024 by default) and the
+/// reward percentiles it asks for (maxQueryLimit).
+constexpr uint64_t kFeeHistoryMaxBlocks = 1024;
+constexpr size_t kFeeHistoryMaxPercentiles = 100;
+
 Result fee_history(Context& c, const json& params) {
     auto p = Params::positional(params, 2, 3);
     if (!p) return unexpected(p.error());
@@ -520,6 +591,10 @@ Result fee_history(Context& c, const json& params) {
         const json& list = p->at(2);
         if (!list.is_array())
             return unexpected(invalid_argument(2, "rewardPercentiles", "want an array"));
+        if (list.size() > kFeeHistoryMaxPercentiles)
+            return unexpected(invalid_argument(
+                2, "rewardPercentiles",
+                "at most " + std::to_string(kFeeHistoryMaxPercentiles) + " percentiles"));
         for (const json& v : list) {
             if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100 ||
                 (!percentiles.empty() && v.get<double>() < percentiles.back()))
@@ -531,7 +606,7 @@ Result fee_history(Context& c, const json& params) {
     auto newest = block_number(c, *ref);
     if (!newest) return unexpected(newest.error());
     if (!*newest) return server_error("header not found");
-    const uint64_t blocks = std::min<uint64_t>({*count, 1024, **newest + 1});
+    const uint64_t blocks = std::min<uint64_t>({*count, kFeeHistoryMaxBlocks, **newest + 1});
     const uint64_t oldest = **newest + 1 - blocks;
     json base_fees = json::array(), ratios = json::array(), rewards = json::array();
     for (uint64_t n = oldest; n <= **newest; ++n) {
@@ -543,21 +618,10 @@ Result fee_history(Context& c, const json& params) {
         base_fees.push_back(json_quantity(c.base_fee()));
         ratios.push_back(limit == 0 ? 0.0 : static_cast<double>(used) / static_cast<double>(limit));
         if (percentiles.empty()) continue;
-        // Each percentile of the block's effective tips, weighted by the gas each transaction
-        // used (as go-ethereum does), which barrel derives from the transaction alone.
-        std::vector<std::pair<u256, uint64_t>> tips;
-        if (n > 0) {
-            auto raw = stored(c.view.raw_block(n));
-            if (!raw) return unexpected(raw.error());
-            if (*raw) {
-                auto block = block::decode_block(std::move(**raw));
-                if (block)
-                    for (const tx::Transaction& t : block->txs)
-                        tips.emplace_back(tx::effective_tip(t, c.base_fee()), exec::gas_used(t));
-            }
-        }
+        auto tips = block_tips(c, n, (**header)["hash"]);
+        if (!tips) return unexpected(tips.error());
         json reward = json::array();
-        for (const u256& tip : reward_percentiles(std::move(tips), percentiles))
+        for (const u256& tip : rewards_of(**tips, percentiles))
             reward.push_back(json_quantity(tip));
         rewards.push_back(std::move(reward));
     }
@@ -667,12 +731,17 @@ Expected<Bytes, Error> raw_transaction_of(const Call& call, const Node& node) {
 }  // namespace
 
 Methods::Methods(Node& node, const Limits& limits)
-    : m_node{node}, m_limits{limits}, m_counters(kUnknownSlot + 1) {
+    : m_node{node},
+      m_limits{limits},
+      m_fee_cache{std::make_unique<FeeHistoryCache>()},
+      m_counters(kUnknownSlot + 1) {
     if (!node.metrics) return;
     for (size_t i = 0; i < std::size(kMethods); ++i)
         m_counters[i] = node.metrics->method(kMethods[i].name);
     m_counters[kUnknownSlot] = node.metrics->method(metrics::kUnknownMethod);
 }
+
+Methods::~Methods() = default;
 
 Expected<json, Error> Methods::call(const Call& call) {
     const size_t method = method_index(call.method);
@@ -693,80 +762,176 @@ Expected<json, Error> Methods::call_one(size_t method, const Call& call) {
     }
     auto view = m_node.store.snapshot();
     if (!view) return store_failure(view.error());
-    Context c{m_node, **view};
+    Context c{m_node, **view, m_fee_cache.get()};
     return call_in(c, method, call);
 }
 
-std::string Methods::handle(std::string_view body) {
+namespace {
+
+bool is_send(const Expected<Call, BadCall>& call) {
+    return call && call->method == "eth_sendRawTransaction";
+}
+
+/// The answer to a call that threw, logged once (one line) on stderr; as go-ethereum answers
+/// a method handler's panic.
+Error crashed(const std::string& method) noexcept {
+    try {
+        try {
+            throw;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "rpc: %s failed: %s\n", method.c_str(), e.what());
+        } catch (...) {
+            std::fprintf(stderr, "rpc: %s failed: unknown exception\n", method.c_str());
+        }
+        return Error{code::internal_error, "method handler crashed"};
+    } catch (...) {
+        return Error{code::internal_error, {}};
+    }
+}
+
+const Error kResponseTooLarge{code::response_too_large, "response too large"};
+
+}  // namespace
+
+Methods::Run::Run(Methods& methods, Request request)
+    : m_methods{methods}, m_request{std::move(request)}, m_writer{m_request.batch} {}
+
+Methods::Run::Run(Methods& methods, const Error& error)
+    : m_methods{methods}, m_writer{/*batch=*/false} {
+    // No call could be read: counted as one failed call of no known method.
+    metrics::count_call(methods.m_counters[kUnknownSlot], false);
+    m_writer.error(nullptr, error);
+}
+
+Methods::Run Methods::begin(std::string_view body) {
     auto request = parse_request(body, m_limits);
-    if (!request) {
-        // No call could be read: counted as one failed call of no known method.
-        metrics::count_call(m_counters[kUnknownSlot], false);
-        ResponseWriter writer{/*batch=*/false};
-        writer.error(nullptr, request.error());
-        return std::move(writer).finish();
-    }
+    if (!request) return Run{*this, request.error()};
+    return Run{*this, std::move(*request)};
+}
 
-    // Every transaction of the batch is admitted in one call, so their senders are recovered
-    // in one parallel loop; each call then gets its own result, in order.
-    std::vector<Bytes> raws;
-    std::vector<size_t> raw_of(request->calls.size(), SIZE_MAX);
-    std::map<size_t, Error> param_errors;
-    for (size_t i = 0; i < request->calls.size(); ++i) {
-        const auto& call = request->calls[i];
-        if (!call || call->method != "eth_sendRawTransaction") continue;
-        auto raw = raw_transaction_of(*call, m_node);
-        if (!raw) {
-            param_errors.emplace(i, raw.error());
-            continue;
+bool Methods::Run::step() {
+    auto& calls = m_request.calls;
+    if (m_next >= calls.size()) return false;
+    const size_t first = m_next;
+    if (m_request.batch && m_writer.size() > m_methods.m_limits.max_response_bytes) {
+        // As go-ethereum's handleBatch: the calls past the limit are answered, not run.
+        for (; m_next < calls.size(); ++m_next) {
+            const auto& call = calls[m_next];
+            const size_t method = call ? method_index(call->method) : kUnknownSlot;
+            metrics::count_call(m_methods.m_counters[method], false);
+            if (!call)
+                m_writer.error(call.error().id, kResponseTooLarge, call.error().id_text);
+            else if (!call->notification)
+                m_writer.error(call->id, kResponseTooLarge, call->id_text);
         }
-        raw_of[i] = raws.size();
-        raws.push_back(std::move(*raw));
+        return false;
     }
-    std::vector<pool::AdmitResult> admitted;
-    if (!raws.empty()) {
-        const std::vector<BytesView> views{raws.begin(), raws.end()};
-        admitted = m_node.pool.admit(views);
-        if (m_node.metrics) m_node.metrics->on_admitted(admitted);
-        if (m_node.on_admitted) m_node.on_admitted();
+    if (is_send(calls[first])) {
+        // Consecutive sends are admitted together: their senders are recovered in one loop,
+        // and no call between them could have seen one before another.
+        size_t end = first + 1;
+        while (end < calls.size() && is_send(calls[end])) ++end;
+        m_next = end;
+        send_run(first, end);
+    } else {
+        m_next = first + 1;
+        answer(first);
     }
+    return m_next < calls.size();
+}
 
-    std::optional<Expected<std::unique_ptr<store::Snapshot>, store::StoreError>> view;
-    ResponseWriter writer{request->batch};
-    for (size_t i = 0; i < request->calls.size(); ++i) {
-        const auto& call = request->calls[i];
-        if (!call) {
-            metrics::count_call(m_counters[kUnknownSlot], false);
-            writer.error(call.error().id, call.error().error);
-            continue;
-        }
-        const size_t method = method_index(call->method);
-        Expected<json, Error> result = json(nullptr);
-        if (const auto e = param_errors.find(i); e != param_errors.end())
-            result = unexpected(e->second);
-        else if (raw_of[i] != SIZE_MAX) {
-            const auto& a = admitted[raw_of[i]];
-            result =
-                a ? Expected<json, Error>{json_bytes(a->hash)}
-                  : Expected<json, Error>{unexpected(Error{code::server_error, a.error().message})};
+void Methods::Run::answer(size_t i) {
+    const auto& call = m_request.calls[i];
+    if (!call) {
+        metrics::count_call(m_methods.m_counters[kUnknownSlot], false);
+        m_writer.error(call.error().id, call.error().error, call.error().id_text);
+        return;
+    }
+    const size_t method = method_index(call->method);
+    Node& node = m_methods.m_node;
+    Expected<json, Error> result = json(nullptr);
+    try {
+        if (node.before_call) node.before_call(*call);
+        if (!m_view) m_view = node.store.snapshot();
+        if (!*m_view) {
+            result = store_failure(m_view->error());
         } else {
-            // One snapshot for the request, taken at its first read.
-            if (!view) view = m_node.store.snapshot();
-            if (!*view) {
-                result = store_failure(view->error());
-            } else {
-                Context c{m_node, ***view};
-                result = call_in(c, method, *call);
-            }
+            Context c{node, ***m_view, m_methods.m_fee_cache.get()};
+            result = call_in(c, method, *call);
         }
-        metrics::count_call(m_counters[method], result.has_value());
-        if (call->notification) continue;
-        if (result)
-            writer.result(call->id, *result);
-        else
-            writer.error(call->id, result.error());
+    } catch (...) {
+        result = unexpected(crashed(call->method));
     }
-    return std::move(writer).finish();
+    metrics::count_call(m_methods.m_counters[method], result.has_value());
+    if (call->notification) return;
+    try {
+        if (result)
+            m_writer.result(call->id, *result, call->id_text);
+        else
+            m_writer.error(call->id, result.error(), call->id_text);
+    } catch (...) {
+        // The result could not be written (out of memory): the call's error can still be.
+        m_writer.error(call->id, crashed(call->method), call->id_text);
+    }
+}
+
+void Methods::Run::send_run(size_t first, size_t end) {
+    Node& node = m_methods.m_node;
+    auto& calls = m_request.calls;
+    std::vector<Bytes> raws;
+    std::vector<size_t> raw_of(end - first, SIZE_MAX);
+    std::vector<std::optional<Error>> errors(end - first);
+    size_t unanswered = first;  // the first call whose response is not written yet
+    try {
+        for (size_t i = first; i < end; ++i) {
+            if (node.before_call) node.before_call(*calls[i]);
+            auto raw = raw_transaction_of(*calls[i], node);
+            if (!raw) {
+                errors[i - first] = raw.error();
+                continue;
+            }
+            raw_of[i - first] = raws.size();
+            raws.push_back(std::move(*raw));
+        }
+        std::vector<pool::AdmitResult> admitted;
+        if (!raws.empty()) {
+            const std::vector<BytesView> views{raws.begin(), raws.end()};
+            admitted = node.pool.admit(views);
+            if (node.metrics) node.metrics->on_admitted(admitted);
+            if (node.on_admitted) node.on_admitted();
+        }
+        for (size_t k = 0; k < raw_of.size(); ++k) {
+            if (raw_of[k] == SIZE_MAX) continue;
+            const auto& a = admitted[raw_of[k]];
+            if (!a) errors[k] = Error{code::server_error, a.error().message};
+        }
+        const size_t method = method_index("eth_sendRawTransaction");
+        for (; unanswered < end; ++unanswered) {
+            const size_t k = unanswered - first;
+            metrics::count_call(m_methods.m_counters[method], !errors[k]);
+            const Call& call = *calls[unanswered];
+            if (call.notification) continue;
+            if (errors[k])
+                m_writer.error(call.id, *errors[k], call.id_text);
+            else
+                m_writer.result(call.id, json_bytes(admitted[raw_of[k]]->hash), call.id_text);
+        }
+    } catch (...) {
+        // Whatever was admitted stays admitted (the pool is consistent by itself); the calls
+        // not yet answered get the error.
+        const Error error = crashed("eth_sendRawTransaction");
+        for (size_t i = unanswered; i < end; ++i)
+            if (!calls[i]->notification) m_writer.error(calls[i]->id, error, calls[i]->id_text);
+    }
+}
+
+std::string Methods::Run::finish() && { return std::move(m_writer).finish(); }
+
+std::string Methods::handle(std::string_view body) {
+    Run run = begin(body);
+    while (run.step()) {
+    }
+    return std::move(run).finish();
 }
 
 }  // namespace barrel::rpc

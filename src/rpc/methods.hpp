@@ -1,8 +1,9 @@
 #pragma once
 // The Ethereum JSON-RPC methods of `barrel-node run` (docs/rpc.md lists them with examples):
 // what wallets and SDKs need to send transfers and read chains. A request body goes in, a
-// response body comes out; the calls of a batch that send transactions are admitted to the
-// pool together, so their senders are recovered in one parallel loop.
+// response body comes out, a step at a time (Methods::Run): a batch's calls run in order, as
+// if alone, except that a run of consecutive sends is admitted to the pool together, so their
+// senders are recovered in one parallel loop.
 
 #include <barrel/core/uint256.hpp>
 #include <barrel/pool/pool.hpp>
@@ -13,6 +14,8 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +32,8 @@ struct Node {
     u256 suggested_tip{1'000'000'000};
     /// Called after a request admitted transactions (the sealer may have a full block now).
     std::function<void()> on_admitted{};
+    /// Called before each call runs (a seam for tests: a call that throws).
+    std::function<void(const Call&)> before_call{};
     /// Where calls, admissions and rejections are counted (none: not counted).
     metrics::NodeMetrics* metrics{nullptr};
     /// eth_sendRawTransaction takes legacy transactions signed without a chain id (pre-EIP-155,
@@ -37,12 +42,47 @@ struct Node {
     bool allow_unprotected_txs{false};
 };
 
+class FeeHistoryCache;
+
 class Methods {
 public:
     Methods(Node& node, const Limits& limits);
+    ~Methods();
 
-    /// The response body for a request body ("" when every call was a notification). Every
-    /// call of the request reads the same snapshot of the store (Store::snapshot).
+    /// A request's calls in progress.
+    class Run {
+    public:
+        /// Answers the next call, or the next run of consecutive sends (admitted together);
+        /// false once every call is answered. A call that throws is answered -32603 "method
+        /// handler crashed" (and logged); the batch goes on. Once a batch's response passes
+        /// Limits::max_response_bytes, each remaining call is answered -32003 "response too
+        /// large" without running.
+        bool step();
+        /// The response body ("" when every call was a notification).
+        std::string finish() &&;
+
+    private:
+        friend class Methods;
+        Run(Methods& methods, Request request);
+        Run(Methods& methods, const Error& error);
+        void answer(size_t call);
+        void send_run(size_t first, size_t end);
+
+        Methods& m_methods;
+        Request m_request;
+        size_t m_next{0};
+        ResponseWriter m_writer;
+        /// One snapshot for the request, taken at its first read.
+        std::optional<Expected<std::unique_ptr<store::Snapshot>, store::StoreError>> m_view;
+    };
+
+    /// The request in `body`, ready to be run a step at a time (a body that is not a request
+    /// makes a run with its error already written).
+    Run begin(std::string_view body);
+
+    /// The response body for a request body ("" when every call was a notification): begin()
+    /// and every step at once. Every call of the request reads the same snapshot of the store
+    /// (Store::snapshot).
     std::string handle(std::string_view body);
 
     /// One call's result or error (for tests; handle() is what the server uses).
@@ -54,6 +94,7 @@ private:
 
     Node& m_node;
     Limits m_limits;
+    std::unique_ptr<FeeHistoryCache> m_fee_cache;
     /// Each method's counters, by its position in the method table (methods.cpp), then those of
     /// unknown methods: found once here, so a call costs no label lookup.
     std::vector<metrics::MethodCounters> m_counters;

@@ -20,6 +20,8 @@ public:
     void stop() { m_server.stop(); }
 
     HttpResponse post(std::string_view body) override;
+    /// The body's calls, run a step at a time (Methods::Run) on the server's workers.
+    std::unique_ptr<HttpWork> begin_post(std::string body) override;
     HttpResponse metrics() override;
 
 private:

@@ -8,7 +8,10 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <sys/socket.h>
+#include <sys/time.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -27,6 +30,24 @@ public:
     }
 
     void send_raw(std::string_view bytes) { asio::write(m_socket, asio::buffer(bytes)); }
+
+    /// Every later read fails (would_block) rather than wait longer than this: a test of a
+    /// server that might never answer ends instead of hanging.
+    void set_receive_timeout(std::chrono::milliseconds limit) {
+        timeval tv{};
+        tv.tv_sec = static_cast<time_t>(limit.count() / 1000);
+        tv.tv_usec = static_cast<suseconds_t>((limit.count() % 1000) * 1000);
+        ::setsockopt(m_socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    }
+
+    /// Whatever the server sends within the receive timeout, as raw text.
+    std::string receive_raw() {
+        std::string out(4096, '\0');
+        beast::error_code ec;
+        const size_t n = m_socket.read_some(asio::buffer(out), ec);
+        out.resize(ec ? 0 : n);
+        return out;
+    }
 
     void send(http::verb verb, std::string target, std::string body,
               std::string content_type = "application/json", bool keep_alive = true) {

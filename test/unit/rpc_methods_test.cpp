@@ -1,8 +1,10 @@
 // The JSON-RPC methods over a real datadir and pool, each call sent through a real socket to the
 // node's service: each method's result in Ethereum's shape, and each error code with its message.
 
+#include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/dag_transfer.hpp>
+#include <barrel/exec/execute.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
@@ -481,6 +483,145 @@ TEST_F(RpcMethods, framing_errors) {
               std::make_pair(
                   code::method_not_found,
                   std::string{"the method eth_sendTransaction does not exist/is not available"}));
+}
+
+TEST_F(RpcMethods, fee_history_rewards_are_each_blocks_percentiles_and_the_same_when_cached) {
+    const std::vector<double> percentiles{0, 10, 25, 50, 75, 90, 100};
+    const json expected_rewards = [&] {
+        json out = json::array();
+        for (const Bytes& raw : workload.blocks) {
+            auto block = block::decode_block(Bytes{raw});
+            EXPECT_TRUE(block);
+            std::vector<std::pair<u256, uint64_t>> tips;
+            for (const tx::Transaction& t : block->txs)
+                tips.emplace_back(tx::effective_tip(t, workload.genesis.config.base_fee),
+                                  exec::gas_used(t));
+            json reward = json::array();
+            for (const u256& tip : reward_percentiles(tips, percentiles))
+                reward.push_back(to_hex_quantity(tip));
+            out.push_back(reward);
+        }
+        return out;
+    }();
+    for (int round = 0; round < 2; ++round)  // the second from the cache
+        EXPECT_EQ(result("eth_feeHistory", {"0x2", "latest", percentiles})["reward"],
+                  expected_rewards);
+    // go-ethereum's limits: 1,024 blocks at most (here: all there are), 100 percentiles.
+    EXPECT_EQ(result("eth_feeHistory", {"0x100000", "latest"})["gasUsedRatio"].size(), 3u);
+    EXPECT_EQ(error("eth_feeHistory", {"0x1", "latest", json(std::vector<int>(101, 50))}),
+              std::make_pair(code::invalid_params,
+                             std::string{"invalid argument 2 (rewardPercentiles): at most 100 "
+                                         "percentiles"}));
+}
+
+TEST_F(RpcMethods, a_batch_is_answered_as_if_its_calls_ran_in_order) {
+    const Bytes raw = transfer(3);
+    const std::string hash = to_hex(tx::hash_of(raw));
+    const std::string from = to_hex(account(3));
+    const auto nonce = store->account(account(3)).value().value().nonce;
+    const json out = json::parse(send(json::array({
+                                                      {{"jsonrpc", "2.0"},
+                                                       {"id", 1},
+                                                       {"method", "eth_getTransactionCount"},
+                                                       {"params", {from, "pending"}}},
+                                                      {{"jsonrpc", "2.0"},
+                                                       {"id", 2},
+                                                       {"method", "eth_getTransactionByHash"},
+                                                       {"params", {hash}}},
+                                                      {{"jsonrpc", "2.0"},
+                                                       {"id", 3},
+                                                       {"method", "eth_sendRawTransaction"},
+                                                       {"params", {to_hex(raw)}}},
+                                                      {{"jsonrpc", "2.0"},
+                                                       {"id", 4},
+                                                       {"method", "eth_getTransactionCount"},
+                                                       {"params", {from, "pending"}}},
+                                                      {{"jsonrpc", "2.0"},
+                                                       {"id", 5},
+                                                       {"method", "eth_getTransactionByHash"},
+                                                       {"params", {hash}}},
+                                                  })
+                                          .dump()));
+    ASSERT_EQ(out.size(), 5u);
+    EXPECT_EQ(out[0]["result"], to_hex_quantity(nonce));
+    EXPECT_EQ(out[1]["result"], nullptr);
+    EXPECT_EQ(out[2]["result"], hash);
+    EXPECT_EQ(out[3]["result"], to_hex_quantity(nonce + 1));
+    EXPECT_EQ(out[4]["result"]["hash"], hash);
+}
+
+TEST_F(RpcMethods, ids_are_echoed_as_sent) {
+    EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"eth_chainId"})"),
+              R"({"id":18446744073709551616,"jsonrpc":"2.0","result":"0x1"})");
+    EXPECT_EQ(send(R"({"jsonrpc":"2.0","id":1e2,"method":"eth_chainId"})"),
+              R"({"id":1e2,"jsonrpc":"2.0","result":"0x1"})");
+    EXPECT_EQ(
+        send(R"([{"jsonrpc":"2.0","id":-1.50,"method":"eth_chainId"},)"
+             R"({"jsonrpc":"2.0","id":"a\u0062","method":"eth_chainId"},)"
+             R"({"jsonrpc":"2.0","id":null,"method":"eth_chainId"},)"
+             R"({"jsonrpc":"2.0","id":{"x":1.5},"method":"eth_chainId"},)"
+             R"({"id":2.50,"method":"eth_chainId"},)"
+             R"(7,)"
+             R"({"jsonrpc":"2.0","id":1E+2,"method":"nope"}])"),
+        R"([{"id":-1.50,"jsonrpc":"2.0","result":"0x1"},)"
+        R"({"id":"ab","jsonrpc":"2.0","result":"0x1"},)"
+        R"({"id":null,"jsonrpc":"2.0","result":"0x1"},)"
+        R"({"error":{"code":-32600,"message":"invalid request: id must be a string, a number or null"},"id":null,"jsonrpc":"2.0"},)"
+        R"({"error":{"code":-32600,"message":"invalid request: jsonrpc must be \"2.0\""},"id":2.50,"jsonrpc":"2.0"},)"
+        R"({"error":{"code":-32600,"message":"invalid request: not an object"},"id":null,"jsonrpc":"2.0"},)"
+        R"({"error":{"code":-32601,"message":"the method nope does not exist/is not available"},"id":1E+2,"jsonrpc":"2.0"}])");
+}
+
+TEST_F(RpcMethods, a_call_that_throws_is_answered_32603_and_the_rest_are_served) {
+    // A node of its own whose hook is set before its threads start (ThreadSanitizer sees no
+    // order through the socket between a later write and the workers' reads).
+    Node throwing{*store, *pool, "barrel/test"};
+    throwing.before_call = [](const Call& call) {
+        if (call.method == "eth_chainId" || call.method == "eth_sendRawTransaction")
+            throw std::bad_alloc{};
+    };
+    Service server{throwing, Limits{}, HttpOptions{.port = 0}};
+    ASSERT_TRUE(server.start().has_value());
+    test::Client c{server.port()};
+    const json out = json::parse(c.post(R"([{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"},
+        {"jsonrpc":"2.0","id":2,"method":"eth_chainId"},
+        {"jsonrpc":"2.0","id":3,"method":"eth_sendRawTransaction","params":["0x00"]},
+        {"jsonrpc":"2.0","id":4,"method":"net_version"}])")
+                                     .body());
+    ASSERT_EQ(out.size(), 4u);
+    EXPECT_EQ(out[0]["result"], "0x2");
+    EXPECT_EQ(out[1]["error"], (json{{"code", -32603}, {"message", "method handler crashed"}}));
+    EXPECT_EQ(out[2]["error"], (json{{"code", -32603}, {"message", "method handler crashed"}}));
+    EXPECT_EQ(out[3]["result"], "1");
+    // The node serves on, on the same connection and others.
+    EXPECT_EQ(
+        json::parse(c.post(R"({"jsonrpc":"2.0","id":5,"method":"net_version"})").body())["result"],
+        "1");
+    EXPECT_EQ(result("eth_chainId"), "0x1");
+}
+
+TEST_F(RpcMethods, a_batch_past_the_response_limit_answers_its_remaining_calls_32003) {
+    Service small{*node, Limits{.max_response_bytes = 200}, HttpOptions{.port = 0}};
+    ASSERT_TRUE(small.start().has_value());
+    test::Client c{small.port()};
+    json batch = json::array();
+    for (int id = 1; id <= 10; ++id)
+        batch.push_back({{"jsonrpc", "2.0"}, {"id", id}, {"method", "web3_clientVersion"}});
+    batch.push_back({{"jsonrpc", "2.0"}, {"method", "web3_clientVersion"}});  // no answer
+    const json out = json::parse(c.post(batch.dump()).body());
+    // Each answer is {"id":N,"jsonrpc":"2.0","result":"barrel/test"}, 47 bytes: the fifth
+    // passes 200 bytes, and what follows is not run.
+    ASSERT_EQ(out.size(), 10u);
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(out[i]["result"], "barrel/test");
+    for (size_t i = 5; i < 10; ++i) {
+        EXPECT_EQ(out[i]["id"], i + 1);
+        EXPECT_EQ(out[i]["error"], (json{{"code", -32003}, {"message", "response too large"}}));
+    }
+    // A single call is not limited (go-ethereum limits batches).
+    EXPECT_EQ(json::parse(c.post(R"({"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber",
+                                      "params":["0x1",true]})")
+                              .body())["result"]["number"],
+              "0x1");
 }
 
 }  // namespace
