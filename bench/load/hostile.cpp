@@ -260,7 +260,8 @@ int run(const Args& a) {
     NodeProcess node{find_node(a.node),
                      *genesis,
                      {"--block-time", "200", "--max-block-txs", std::to_string(kBlockTxs),
-                      "--txpool-max", "200000", "--txpool-max-per-sender", "4096"}};
+                      "--txpool-max-pending", "200000", "--txpool-max-queued", "200000",
+                      "--txpool-max-per-sender", "4096", "--txpool-max-queued-per-sender", "4096"}};
     const Url url = node.url();
     std::cerr << "barrel-hostile: node at " << url.text() << "; filling " << a.fill_blocks
               << " blocks\n";

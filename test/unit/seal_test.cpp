@@ -253,7 +253,7 @@ TEST_F(SealTest, a_transaction_failing_in_its_block_is_dropped_and_the_block_sea
               "block 2: execute: transaction " +
                   std::to_string(std::get<exec::ExecError>(dropped[0].error.error).tx_index) +
                   ": nonce_mismatch");
-    EXPECT_FALSE(node.pool.find(tx::hash_of(txs[0])));
+    EXPECT_FALSE(node.pool.find(tx::hash_of(txs[0]), UINT64_MAX));
     ASSERT_EQ(sealed.size(), 1u);
     EXPECT_EQ(sealed[0].result.number, 2u);
     EXPECT_EQ(node.store->head().number, 2u);
