@@ -27,13 +27,13 @@ TEST_F(PoolTest, a_replacement_needs_ten_percent_on_both_caps_at_every_boundary)
         u256 fee_cap, tip;
     };
     // value 2: a different transaction even where the fees are the same
-    for (const Case c : {Case{1100, 101},     // cap +10%, tip +1%: the mutant the suite missed
-                         Case{1100, 109},     // tip +9%
-                         Case{1090, 110},     // cap +9%
-                         Case{1099, 110},     // cap one short of +10%
-                         Case{1090, 109},     // both +9%
-                         Case{1000, 200},     // cap not raised
-                         Case{2000, 100}}) {  // tip not raised
+    for (const Case& c : {Case{1100, 101},     // cap +10%, tip +1%: the mutant the suite missed
+                          Case{1100, 109},     // tip +9%
+                          Case{1090, 110},     // cap +9%
+                          Case{1099, 110},     // cap one short of +10%
+                          Case{1090, 109},     // both +9%
+                          Case{1000, 200},     // cap not raised
+                          Case{2000, 100}}) {  // tip not raised
         const Rejection r = admit_err({.nonce = 0, .fee_cap = c.fee_cap, .tip = c.tip, .value = 2});
         EXPECT_EQ(r.code, RejectCode::replacement_underpriced) << c.fee_cap << " " << c.tip;
         EXPECT_EQ(r.message, "replacement transaction underpriced");
