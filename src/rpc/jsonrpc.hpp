@@ -52,7 +52,7 @@ struct Call {
     /// The id's text as sent, when `id` would not print the same: a number with a fraction or
     /// an exponent, or an integer past 64 bits (2^64 stays 18446744073709551616, 1e2 stays
     /// 1e2, as go-ethereum echoes its raw id). Empty otherwise.
-    std::string id_text;
+    std::string id_text{};
     bool notification{false};  ///< no "id" member: the call gets no response
     std::string method;
     json params = json::array();  ///< an array (by position) or an object (by name)

@@ -300,13 +300,16 @@ protected:
                           .fee_cap = decoded.max_fee_per_gas,
                           .tip_cap = decoded.max_priority_fee_per_gas,
                           .cost = u256{spec.gas} * decoded.max_fee_per_gas + spec.value,
-                          .tip = tx::effective_tip(decoded, config.base_fee)};
+                          .tip = tx::effective_tip(decoded, config.base_fee),
+                          .sequence = 0,
+                          .at = {}};
                 const auto expected = model.admit(t, now);
                 const auto got = pool().admit_one(raw);
                 ASSERT_EQ(got.has_value(), !expected.has_value())
                     << where << ": " << (got ? "admitted" : got.error().message);
-                if (!got)
+                if (!got) {
                     ASSERT_EQ(got.error().code, *expected) << where << ": " << got.error().message;
+                }
             } else if (op < 85) {
                 // A block: take, then commit it or (sometimes) abandon it.
                 const Selection s = pool().take(1 + rng() % 6, 1'000'000'000);
