@@ -233,8 +233,10 @@ struct Pool::Impl {
     void reclassify(Sender& s, uint64_t old_taken_end, uint64_t old_pending_end);
     void remove(Sender& s, std::map<uint64_t, Slot>::iterator it);
     /// Removes `sender`'s transactions from `nonce` on, and the sender if none is left.
-    void remove_from(const Address& sender, uint64_t nonce);
-    void erase_if_empty(const Address& address);
+    // By value: the address is often a removed transaction's own member, which the removal
+    // may free.
+    void remove_from(Address sender, uint64_t nonce);
+    void erase_if_empty(Address address);
     void refresh(const Address& address, Sender& s, const state::Account& account);
     /// Evicts the cheapest until pending and queued are within their bounds again (after a
     /// block or a drop moved transactions between them), and the furthest queued nonces of
@@ -487,9 +489,11 @@ AdmitResult Pool::Impl::insert(Prepared& p, std::chrono::steady_clock::time_poin
     // in the map yet).
     for (const PooledTx* v : victims) remove_from(v->sender, v->tx.nonce);
     if (queued_victim) {
-        Sender& vs = senders.at(queued_victim->sender);
+        // Copied first: the removal may free the victim.
+        const Address victim = queued_victim->sender;
+        Sender& vs = senders.at(victim);
         remove(vs, vs.txs.find(queued_victim->tx.nonce));
-        erase_if_empty(queued_victim->sender);
+        erase_if_empty(victim);
     }
     const bool replaced = existing != s.txs.end();
     if (fresh) found = senders.emplace(ptx.sender, std::move(*fresh)).first;
@@ -564,12 +568,12 @@ void Pool::Impl::remove(Sender& s, std::map<uint64_t, Slot>::iterator it) {
     s.txs.erase(it);
 }
 
-void Pool::Impl::erase_if_empty(const Address& address) {
+void Pool::Impl::erase_if_empty(Address address) {
     const auto it = senders.find(address);
     if (it != senders.end() && it->second.txs.empty()) senders.erase(it);
 }
 
-void Pool::Impl::remove_from(const Address& address, uint64_t nonce) {
+void Pool::Impl::remove_from(Address address, uint64_t nonce) {
     Sender& s = senders.at(address);
     const uint64_t old_taken_end = s.taken_end, old_pending_end = s.pending_end;
     const size_t pending_before = s.pending();

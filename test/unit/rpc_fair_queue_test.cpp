@@ -43,7 +43,6 @@ private:
 };
 
 TEST(rpc_fair_queue, a_cheap_call_is_served_next_while_a_long_batch_runs) {
-    FairQueue queue{1, /*express=*/false};
     std::string log;
     std::mutex mutex;
     std::promise<void> open;
@@ -51,6 +50,7 @@ TEST(rpc_fair_queue, a_cheap_call_is_served_next_while_a_long_batch_runs) {
     auto heavy = std::make_shared<FairQueue::Flow>();
     auto light = std::make_shared<FairQueue::Flow>();
     // The heavy batch's first step holds the only worker until the light call is queued.
+    FairQueue queue{1, /*express=*/false};
     queue.submit(heavy, std::make_unique<Logged>("h", 50, log, mutex, open.get_future().share()),
                  [&](bool) { heavy_done.set_value(); });
     queue.submit(light, std::make_unique<Logged>("l", 1, log, mutex),
@@ -63,12 +63,12 @@ TEST(rpc_fair_queue, a_cheap_call_is_served_next_while_a_long_batch_runs) {
 }
 
 TEST(rpc_fair_queue, the_express_worker_serves_a_light_call_while_every_worker_runs_a_heavy_step) {
-    FairQueue queue{1};
     std::string log;
     std::mutex mutex;
     std::promise<void> open, light_done;
     auto heavy = std::make_shared<FairQueue::Flow>();
     heavy->recent_step = 10 * FairQueue::kLightStepNs;  // it ran a long step before
+    FairQueue queue{1};
     queue.submit(heavy, std::make_unique<Logged>("h", 2, log, mutex, open.get_future().share()),
                  [](bool) {});
     queue.submit(std::make_shared<FairQueue::Flow>(), std::make_unique<Logged>("l", 1, log, mutex),
@@ -98,12 +98,12 @@ private:
 };
 
 TEST(rpc_fair_queue, work_the_express_worker_finds_heavy_is_finished_by_another_worker) {
-    FairQueue queue{1};
     std::string log;
     std::mutex mutex;
     std::promise<void> gate, gated_done, began, slow_done;
     auto heavy = std::make_shared<FairQueue::Flow>();
     heavy->recent_step = 10 * FairQueue::kLightStepNs;
+    FairQueue queue{1};
     queue.submit(heavy, std::make_unique<Logged>("h", 1, log, mutex, gate.get_future().share()),
                  [&](bool) { gated_done.set_value(); });
     // The ordinary worker is held: the express worker takes the light work's first step...
@@ -119,10 +119,10 @@ TEST(rpc_fair_queue, work_the_express_worker_finds_heavy_is_finished_by_another_
 }
 
 TEST(rpc_fair_queue, a_step_that_throws_fails_its_work_and_the_worker_goes_on) {
-    FairQueue queue{1, /*express=*/false};
     std::string log;
     std::mutex mutex;
     std::promise<bool> failed, after;
+    FairQueue queue{1, /*express=*/false};
     queue.submit(std::make_shared<FairQueue::Flow>(), std::make_unique<Logged>("!", 3, log, mutex),
                  [&](bool finished) {
                      try {
@@ -139,11 +139,11 @@ TEST(rpc_fair_queue, a_step_that_throws_fails_its_work_and_the_worker_goes_on) {
 }
 
 TEST(rpc_fair_queue, stop_drops_what_is_queued) {
-    FairQueue queue{1, /*express=*/false};
     std::string log;
     std::mutex mutex;
     std::promise<void> gate;
     std::atomic<int> done{0};
+    FairQueue queue{1, /*express=*/false};
     queue.submit(std::make_shared<FairQueue::Flow>(),
                  std::make_unique<Logged>("a", 1, log, mutex, gate.get_future().share()),
                  [&](bool) { ++done; });
