@@ -215,8 +215,10 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
 
     std::mutex log_mutex;
     bool store_in_error = false;  // the sealer's thread alone: since a failed commit
+    rpc::Events events;
     auto on_sealed = [&](const seal::Sealed& s) {
         metrics.on_sealed(s);
+        events.publish_block(s.result.number, s.result.hash);
         std::lock_guard lock{log_mutex};
         if (std::exchange(store_in_error, false))
             ctx.err << "barrel-node run: the store resumed after its write error; sealing "
@@ -249,6 +251,7 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
                    .pool = pool,
                    .client_version = "barrel/v0.1.0",
                    .on_admitted = [&] { sealer.notify(); },
+                   .events = &events,
                    .metrics = &metrics,
                    .allow_unprotected_txs = args.has("--rpc-allow-unprotected-txs")};
     rpc::Service service{node, limits, http};

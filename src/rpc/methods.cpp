@@ -899,6 +899,12 @@ void Methods::Run::send_run(size_t first, size_t end) {
             admitted = node.pool.admit(views);
             if (node.metrics) node.metrics->on_admitted(admitted);
             if (node.on_admitted) node.on_admitted();
+            if (node.events) {
+                std::vector<Hash> hashes;
+                for (const auto& a : admitted)
+                    if (a) hashes.push_back(a->hash);
+                node.events->publish_pending(hashes);
+            }
         }
         for (size_t k = 0; k < raw_of.size(); ++k) {
             if (raw_of[k] == SIZE_MAX) continue;

@@ -10,6 +10,7 @@
 #include <barrel/store/store.hpp>
 
 #include "metrics/node_metrics.hpp"
+#include "rpc/events.hpp"
 #include "rpc/jsonrpc.hpp"
 
 #include <atomic>
@@ -34,6 +35,8 @@ struct Node {
     std::function<void()> on_admitted{};
     /// Called before each call runs (a seam for tests: a call that throws).
     std::function<void(const Call&)> before_call{};
+    /// Where admitted transactions are announced (filters, subscriptions); none: not announced.
+    Events* events{nullptr};
     /// Where calls, admissions and rejections are counted (none: not counted).
     metrics::NodeMetrics* metrics{nullptr};
     /// eth_sendRawTransaction takes legacy transactions signed without a chain id (pre-EIP-155,
