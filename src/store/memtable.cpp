@@ -147,12 +147,25 @@ public:
 
     ~BucketMemtable() override {
         for (void* memory : m_arena_iterators) ::operator delete(memory);
+        for (void* memory : m_own_nodes) ::operator delete(memory);
     }
 
     rocksdb::KeyHandle Allocate(const size_t len, char** buf) override {
         // The memtable's arena (the base class's Allocate), with room to align the link.
         char* raw = nullptr;
-        MemTableRep::Allocate(sizeof(Node) + alignof(Node) - 1 + len, &raw);
+        const size_t size = sizeof(Node) + alignof(Node) - 1 + len;
+        if (allocator_ != nullptr) {
+            MemTableRep::Allocate(size, &raw);
+        } else {
+            // No arena: a memtable driven without RocksDB's MemTable around it (the tests that
+            // check its publication under ThreadSanitizer through their own comparator and
+            // copies, with no RocksDB frame a suppression could match). The writer alone
+            // allocates (one at a time), so the list needs no lock.
+            if (m_own_nodes.size() == m_own_nodes.capacity())  // so push_back cannot throw
+                m_own_nodes.reserve(std::max<size_t>(64, 2 * m_own_nodes.capacity()));
+            raw = static_cast<char*>(::operator new(size));
+            m_own_nodes.push_back(raw);
+        }
         const auto at =
             (reinterpret_cast<uintptr_t>(raw) + alignof(Node) - 1) & ~uintptr_t{alignof(Node) - 1};
         auto* node = new (reinterpret_cast<void*>(at)) Node;
@@ -247,6 +260,8 @@ private:
     std::atomic<size_t> m_entries{0};
     std::mutex m_arena_iterators_mutex;
     std::vector<void*> m_arena_iterators;
+    /// The nodes allocated without an arena (Allocate), freed with the memtable.
+    std::vector<void*> m_own_nodes;
 };
 
 class BucketMemtableFactory final : public rocksdb::MemTableRepFactory {

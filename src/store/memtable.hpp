@@ -17,6 +17,9 @@ namespace barrel::store {
 /// family that uses it must keep RocksDB's default bytewise comparator, and is best left without
 /// a prefix extractor (none is needed; with one, RocksDB would ask for prefix iterators, which
 /// this memtable serves in total order too).
+/// Its CreateMemTableRep also takes a null allocator (RocksDB always passes its arena): the
+/// memtable then allocates its entries itself and frees them with it, so that a test can drive
+/// it without RocksDB's MemTable.
 std::shared_ptr<rocksdb::MemTableRepFactory> bucket_memtable_factory(size_t bucket_count);
 
 /// The iterator a bucket memtable gives RocksDB (to flush it): `entries` (memtable entries, each
