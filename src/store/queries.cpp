@@ -56,7 +56,58 @@ Expected<std::optional<uint64_t>, StoreError> block_number_at(const Store::Impl&
     return std::optional<uint64_t>{n};
 }
 
+/// A document decoded into its record: not found is empty, a damaged one an error naming the
+/// document and the field (`what`: "the header of block 7").
+template <typename Record>
+ReadOutcome<Record> record_at(const Store::Impl& impl, size_t cf, std::string_view key,
+                              const rocksdb::Snapshot* at,
+                              Expected<Record, std::string> (*parse)(std::string_view),
+                              const std::string& what) {
+    auto v = impl.get(cf, key, at);
+    if (!v) return unexpected(v.error());
+    if (!*v) return std::optional<Record>{};
+    auto record = parse(**v);
+    if (!record)
+        return fail(StoreErrorCode::corruption,
+                    "the stored document of " + what + " is damaged" +
+                        (record.error().empty() ? std::string{" (not a JSON object)"}
+                                                : " (field " + record.error() + ")"));
+    return std::optional<Record>{std::move(*record)};
+}
+
+ReadOutcome<HeaderRecord> header_at(const Store::Impl& impl, uint64_t number,
+                                    const rocksdb::Snapshot* at) {
+    return record_at<HeaderRecord>(impl, kHeaders, number_key(number), at, parse_header_document,
+                                   "the header of block " + std::to_string(number));
+}
+
+ReadOutcome<TransactionRecord> transaction_at(const Store::Impl& impl, const Hash& tx_hash,
+                                              const rocksdb::Snapshot* at) {
+    return record_at<TransactionRecord>(impl, kTxs, hash_bytes_key(tx_hash), at,
+                                        parse_transaction_document,
+                                        "transaction " + to_hex(tx_hash));
+}
+
+ReadOutcome<ReceiptRecord> receipt_at(const Store::Impl& impl, const Hash& tx_hash,
+                                      const rocksdb::Snapshot* at) {
+    return record_at<ReceiptRecord>(impl, kReceipts, hash_bytes_key(tx_hash), at,
+                                    parse_receipt_document,
+                                    "the receipt of transaction " + to_hex(tx_hash));
+}
+
 }  // namespace
+
+ReadOutcome<HeaderRecord> Store::header_record(uint64_t number) const {
+    return header_at(*m_impl, number, nullptr);
+}
+
+ReadOutcome<TransactionRecord> Store::transaction_record(const Hash& tx_hash) const {
+    return transaction_at(*m_impl, tx_hash, nullptr);
+}
+
+ReadOutcome<ReceiptRecord> Store::receipt_record(const Hash& tx_hash) const {
+    return receipt_at(*m_impl, tx_hash, nullptr);
+}
 
 Expected<std::optional<Bytes>, StoreError> Store::raw_block(uint64_t number) const {
     return raw_block_at(*m_impl, number, nullptr);
@@ -160,6 +211,18 @@ Expected<std::optional<json>, StoreError> Snapshot::transaction(const Hash& tx_h
 
 Expected<std::optional<json>, StoreError> Snapshot::receipt(const Hash& tx_hash) const {
     return m_impl.get_json(kReceipts, hash_bytes_key(tx_hash), m_handle->snapshot);
+}
+
+ReadOutcome<HeaderRecord> Snapshot::header_record(uint64_t number) const {
+    return header_at(m_impl, number, m_handle->snapshot);
+}
+
+ReadOutcome<TransactionRecord> Snapshot::transaction_record(const Hash& tx_hash) const {
+    return transaction_at(m_impl, tx_hash, m_handle->snapshot);
+}
+
+ReadOutcome<ReceiptRecord> Snapshot::receipt_record(const Hash& tx_hash) const {
+    return receipt_at(m_impl, tx_hash, m_handle->snapshot);
 }
 
 }  // namespace barrel::store

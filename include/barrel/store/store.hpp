@@ -10,6 +10,7 @@
 #include <barrel/chain/genesis.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/state/state.hpp>
+#include <barrel/store/records.hpp>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -83,7 +84,7 @@ struct CommitStats {
 
 class Snapshot;
 
-class Store final : public state::StateReader {
+class Store final : public Reader {
 public:
     /// Creates a datadir at `path` (which must not exist or be an empty directory) holding the
     /// genesis state and block 0.
@@ -127,9 +128,12 @@ public:
                                              const exec::Outcome& outcome, bool parallel = true);
 
     // Queries (JSON documents as stored; nullopt when absent).
-    Expected<std::optional<Bytes>, StoreError> raw_block(uint64_t number) const;
+    ReadOutcome<Bytes> raw_block(uint64_t number) const override;
     Expected<std::optional<nlohmann::json>, StoreError> header(uint64_t number) const;
-    Expected<std::optional<uint64_t>, StoreError> block_number(const Hash& block_hash) const;
+    ReadOutcome<uint64_t> block_number(const Hash& block_hash) const override;
+    ReadOutcome<HeaderRecord> header_record(uint64_t number) const override;
+    ReadOutcome<TransactionRecord> transaction_record(const Hash& tx_hash) const override;
+    ReadOutcome<ReceiptRecord> receipt_record(const Hash& tx_hash) const override;
     Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> account_document(
@@ -161,7 +165,7 @@ private:
 
 /// Store::snapshot(): the store's queries and state reads at one moment. Its state reads go to
 /// RocksDB, not to the store's cache, which holds the newest state. Must not outlive its Store.
-class Snapshot final : public state::StateReader {
+class Snapshot final : public Reader {
 public:
     ~Snapshot() override;
     Snapshot(const Snapshot&) = delete;
@@ -173,9 +177,12 @@ public:
     state::ReadResult<state::Account> account(const Address& address) const override;
     state::ReadResult<u256> user(std::string_view name) const override;
 
-    Expected<std::optional<Bytes>, StoreError> raw_block(uint64_t number) const;
+    ReadOutcome<Bytes> raw_block(uint64_t number) const override;
     Expected<std::optional<nlohmann::json>, StoreError> header(uint64_t number) const;
-    Expected<std::optional<uint64_t>, StoreError> block_number(const Hash& block_hash) const;
+    ReadOutcome<uint64_t> block_number(const Hash& block_hash) const override;
+    ReadOutcome<HeaderRecord> header_record(uint64_t number) const override;
+    ReadOutcome<TransactionRecord> transaction_record(const Hash& tx_hash) const override;
+    ReadOutcome<ReceiptRecord> receipt_record(const Hash& tx_hash) const override;
     Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
 
