@@ -158,4 +158,98 @@ json eth_block(const json& header, const u256& base_fee, size_t size, json trans
     };
 }
 
+json eth_transaction(const tx::Transaction& t, const Hash& hash, const Address& sender,
+                     const TxLocation* at, const u256& base_fee) {
+    const bool typed = t.type != tx::TxType::legacy;
+    json out = {
+        {"blockHash", at ? json_bytes(at->block_hash) : json(nullptr)},
+        {"blockNumber", at ? json_quantity(at->block_number) : json(nullptr)},
+        {"transactionIndex", at ? json_quantity(uint64_t{at->index}) : json(nullptr)},
+        {"from", json_bytes(sender)},
+        {"gas", json_quantity(t.gas_limit)},
+        {"gasPrice", json_quantity(tx::effective_gas_price(t, base_fee))},
+        {"hash", json_bytes(hash)},
+        {"input", json_bytes(t.data)},
+        {"nonce", json_quantity(t.nonce)},
+        {"to", t.to ? json_bytes(*t.to) : json(nullptr)},
+        {"value", json_quantity(t.value)},
+        {"type", json_quantity(uint64_t{static_cast<uint8_t>(t.type)})},
+        {"v", json_quantity(json_v(t))},
+        {"r", json_quantity(t.r)},
+        {"s", json_quantity(t.s)},
+    };
+    if (t.chain_id) out["chainId"] = json_quantity(*t.chain_id);
+    if (t.type == tx::TxType::dynamic_fee) {
+        out["maxFeePerGas"] = json_quantity(t.max_fee_per_gas);
+        out["maxPriorityFeePerGas"] = json_quantity(t.max_priority_fee_per_gas);
+    }
+    if (typed) {
+        json list = json::array();
+        for (const tx::AccessListEntry& entry : t.access_list) {
+            json keys = json::array();
+            for (const Hash& key : entry.storage_keys) keys.push_back(json_bytes(key));
+            list.push_back({{"address", json_bytes(entry.address)}, {"storageKeys", keys}});
+        }
+        out["accessList"] = std::move(list);
+        out["yParity"] = json_quantity(uint64_t{t.y_parity ? 1u : 0u});
+    }
+    return out;
+}
+
+json eth_transaction(const store::TransactionRecord& r, const u256& base_fee) {
+    return eth_transaction(r.tx, r.hash, r.sender, &r.location, base_fee);
+}
+
+json eth_receipt(const store::ReceiptRecord& receipt, const store::TransactionRecord& tx,
+                 const u256& base_fee) {
+    return {
+        {"transactionHash", json_bytes(receipt.transaction_hash)},
+        {"transactionIndex", json_quantity(receipt.index)},
+        {"blockHash", json_bytes(tx.location.block_hash)},
+        {"blockNumber", json_quantity(receipt.block_number)},
+        {"from", json_bytes(tx.sender)},
+        {"to", tx.tx.to ? json_bytes(*tx.tx.to) : json(nullptr)},
+        {"cumulativeGasUsed", json_quantity(receipt.receipt.cumulative_gas_used)},
+        {"gasUsed", json_quantity(receipt.receipt.gas_used)},
+        {"effectiveGasPrice", json_quantity(tx::effective_gas_price(tx.tx, base_fee))},
+        {"contractAddress", nullptr},
+        {"logs", json::array()},
+        {"logsBloom", zero_hex(256)},
+        {"type", json_quantity(uint64_t{static_cast<uint8_t>(tx.tx.type)})},
+        {"status", json_quantity(uint64_t{receipt.receipt.status ? 1u : 0u})},
+    };
+}
+
+json eth_block(const store::HeaderRecord& record, const u256& base_fee, size_t size,
+               json transactions) {
+    const block::Header& h = record.header;
+    json out = {
+        {"number", json_quantity(h.number)},
+        {"hash", json_bytes(record.hash)},
+        {"parentHash", json_bytes(h.parent_hash)},
+        {"timestamp", json_quantity(h.timestamp)},
+        {"miner", json_bytes(h.coinbase)},
+        {"gasLimit", json_quantity(h.gas_limit)},
+        {"gasUsed", json_quantity(h.gas_used)},
+        {"transactionsRoot", json_bytes(h.txs_root)},
+        {"receiptsRoot", json_bytes(h.receipts_root)},
+        {"stateRoot", json_bytes(h.state_root)},
+        {"baseFeePerGas", json_quantity(base_fee)},
+        {"size", json_quantity(uint64_t{size})},
+        // Ethereum's constants for what barrel's blocks do not have.
+        {"nonce", "0x0000000000000000"},
+        {"difficulty", "0x0"},
+        {"totalDifficulty", "0x0"},
+        {"mixHash", zero_hex(32)},
+        {"sha3Uncles", empty_uncles_hash()},
+        {"logsBloom", zero_hex(256)},
+        {"extraData", "0x"},
+    };
+    if (!transactions.is_null()) {
+        out["transactions"] = std::move(transactions);
+        out["uncles"] = json::array();
+    }
+    return out;
+}
+
 }  // namespace barrel::rpc

@@ -6,6 +6,9 @@
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/core/uint256.hpp>
+#include <barrel/json/tx_json.hpp>
+#include <barrel/store/records.hpp>
+#include <barrel/tx/transaction.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +35,23 @@ json eth_block(const json& header, const u256& base_fee, size_t size, json trans
 
 /// The effective gas price of a transaction document.
 u256 effective_gas_price(const json& tx, const u256& base_fee);
+
+/// A transaction as eth_getTransactionByHash returns it: a committed one (`at` its place) or a
+/// pooled one (`at` null: the block fields are null). `gasPrice` of an EIP-1559 transaction is
+/// the price it paid (or would pay): tx::effective_gas_price.
+json eth_transaction(const tx::Transaction& tx, const Hash& hash, const Address& sender,
+                     const TxLocation* at, const u256& base_fee);
+json eth_transaction(const store::TransactionRecord& record, const u256& base_fee);
+
+/// A receipt with its transaction, as eth_getTransactionReceipt returns it.
+json eth_receipt(const store::ReceiptRecord& receipt, const store::TransactionRecord& tx,
+                 const u256& base_fee);
+
+/// A committed header as a block: `transactions` are hashes, or transaction objects when full;
+/// `size` is the wire block's length. Without `transactions` (null): the header alone, as
+/// eth_subscribe("newHeads") sends it.
+json eth_block(const store::HeaderRecord& header, const u256& base_fee, size_t size,
+               json transactions);
 
 /// A block's rewards at `percentiles` (increasing, 0 to 100), as go-ethereum's eth_feeHistory
 /// computes them: the transactions' (effective tip, gas used) sorted by tip, and for each
