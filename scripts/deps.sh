@@ -5,8 +5,9 @@
 #   scripts/deps.sh --fuzz   also clang, libFuzzer (libclang-rt-14-dev) and llvm (llvm-symbolizer,
 #                            for symbolised stack traces from clang-built sanitizers)
 #   scripts/deps.sh --style  also clang-format-14 (the style phase of scripts/test.sh)
-#   scripts/deps.sh --node   also Node.js and npm (the wallet test, test/ethers), unless a `node`
-#                            and an `npm` are already on PATH (a nodesource or nvm install counts)
+#   scripts/deps.sh --node   also Node.js and npm (the real-client tests: test/ethers, test/viem,
+#                            test/cast), unless a `node` and an `npm` are already on PATH (a
+#                            nodesource or nvm install counts)
 #
 # Runs `apt-get update` only when something has to be installed; uses sudo when not root.
 set -euo pipefail

@@ -8,8 +8,8 @@
 # Phases (each in its own build tree under build/, reused between runs):
 #   style    clang-format-14 --dry-run -Werror over every tracked C++ file (.clang-format)
 #   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run,
-#            the ethers.js wallet test against barrel-node run (test/ethers, npm ci); every
-#            ctest but the fault suite's (ctest -LE faults)
+#            real clients against barrel-node run (ethers.js, viem and foundry's cast: test/ethers,
+#            test/viem, test/cast, npm ci); every ctest but the fault suite's (ctest -LE faults)
 #   faults   the release binaries under a full disk (an ENOSPC shim at every write position, a
 #            full tmpfs where mount works; with CI set a refused mount fails), damaged datadirs
 #            and endless inputs (test/fault/faults.py, the ctest `faults`: ctest -L faults; its
@@ -111,16 +111,27 @@ phase_release() {
     wallet_test build/release
 }
 
-# A real wallet against the node: ethers.js v6 (pinned by test/ethers/package-lock.json,
-# installed by npm ci) drives a `barrel-node run` that the test starts itself. It takes seconds;
-# the timeout turns a hang into a failure that leaves CI time to report it.
+# Real clients against the node, each pinned by its test/<client>/package-lock.json (installed by
+# npm ci), each starting a `barrel-node run` of its own: ethers.js v6 (a wallet: transfers,
+# receipts, rejections, SIGTERM and SIGKILL restarts), viem (HTTP and WebSocket transports:
+# subscriptions, filters, the errors it classifies) and foundry's cast (the npm package's binary:
+# the commands a user types). Seconds each; the timeouts turn a hang into a failure that leaves CI
+# time to report it. All three run, so that one failing does not hide another's result.
 wallet_test() {
-    local dir=$1
-    # npm's download cache in build/ (kept between runs, as the build trees are): --prefer-offline
-    # takes what it holds without asking the registry again; package-lock.json pins every version.
-    (cd "$repo/test/ethers" &&
-        npm ci --no-audit --no-fund --loglevel=error --prefer-offline --cache "$repo/build/npm-cache" &&
-        BARREL_NODE="$repo/$dir/src/barrel-node" timeout 600 npm test)
+    local dir=$1 client limit failed=()
+    for client in ethers viem cast; do
+        limit=180
+        if [[ $client == ethers ]]; then limit=600; fi # its restarts under load
+        # npm's download cache in build/ (kept between runs, as the build trees are):
+        # --prefer-offline takes what it holds without asking the registry again.
+        (cd "$repo/test/$client" &&
+            npm ci --no-audit --no-fund --loglevel=error --prefer-offline --cache "$repo/build/npm-cache" &&
+            BARREL_NODE="$repo/$dir/src/barrel-node" timeout "$limit" npm test) || failed+=("$client")
+    done
+    if ((${#failed[@]})); then
+        echo "real clients failed against barrel-node: ${failed[*]}" >&2
+        return 1
+    fi
 }
 
 phase_faults() {
