@@ -253,10 +253,11 @@ describe("foundry's cast against barrel-node run", () => {
     assert.equal(await cast("logs", "--from-block", "earliest", "--address", SINK, "--json"), "[]");
     const topic = await cast("keccak", "Transfer(address,address,uint256)");
     assert.equal(await cast("logs", "--from-block", "0", topic, "--json"), "[]");
-    // A range that ends before it begins: go-ethereum's words.
+    // A range that ends before it begins: go-ethereum's words. (`cast logs` itself prints nothing
+    // and exits 0 for such a range although the node refused it, so the call is made raw.)
     const head = Number(await cast("block-number"));
-    assert.match(await castFails("logs", "--from-block", String(head + 1), "--to-block", String(head)),
-      /invalid block range/);
+    const range = JSON.stringify({ fromBlock: `0x${(head + 1).toString(16)}`, toBlock: `0x${head.toString(16)}` });
+    assert.match(await castFails("rpc", "eth_getLogs", range), /invalid block range params/);
   });
 
   it("reports the node's rejections", async () => {

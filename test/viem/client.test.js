@@ -274,6 +274,16 @@ describe("viem against barrel-node run", () => {
         assert.match(e.details, /filter not found/);
       });
 
+      /// Sends transfers, each awaited, until `ready()` holds (at most 50).
+      async function warmUp(ready) {
+        for (let i = 0; i < 50 && !ready(); ++i) {
+          const hash = await wallet().sendTransaction({ to: SINK, value: 1n });
+          await pub().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10000 });
+          await until(ready, 200);
+        }
+        assert.ok(ready(), "the watchers reported nothing in 50 blocks");
+      }
+
       it("watches blocks, the block number and pending transactions", async () => {
         // Over the WebSocket transport viem subscribes (eth_subscribe newHeads and
         // newPendingTransactions); over HTTP it polls (eth_getBlockByNumber, and a pending
@@ -282,13 +292,16 @@ describe("viem against barrel-node run", () => {
         const blocks = [], numbers = [], pending = [], errors = [];
         const onError = (e) => errors.push(e);
         const unwatch = [
-          pub().watchBlocks({ poll, pollingInterval: 50, onBlock: (b) => blocks.push(b), onError }),
+          // viem fetches each head's block by number (and gives undefined if that fails).
+          pub().watchBlocks({ poll, pollingInterval: 50, onBlock: (b) => (b ? blocks.push(b) : onError(new Error("a head's block not found"))), onError }),
           pub().watchBlockNumber({ poll, pollingInterval: 50, onBlockNumber: (n) => numbers.push(n), onError }),
           pub().watchPendingTransactions({ poll, pollingInterval: 50, onTransactions: (h) => pending.push(...h), onError }),
         ];
         try {
-          // The watchers are in place before the transaction they must report.
-          await sleep(300);
+          // A watcher reports what happens once it is in place, which viem does not announce:
+          // transfers until each has reported something, then the one each must report.
+          await warmUp(() => blocks.length > 0 && numbers.length > 0 && pending.length > 0 || errors.length > 0);
+          assert.deepEqual(errors, []);
           const hash = await wallet().sendTransaction({ to: SINK, value: 1n });
           const receipt = await pub().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10000 });
           const seen = () => blocks.some((b) => b.hash === receipt.blockHash) &&
@@ -310,9 +323,13 @@ describe("viem against barrel-node run", () => {
         // newHeads over WebSocket must not skip a block; over HTTP viem's poll fills gaps itself.
         const poll = transport === "http";
         const heads = [];
-        const unwatch = pub().watchBlocks({ poll, pollingInterval: 50, emitMissed: poll, onBlock: (b) => heads.push(b) });
+        const errors = [];
+        const unwatch = pub().watchBlocks({
+          poll, pollingInterval: 50, emitMissed: poll, onError: (e) => errors.push(e),
+          onBlock: (b) => (b ? heads.push(b) : errors.push(new Error("a head's block not found"))),
+        });
         try {
-          await sleep(300);
+          await warmUp(() => heads.length > 0 || errors.length > 0);
           const hashes = [];
           for (let i = 0; i < 3; ++i) {
             const hash = await wallet().sendTransaction({ to: SINK, value: 1n });
@@ -320,7 +337,8 @@ describe("viem against barrel-node run", () => {
             await pub().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10000 });
           }
           const last = await pub().getTransactionReceipt({ hash: hashes.at(-1) });
-          await until(() => heads.some((b) => b.number === last.blockNumber), 5000);
+          await until(() => heads.some((b) => b.number === last.blockNumber) || errors.length > 0, 5000);
+          assert.deepEqual(errors, []);
           const numbers = heads.map((b) => b.number);
           const firstNumber = numbers[0];
           assert.ok(numbers.includes(last.blockNumber), `heads: ${numbers}`);
