@@ -319,6 +319,32 @@ describe("viem against barrel-node run", () => {
         }
       });
 
+      it("watches events: none come (barrel emits no logs), and nothing fails", async () => {
+        // Over WebSocket viem subscribes to "logs"; over HTTP it polls an eth_newFilter.
+        const poll = transport === "http";
+        const logs = [], errors = [];
+        const unwatch = pub().watchEvent({
+          poll, pollingInterval: 50, address: SINK, onLogs: (l) => logs.push(...l), onError: (e) => errors.push(e),
+        });
+        try {
+          if (!poll) {
+            // The subscription itself, as viem's transport makes it: an id, then an unsubscribe.
+            const { subscriptionId, unsubscribe } = await pub().transport.subscribe({
+              params: ["logs", { address: SINK }], onData: (d) => logs.push(d), onError: (e) => errors.push(e),
+            });
+            assert.match(subscriptionId, /^0x[0-9a-f]+$/);
+            await unsubscribe();
+          }
+          const hash = await wallet().sendTransaction({ to: SINK, value: 1n });
+          await pub().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10000 });
+          await sleep(200);  // a poll or two: they must find nothing and fail nowhere
+          assert.deepEqual(errors, []);
+          assert.deepEqual(logs, []);
+        } finally {
+          unwatch();
+        }
+      });
+
       it("sees every head in order through a subscription, across several blocks", async () => {
         // newHeads over WebSocket must not skip a block; over HTTP viem's poll fills gaps itself.
         const poll = transport === "http";
