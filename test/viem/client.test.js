@@ -263,10 +263,10 @@ describe("viem against barrel-node run", () => {
       });
 
       it("makes an event filter that finds no logs", async () => {
-        const filter = await pub().createEventFilter({ address: accounts[0].address, fromBlock: 0n });
+        const filter = await pub().createEventFilter({ address: SINK, fromBlock: 0n });
         assert.equal(filter.type, "event");
         assert.deepEqual(await pub().getFilterLogs({ filter }), []);
-        const hash = await wallet().sendTransaction({ to: accounts[0].address, value: 1n });
+        const hash = await wallet().sendTransaction({ to: SINK, value: 1n });
         await pub().waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10000 });
         assert.deepEqual(await pub().getFilterChanges({ filter }), []);
         assert.equal(await pub().uninstallFilter({ filter }), true);
