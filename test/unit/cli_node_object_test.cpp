@@ -3,7 +3,6 @@
 // at the next start the local sealer seals what the journal re-admitted at once, with block time 0
 // and no admission to wake it.
 
-#include <barrel/core/hex.hpp>
 #include <barrel/pool/pool.hpp>
 
 #include "cli/node.hpp"
@@ -20,7 +19,6 @@
 namespace barrel::cli {
 namespace {
 
-using pool::testing::address_of_key;
 using pool::testing::signed_tx;
 
 /// A datadir whose genesis funds keys 1 to 3 of the pool tests.
@@ -28,13 +26,8 @@ struct Datadir {
     test::ScratchDir tmp;
     std::string dir = tmp / "data";
     Datadir() {
-        std::string accounts;
-        for (uint8_t k = 1; k <= 3; ++k)
-            accounts += std::string{k == 1 ? "" : ", "} + "\"" + to_hex(address_of_key(k)) +
-                        "\": {\"balance\": \"1000000000000\"}";
         const std::string genesis = tmp / "genesis.json";
-        test::write_text(
-            genesis, R"({"chain_id": 1, "gas_limit": 30000000, "accounts": {)" + accounts + "}}");
+        test::write_text(genesis, pool::testing::funded_genesis(3));
         EXPECT_EQ(test::run_cli({"init", "--datadir", dir, "--genesis", genesis}).status, 0);
     }
 };
