@@ -694,7 +694,7 @@ TEST(cli_node, help_lists_the_node_commands) {
     ASSERT_EQ(r.status, 0);
     for (const char* line :
          {"  init ", "  import CHAIN ", "  export ", "  get account ADDRESS ", "  get user NAME ",
-          "  get block NUMBER|HASH ", "  get tx HASH ", "  get receipt HASH "})
+          "  get block NUMBER|HASH|TAG ", "  get tx HASH ", "  get receipt HASH "})
         EXPECT_NE(r.out.find(line), std::string::npos) << line;
     const auto h = run_cli({"import", "--help"});
     ASSERT_EQ(h.status, 0);
