@@ -9,9 +9,10 @@
 #
 # geth: PATH, else `geth` on PATH, else ~/go/bin/geth (`go install
 # github.com/ethereum/go-ethereum/cmd/geth@latest` builds one). Each node seals as fast as it
-# can: barrel-node a block as soon as 2,500 transfers are ready, and otherwise every --block-time
-# ms (default 1,000, the node's own default; 100 is closer to geth's rule); geth --dev.period 0
-# a block whenever transactions are pending, with a gas limit (1e9) that does not cap it.
+# can: barrel-node at --block-time 0 (the default, the node's own) a block whenever transactions
+# are pending and the previous block is committed, at --block-time MS as soon as 2,500 transfers
+# are ready and otherwise every MS ms; geth --dev.period 0 a block whenever transactions are
+# pending, with a gas limit (1e9) that does not cap it.
 # geth's pool is raised to hold the whole load, as barrel-load raises barrel-node's.
 #
 # geth --dev funds one developer account only: the script makes the genesis barrel-load assumes
@@ -25,7 +26,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="$repo/build/release"
 geth=""
 rounds=3
-block_time=1000
+block_time=0
 while [[ $# -gt 0 ]]; do
     case $1 in
         --geth) geth=$2; shift 2 ;;
@@ -33,7 +34,7 @@ while [[ $# -gt 0 ]]; do
         --rounds) rounds=$2; shift 2 ;;
         --block-time) block_time=$2; shift 2 ;;
         --) shift; break ;;
-        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
     esac
 done

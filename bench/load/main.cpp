@@ -129,7 +129,7 @@ Args parse_args(int argc, char** argv) {
     c.ceiling_threads = threads.empty() ? std::max(1u, std::thread::hardware_concurrency())
                                         : parse_count("--threads", threads, 1, 65536);
     if (!block_time.empty())
-        a.block_time_ms = parse_count("--block-time", block_time, 1, 3'600'000);
+        a.block_time_ms = parse_count("--block-time", block_time, 0, 3'600'000);
     if (!max_block_txs.empty())
         a.max_block_txs = parse_count("--max-block-txs", max_block_txs, 1, gen::kMaxTxsPerBlock);
     if (!txpool_max.empty()) a.txpool_max = parse_count("--txpool-max", txpool_max, 1, UINT32_MAX);

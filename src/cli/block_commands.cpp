@@ -176,6 +176,83 @@ json block_json(const block::Block& b) {
 
 // ---- The command -----------------------------------------------------------------------------
 
+/// A wire block or a chain file, `first` decoded from its first item: each block decoded and
+/// verified as it is read, so that the first bad one stops the reading.
+void inspect_blocks(Context& ctx, ChainReader& reader, size_t& total, block::Block first,
+                    std::optional<uint64_t> option_chain_id) {
+    json out = json::array();
+    Expected<block::Block, block::BlockError> decoded{std::move(first)};
+    for (size_t k = 0;; ++k) {
+        block::Block& b = *decoded;
+        const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id),
+                                     option_chain_id.has_value(), std::nullopt};
+        auto item = next_item(reader, total);
+        // "block K: " prefixes every error once there is more than one block.
+        const auto at_block = [&] {
+            return k > 0 || item ? "block " + std::to_string(k) + ": " : std::string{};
+        };
+        if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
+            fail(at_block() + verify_error(b, ok.error(), expected));
+        out.push_back(block_json(b));
+        if (!item) break;
+        decoded = block::decode_block(std::move(*item));
+        if (!decoded)
+            fail("block " + std::to_string(k + 1) + ": " + block::describe(decoded.error()));
+    }
+    ctx.out << (out.size() > 1 ? out : out[0]).dump(2) << "\n";
+}
+
+/// The chain id a transaction list's signatures are checked against: the option's, else the
+/// first transaction's that has one.
+ChainIdSource list_chain_id(const block::Block& b, std::optional<uint64_t> option_chain_id) {
+    ChainIdSource expected;
+    if (option_chain_id) {
+        expected.chain_id = *option_chain_id;
+        expected.from_option = true;
+        return expected;
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+        if (b.txs[i].chain_id) {
+            expected.chain_id = *b.txs[i].chain_id;
+            expected.from_tx = i;
+            break;
+        }
+    }
+    return expected;
+}
+
+/// An input whose first item is no block: a bare transaction list, or the reason it is neither.
+void inspect_tx_list(Context& ctx, ChainReader& reader, size_t& total, Bytes first_item,
+                     const block::BlockError& first_block_error,
+                     std::optional<uint64_t> option_chain_id) {
+    // What follows a list that is no block is trailing bytes; one more item shows them to the
+    // decoder (the reader keeps no more than a look past what is not a list).
+    Bytes input = std::move(first_item);
+    const auto second = next_item(reader, total);
+    const bool several = second.has_value();
+    if (second) input.insert(input.end(), second->begin(), second->end());
+    auto list = block::decode_tx_list(input);
+    if (!list) {
+        // A block or a list with a bad transaction is that, and the error names the transaction.
+        // Otherwise say what the input is not, then why in the reading it is closest to: a bare
+        // "truncated_index" told nobody that the file was taken for a transaction list.
+        const bool as_list = shaped_like_tx_list(input, list.error());
+        const block::BlockError& e = as_list ? list.error() : first_block_error;
+        if (e.tx_index)
+            fail((as_list || !several ? std::string{} : "block 0: ") + block::describe(e));
+        fail("not a block, chain file or transaction list; as " +
+             std::string{as_list   ? "a transaction list"
+                         : several ? "block 0"
+                                   : "a block"} +
+             ": " + block::describe(e));
+    }
+    block::Block& b = *list;
+    const ChainIdSource expected = list_chain_id(b, option_chain_id);
+    if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
+        fail(verify_error(b, ok.error(), expected));
+    ctx.out << block_json(b).dump(2) << "\n";
+}
+
 int block_inspect(Context& ctx, const ParsedArgs& args) {
     std::optional<uint64_t> option_chain_id;
     if (const auto v = args.value("--chain-id"))
@@ -185,76 +262,11 @@ int block_inspect(Context& ctx, const ParsedArgs& args) {
     size_t total = 0;
     auto first_item = next_item(reader, total);
     if (!first_item) fail("empty input");
-
-    // Blocks, if the first item is one: each decoded and verified as it is read, so that the
-    // first bad one stops the reading.
     auto first = block::decode_block(*first_item);
-    if (first) {
-        json out = json::array();
-        auto decoded = std::move(first);
-        for (size_t k = 0;; ++k) {
-            block::Block& b = *decoded;
-            const ChainIdSource expected{option_chain_id.value_or(b.header->chain_id),
-                                         option_chain_id.has_value(), std::nullopt};
-            auto item = next_item(reader, total);
-            // "block K: " prefixes every error once there is more than one block.
-            const auto at_block = [&] {
-                return k > 0 || item ? "block " + std::to_string(k) + ": " : std::string{};
-            };
-            if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
-                fail(at_block() + verify_error(b, ok.error(), expected));
-            out.push_back(block_json(b));
-            if (!item) break;
-            decoded = block::decode_block(std::move(*item));
-            if (!decoded)
-                fail("block " + std::to_string(k + 1) + ": " + block::describe(decoded.error()));
-        }
-        ctx.out << (out.size() > 1 ? out : out[0]).dump(2) << "\n";
-        return kExitOk;
-    }
-    const block::BlockError first_block_error = first.error();
-    // What follows a list that is no block is trailing bytes; one more item shows them to the
-    // decoder (the reader keeps no more than a look past what is not a list).
-    Bytes input = std::move(*first_item);
-    const auto second = next_item(reader, total);
-    const bool several = second.has_value();
-    if (second) input.insert(input.end(), second->begin(), second->end());
-    const auto at_block = [&](size_t k) {
-        return several ? "block " + std::to_string(k) + ": " : std::string{};
-    };
-
-    // A bare transaction list.
-    auto list = block::decode_tx_list(input);
-    if (!list) {
-        // A block or a list with a bad transaction is that, and the error names the transaction.
-        // Otherwise say what the input is not, then why in the reading it is closest to: a bare
-        // "truncated_index" told nobody that the file was taken for a transaction list.
-        const bool as_list = shaped_like_tx_list(input, list.error());
-        const block::BlockError& e = as_list ? list.error() : first_block_error;
-        if (e.tx_index) fail((as_list ? std::string{} : at_block(0)) + block::describe(e));
-        fail("not a block, chain file or transaction list; as " +
-             std::string{as_list   ? "a transaction list"
-                         : several ? "block 0"
-                                   : "a block"} +
-             ": " + block::describe(e));
-    }
-    block::Block& b = *list;
-    ChainIdSource expected;
-    if (option_chain_id) {
-        expected.chain_id = *option_chain_id;
-        expected.from_option = true;
-    } else {
-        for (size_t i = 0; i < b.size(); ++i) {
-            if (b.txs[i].chain_id) {
-                expected.chain_id = *b.txs[i].chain_id;
-                expected.from_tx = i;
-                break;
-            }
-        }
-    }
-    if (auto ok = block::recover_senders(b, expected.chain_id, nullptr); !ok)
-        fail(verify_error(b, ok.error(), expected));
-    ctx.out << block_json(b).dump(2) << "\n";
+    if (first)
+        inspect_blocks(ctx, reader, total, std::move(first).value(), option_chain_id);
+    else
+        inspect_tx_list(ctx, reader, total, std::move(*first_item), first.error(), option_chain_id);
     return kExitOk;
 }
 

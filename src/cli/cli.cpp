@@ -368,9 +368,9 @@ ParsedArgs check_leaf(const CLI::App* app, Leaf& leaf) {
     return parsed;
 }
 
-int dispatch(std::span<const std::string_view> args, Context& ctx) {
-    const auto model = build_model();
-    CLI::App& root = model->root;
+/// Parses `args` against the apps; false if help was asked for (and printed). The mistakes CLI11
+/// reports itself are named here; the rest run() names from what CLI11 leaves.
+bool parse(CLI::App& root, std::span<const std::string_view> args, Context& ctx) {
     // CLI11 takes the arguments last first. It reads `--name=` as `--name` and takes the next
     // word as its value; given as two words, the value is the empty string it was meant to be.
     std::vector<std::string> reversed;
@@ -385,10 +385,10 @@ int dispatch(std::span<const std::string_view> args, Context& ctx) {
     try {
         root.parse(reversed);
     } catch (const CLI::RequiredError&) {
-        // A required option is missing: named below, after the mistakes that come before it.
+        // A required option is missing: named later, after the mistakes that come before it.
     } catch (const CLI::CallForHelp&) {
         ctx.out << deepest(root)->help();
-        return kExitOk;
+        return false;
     } catch (const CLI::ArgumentMismatch& e) {
         // The one mistake CLI11 reports itself: "--threads: 1 required N missing".
         const std::string_view what = e.what();
@@ -400,6 +400,13 @@ int dispatch(std::span<const std::string_view> args, Context& ctx) {
     } catch (const CLI::ParseError& e) {
         fail(where(deepest(root)) + e.what());
     }
+    return true;
+}
+
+int dispatch(std::span<const std::string_view> args, Context& ctx) {
+    const auto model = build_model();
+    CLI::App& root = model->root;
+    if (!parse(root, args, ctx)) return kExitOk;
 
     // Walk down from the program to the command, naming the first thing that is wrong.
     const CLI::App* app = &root;

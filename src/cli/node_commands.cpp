@@ -323,22 +323,32 @@ int get_user_handler(Context& ctx, const ParsedArgs& args) {
     return kExitOk;
 }
 
-int get_block_handler(Context& ctx, const ParsedArgs& args) {
-    const std::string_view text = args.positionals[0];
-    const auto store = open_for_query(args);
-    uint64_t number = 0;
+/// The block `text` names in `store`: a number (decimal or 0x), a 32-byte 0x hash, or a tag as
+/// go-ethereum and `cast` take it: `earliest` is the genesis; `latest`, and on a single sealer
+/// also `pending`, `safe` and `finalized`, the head.
+uint64_t block_number_argument(const store::Store& store, std::string_view text) {
+    if (text == "earliest") return 0;
+    if (text == "latest" || text == "pending" || text == "safe" || text == "finalized")
+        return store.head().number;
     // 32 bytes of hex is a hash (no block number is that large); anything else is a number.
     const bool by_hash = text.size() == 66 && (text.starts_with("0x") || text.starts_with("0X"));
     if (by_hash) {
         const Hash hash = parse_hash_argument("block", text);
-        const auto n = or_fail(store->block_number(hash));
+        const auto n = or_fail(store.block_number(hash));
         if (!n) fail("block " + to_hex(hash) + " not found");
-        number = *n;
-    } else {
-        const auto n = parse_u64(text);
-        if (!n) fail("invalid block " + squote(text) + ": expected a number or a 32-byte 0x hash");
-        number = *n;
+        return *n;
     }
+    const auto n = parse_u64(text);
+    if (!n)
+        fail("invalid block " + squote(text) +
+             ": expected a number, a 32-byte 0x hash, or latest, earliest, pending, safe or "
+             "finalized");
+    return *n;
+}
+
+int get_block_handler(Context& ctx, const ParsedArgs& args) {
+    const auto store = open_for_query(args);
+    const uint64_t number = block_number_argument(*store, args.positionals[0]);
     if (args.has("--raw")) {
         if (number == 0) fail("block 0 (the genesis) has no wire form");
         const auto raw = or_fail(store->raw_block(number));
@@ -459,7 +469,9 @@ Command get_user_command() {
 Command get_block_command() {
     return {.name = "get block",
             .summary = "Print a block header",
-            .args = {{"NUMBER|HASH", "Block number (decimal or 0x) or 32-byte 0x block hash"}},
+            .args = {{"NUMBER|HASH|TAG",
+                      "Block number (decimal or 0x), 32-byte 0x block hash, or latest, earliest, "
+                      "pending, safe, finalized (the last three: the head)"}},
             .options = {kDatadirOption, {"--raw", "", "Print the wire block as hex instead"}},
             .details = kQueryDetails,
             .handler = get_block_handler};

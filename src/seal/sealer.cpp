@@ -85,7 +85,7 @@ void Sealer::stop() {
     m_wake.notify_one();
 }
 
-std::optional<Bytes> Sealer::next_template(bool ignore_block_time) {
+std::optional<Bytes> Sealer::next_template(bool ignore_block_time, bool only_full) {
     {
         std::lock_guard lock{m_mutex};
         if (m_stopping) return std::nullopt;
@@ -93,6 +93,7 @@ std::optional<Bytes> Sealer::next_template(bool ignore_block_time) {
     const size_t ready = m_pool.ready();
     if (ready == 0) return std::nullopt;
     const bool full = ready >= m_config.max_block_txs;
+    if (only_full && !full) return std::nullopt;
     const bool due = m_clock.now() - m_last_seal >= m_config.block_time;
     if (!full && !due && !ignore_block_time) return std::nullopt;
     const uint64_t gas_limit = m_store.genesis().gas_limit;
@@ -138,11 +139,15 @@ std::optional<pipeline::PipelineError> Sealer::seal_round(bool ignore_block_time
     bool first = true;
     // The first template of a round may be due by time alone; the later ones of the same
     // stream only when a full block is ready, so that blocks follow each other without a wait
-    // under load and one block-time apart otherwise.
+    // under load and one block-time apart otherwise. With block time 0 every template would be
+    // "due": the stream reads its next template as soon as the previous one is handed out, so
+    // each transaction arriving meanwhile would become a block of its own. Those arrivals wait
+    // for the round to end instead and go into the next block together.
     auto source = [&]() -> std::optional<Bytes> {
         const bool any = first && ignore_block_time;
+        const bool only_full = !first && m_config.block_time.count() == 0;
         first = false;
-        return next_template(any);
+        return next_template(any, only_full);
     };
     auto progress = [&](const pipeline::BlockResult& r) {
         Sealed s;
@@ -192,15 +197,27 @@ void Sealer::run() {
             if (m_clock.now() < m_retry_after)
                 m_wake.wait_until(lock, m_retry_after, [&] { return m_stopping; });
             if (m_stopping) return;
-            // Wake when the next block is due, on admission (a full block may be ready), or to
-            // stop.
-            auto due = m_last_seal + m_config.block_time;
-            if (due <= m_clock.now()) due = m_clock.now() + m_config.block_time;
-            m_wake.wait_until(lock, due, [&] { return m_stopping || m_notified; });
+            if (immediate()) {
+                // Nothing to wait for but transactions: sleep until one is admitted.
+                m_wake.wait(lock, [&] { return m_stopping || m_notified; });
+            } else {
+                // Wake when the next block is due, on admission (a full block may be ready), or
+                // to stop.
+                auto due = m_last_seal + m_config.block_time;
+                if (due <= m_clock.now()) due = m_clock.now() + m_config.block_time;
+                m_wake.wait_until(lock, due, [&] { return m_stopping || m_notified; });
+            }
             m_notified = false;
             if (m_stopping) return;
         }
-        seal_ready(false);
+        const size_t sealed = seal_ready(false);
+        // With block time 0, what is left (more than a block's worth, or what arrived while the
+        // round ran) is sealed at once, and a failed commit retried after its interval, with no
+        // admission to wake for.
+        if (immediate() && (sealed > 0 || m_clock.now() < m_retry_after)) {
+            std::lock_guard lock{m_mutex};
+            m_notified = true;
+        }
     }
 }
 

@@ -620,7 +620,12 @@ TEST(cli_node, get_not_found_and_bad_arguments) {
         {{"get", "block", b5}, "", "block " + b5 + " not found"},
         {{"get", "block", "ten"},
          "",
-         "invalid block 'ten': expected a number or a 32-byte 0x hash"},
+         "invalid block 'ten': expected a number, a 32-byte 0x hash, or latest, earliest, "
+         "pending, safe or finalized"},
+        {{"get", "block", "Latest"},
+         "",
+         "invalid block 'Latest': expected a number, a 32-byte 0x hash, or latest, earliest, "
+         "pending, safe or finalized"},
         {{"get", "block", "0x" + std::string(63, '0') + "g"},
          "",
          "invalid block hash '0x" + std::string(63, '0') + "g': invalid hex digit"},
@@ -657,12 +662,39 @@ TEST(cli_node, get_not_found_and_bad_arguments) {
         run_cli({"get", "tx", to_hex(c.blocks[1].tx_hashes[99]), "--datadir", datadir}).status, 0);
 }
 
+// Issue 30, item 7: block tags as go-ethereum's and cast's users type them. `earliest` is the
+// genesis; `latest`, and on a single sealer `pending`, `safe` and `finalized`, the head.
+TEST(cli_node, get_block_takes_the_block_tags) {
+    const TestChain& c = test_chain();
+    ScratchDir tmp;
+    const std::string datadir = tmp / "data";
+    ASSERT_NO_FATAL_FAILURE(make_datadir(tmp, datadir, 2));
+    const auto genesis = run_cli({"get", "block", "0", "--datadir", datadir});
+    ASSERT_EQ(genesis.status, 0) << genesis.err;
+    const std::vector<std::pair<std::string, std::string>> tags = {
+        {"latest", to_hex(c.blocks[1].hash)},
+        {"pending", to_hex(c.blocks[1].hash)},
+        {"safe", to_hex(c.blocks[1].hash)},
+        {"finalized", to_hex(c.blocks[1].hash)},
+        {"earliest", json::parse(genesis.out)["hash"].get<std::string>()},
+    };
+    for (const auto& [tag, hash] : tags) {
+        SCOPED_TRACE(tag);
+        const auto r = run_cli({"get", "block", tag, "--datadir", datadir});
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(json::parse(r.out)["hash"], hash);
+    }
+    const auto raw = run_cli({"get", "block", "latest", "--raw", "--datadir", datadir});
+    ASSERT_EQ(raw.status, 0) << raw.err;
+    EXPECT_EQ(raw.out, run_cli({"get", "block", "2", "--raw", "--datadir", datadir}).out);
+}
+
 TEST(cli_node, help_lists_the_node_commands) {
     const auto r = run_cli({"--help"});
     ASSERT_EQ(r.status, 0);
     for (const char* line :
          {"  init ", "  import CHAIN ", "  export ", "  get account ADDRESS ", "  get user NAME ",
-          "  get block NUMBER|HASH ", "  get tx HASH ", "  get receipt HASH "})
+          "  get block NUMBER|HASH|TAG ", "  get tx HASH ", "  get receipt HASH "})
         EXPECT_NE(r.out.find(line), std::string::npos) << line;
     const auto h = run_cli({"import", "--help"});
     ASSERT_EQ(h.status, 0);

@@ -38,13 +38,8 @@ struct Datadir {
     std::string dir = tmp / "data";
     std::string journal = dir + "/transactions.rlp";
     Datadir() {
-        std::string accounts;
-        for (uint8_t k = 1; k <= 3; ++k)
-            accounts += std::string{k == 1 ? "" : ", "} + "\"" + to_hex(address_of_key(k)) +
-                        "\": {\"balance\": \"1000000000000\"}";
         const std::string genesis = tmp / "genesis.json";
-        write_text(genesis,
-                   R"({"chain_id": 1, "gas_limit": 30000000, "accounts": {)" + accounts + "}}");
+        write_text(genesis, funded_genesis(3));
         EXPECT_EQ(run_cli({"init", "--datadir", dir, "--genesis", genesis}).status, 0);
     }
 };

@@ -3,6 +3,7 @@
 // a MemoryState.
 
 #include <barrel/block/sender_cache.hpp>
+#include <barrel/core/hex.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
@@ -11,6 +12,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace barrel::pool::testing {
@@ -23,6 +25,15 @@ inline Hash key_of(uint8_t i) {
 }
 
 inline Address address_of_key(uint8_t i) { return *tx::address_of(key_of(i)); }
+
+/// A genesis document (chain 1) funding keys 1 to `keys`, for a datadir a node test starts.
+inline std::string funded_genesis(uint8_t keys) {
+    std::string accounts;
+    for (uint8_t k = 1; k <= keys; ++k)
+        accounts += std::string{k == 1 ? "" : ", "} + "\"" + to_hex(address_of_key(k)) +
+                    "\": {\"balance\": \"1000000000000\"}";
+    return R"({"chain_id": 1, "gas_limit": 30000000, "accounts": {)" + accounts + "}}";
+}
 
 inline Address recipient() {
     Address a;

@@ -17,7 +17,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -102,7 +104,7 @@ TEST_F(SealTest, sealed_blocks_are_valid_blocks_and_every_sender_is_cached) {
     Sealer sealer{node.pipeline,
                   node.pool,
                   *node.store,
-                  Config{.max_block_txs = 8},
+                  Config{.block_time = std::chrono::seconds{1}, .max_block_txs = 8},
                   [&](const Sealed& s) { sealed.push_back(s); },
                   {},
                   time.clock()};
@@ -134,7 +136,12 @@ TEST_F(SealTest, sealed_blocks_are_valid_blocks_and_every_sender_is_cached) {
 
 TEST_F(SealTest, nothing_is_sealed_before_the_block_time_unless_a_block_is_full) {
     Node node{dir.path() / "a", workload.genesis};
-    Sealer sealer{node.pipeline, node.pool, *node.store, Config{.max_block_txs = 4}, {}, {},
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{.block_time = std::chrono::seconds{1}, .max_block_txs = 4},
+                  {},
+                  {},
                   time.clock()};
     EXPECT_EQ(sealer.seal_ready(false), 0u);  // no transactions: no empty block
     admit_all(node.pool, transfers(1, 3));
@@ -207,6 +214,105 @@ TEST_F(SealTest, admission_while_sealing_loses_and_duplicates_nothing) {
     std::sort(mined.begin(), mined.end());
     EXPECT_EQ(std::adjacent_find(mined.begin(), mined.end()), mined.end());
     for (const Bytes& raw : txs) EXPECT_TRUE(node.store->receipt(tx::hash_of(raw)).value());
+}
+
+// Issue 30, item 8: by default a block is sealed as soon as a transaction is pending, with no
+// block time to wait for: the clock never moves in this test.
+TEST_F(SealTest, by_default_a_lone_transaction_is_sealed_at_once_without_the_clock_moving) {
+    Node node{dir.path() / "a", workload.genesis};
+    std::vector<Sealed> sealed;
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{},
+                  [&](const Sealed& s) { sealed.push_back(s); },
+                  {},
+                  time.clock()};
+    EXPECT_EQ(sealer.seal_ready(false), 0u);  // nothing pending: no empty block
+    const auto txs = transfers(1, 2);
+    admit_all(node.pool, {txs[0]});
+    EXPECT_EQ(sealer.seal_ready(false), 1u);
+    admit_all(node.pool, {txs[1]});
+    EXPECT_EQ(sealer.seal_ready(false), 1u);
+    ASSERT_EQ(sealed.size(), 2u);
+    EXPECT_EQ(sealed[0].transactions, std::vector<Hash>{tx::hash_of(txs[0])});
+    EXPECT_EQ(sealed[1].transactions, std::vector<Hash>{tx::hash_of(txs[1])});
+    EXPECT_EQ(node.store->head().number, 2u);
+}
+
+// Issue 30, item 8: run() with block time 0 seals a lone transaction without a timeout to wait
+// for, and what arrives while a block is in the stages goes into the next block together. The
+// stream asks for its next template as soon as it has taken one; taking whatever is pending then
+// would make a block of each arrival. Here one transaction arrives just after block 1's template
+// is taken (the clock seam reads the timestamp then) and two more when block 1 commits: they are
+// block 2, all three.
+TEST_F(SealTest, arrivals_during_a_block_go_into_the_next_block_together) {
+    Node node{dir.path() / "a", workload.genesis};
+    const auto txs = transfers(4, 1);
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<Sealed> sealed;
+    Sealer* sealer_ptr = nullptr;
+    auto arrive = [&](size_t i) {
+        admit_all(node.pool, {txs[i]});
+        sealer_ptr->notify();
+    };
+    std::atomic<size_t> stamps{0};
+    Clock clock{[] { return std::chrono::steady_clock::time_point{}; },
+                [&] {
+                    if (stamps++ == 0) arrive(1);
+                    return uint64_t{1'700'000'000};
+                }};
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{},
+                  [&](const Sealed& s) {
+                      if (s.result.number == 1) {
+                          arrive(2);
+                          arrive(3);
+                      }
+                      std::lock_guard lock{mutex};
+                      sealed.push_back(s);
+                      changed.notify_all();
+                  },
+                  {},
+                  clock};
+    sealer_ptr = &sealer;
+    std::thread sealing{[&] { sealer.run(); }};
+    arrive(0);
+    {
+        std::unique_lock lock{mutex};
+        // No clock is involved: a generous bound only so that a failure does not hang the suite.
+        EXPECT_TRUE(changed.wait_for(lock, std::chrono::seconds{60}, [&] {
+            size_t n = 0;
+            for (const Sealed& s : sealed) n += s.transactions.size();
+            return n == txs.size();
+        }));
+    }
+    sealer.stop();
+    sealing.join();
+    ASSERT_EQ(sealed.size(), 2u);
+    EXPECT_EQ(sealed[0].transactions, std::vector<Hash>{tx::hash_of(txs[0])});
+    EXPECT_EQ(sealed[1].transactions.size(), 3u);
+}
+
+// With a block time, a lone transaction still waits for it (the clock stands still here).
+TEST_F(SealTest, with_a_block_time_a_lone_transaction_waits_for_it) {
+    Node node{dir.path() / "a", workload.genesis};
+    Sealer sealer{node.pipeline,
+                  node.pool,
+                  *node.store,
+                  Config{.block_time = std::chrono::milliseconds{100}},
+                  {},
+                  {},
+                  time.clock()};
+    admit_all(node.pool, transfers(1, 1));
+    EXPECT_EQ(sealer.seal_ready(false), 0u);
+    time.now += std::chrono::milliseconds{99};
+    EXPECT_EQ(sealer.seal_ready(false), 0u);
+    time.now += std::chrono::milliseconds{1};
+    EXPECT_EQ(sealer.seal_ready(false), 1u);
 }
 
 // Issue 29, finding 7: a transaction that fails while its block is built (here its nonce was

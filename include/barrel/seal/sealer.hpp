@@ -1,7 +1,10 @@
 #pragma once
 /// @file
-/// Block production from a transaction pool: a block every `block_time` when transactions are
-/// pending, or at once when a full block's worth is; no empty blocks. Each block is the pool's
+/// Block production from a transaction pool. By default (`block_time` 0) a block as soon as
+/// transactions are pending and the previous block is through the stages, so the sealer never
+/// idles while work waits (go-ethereum's `--dev` period 0, anvil's automine); with a block time,
+/// a block at most every `block_time`, or at once when a full block's worth is pending. No empty
+/// blocks either way. Each block is the pool's
 /// selection (pool::Pool::take: by sender nonce, senders by effective tip then arrival) sealed
 /// through the four stages (pipeline::Pipeline::seal_stream), and while one block commits the
 /// next is decoded, verified and executed. A consensus leader links this as it is; the node's
@@ -23,7 +26,10 @@
 namespace barrel::seal {
 
 struct Config {
-    std::chrono::milliseconds block_time{1000};
+    /// 0: seal whenever transactions are pending and the previous block has been committed (a
+    /// full block's worth is sealed while the previous one is still in the stages, as a streamed
+    /// import overlaps blocks). Otherwise at most this often, or at once when a block is full.
+    std::chrono::milliseconds block_time{0};
     size_t max_block_txs{2500};
     Address coinbase{};
     /// After a failure that is no transaction's (the store could not commit: a full disk), how
@@ -104,8 +110,10 @@ private:
     bool drop_blamed(const pipeline::PipelineError& e);
 
     /// The next template, or nothing: no full block and the block time has not passed (or no
-    /// transaction at all), or stop() was called.
-    std::optional<Bytes> next_template(bool ignore_block_time);
+    /// transaction at all; or `only_full` and no full block), or stop() was called.
+    std::optional<Bytes> next_template(bool ignore_block_time, bool only_full);
+    /// Block time 0: a block whenever transactions are pending.
+    bool immediate() const noexcept { return m_config.block_time.count() == 0; }
 
     pipeline::Pipeline& m_pipeline;
     pool::Pool& m_pool;
@@ -119,7 +127,9 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_stopping{false};
-    bool m_notified{false};
+    /// Set by notify(); starts set so that the first pass of run() seals what is already pooled
+    /// (a journal re-admitted before the sealer started) without waiting for an admission.
+    bool m_notified{true};
     std::chrono::steady_clock::time_point m_last_seal;
     /// run() makes no attempt before this: set after a failure no transaction is to blame for.
     std::chrono::steady_clock::time_point m_retry_after{};

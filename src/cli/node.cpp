@@ -1,0 +1,249 @@
+#include "node.hpp"
+
+#include <barrel/core/hex.hpp>
+
+#include <pthread.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <utility>
+
+namespace barrel::cli {
+
+namespace {
+
+constexpr std::string_view kJournalFile = "transactions.rlp";
+constexpr std::string_view kClientVersion = "barrel/v0.1.0";
+
+/// Blocks SIGINT and SIGTERM in this thread and every thread it starts from now on, so that
+/// the thread calling Node::wait alone takes them, with sigwait.
+sigset_t block_stop_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    return set;
+}
+
+/// Raises the soft limit on open files to the hard one: each connection is a descriptor, and
+/// a soft limit of 1,024 would leave the connection limit (512 by default) little headroom
+/// against the store's files. A failure leaves the limit as it was.
+void raise_open_files_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return;
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+/// `cache` counts only the verify stage's look-ups (admission inserts without looking up), so
+/// its hit rate is that of the sealed blocks' senders.
+std::string sealed_line(const seal::Sealed& s, const block::SenderCache::Stats& cache) {
+    const auto& t = s.result.times;
+    std::ostringstream line;
+    line << std::fixed << std::setprecision(2) << "sealed block " << s.result.number << ": "
+         << s.result.transactions << " txs, decode " << t.decode_ms << " ms, verify " << t.verify_ms
+         << " ms, execute " << t.execute_ms << " ms, commit " << t.commit_ms << " ms; pool "
+         << s.pool.pending << " pending, " << s.pool.queued << " queued; sender cache "
+         << cache.hits << "/" << cache.hits + cache.misses << " hits; hash "
+         << to_hex(s.result.hash) << "\n";
+    return line.str();
+}
+
+}  // namespace
+
+rpc::HttpOptions NodeConfig::default_http() {
+    rpc::HttpOptions http;
+    http.threads = http.workers = std::max(1u, std::thread::hardware_concurrency());
+    return http;
+}
+
+Node::Node(NodeConfig config, std::ostream& log, sigset_t stop_signals)
+    : m_config{std::move(config)},
+      m_log{log},
+      m_stop_signals{stop_signals},
+      m_journal_path{(std::filesystem::path{m_config.datadir} / kJournalFile).string()} {}
+
+Expected<std::unique_ptr<Node>, std::string> Node::open(NodeConfig config, std::ostream& log) {
+    const sigset_t stop_signals = block_stop_signals();
+    raise_open_files_limit();
+    std::unique_ptr<Node> node{new Node{std::move(config), log, stop_signals}};
+    if (auto opened = node->open_store(); !opened) return unexpected(opened.error());
+    if (auto opened = node->open_journal(); !opened) return unexpected(opened.error());
+    if (node->m_config.local_sealer) node->make_sealer();
+    return node;
+}
+
+Expected<void, std::string> Node::open_store() {
+    auto opened = store::Store::open(m_config.datadir, {});
+    if (!opened) return unexpected(opened.error().message);
+    m_store = std::move(opened).value();
+    const chain::Genesis& chain = m_store->genesis();
+    pool::Config& pool_config = m_config.pool;
+    pool_config.chain_id = chain.config.chain_id;
+    pool_config.base_fee = chain.config.base_fee;
+    pool_config.block_gas_limit = chain.gas_limit;
+    m_config.seal.coinbase = m_config.coinbase.value_or(chain.coinbase);
+
+    // The cache holds every pooled transaction's sender, so a sealed block finds them all.
+    m_cache = std::make_unique<block::SenderCache>(std::max(
+        block::SenderCache::kDefaultCapacity, pool_config.max_pending + pool_config.max_queued));
+    pipeline::Config pipeline_config;
+    pipeline_config.sender_cache = m_cache.get();
+    m_pipeline = std::make_unique<pipeline::Pipeline>(*m_store, pipeline_config);
+    m_pool = std::make_unique<pool::Pool>(pool_config, *m_store, m_cache.get());
+    m_metrics = std::make_unique<metrics::NodeMetrics>(
+        metrics::Options{.max_block_txs = m_config.seal.max_block_txs});
+    // Read once, here: Store::head is the writer's, and moves under a reader once blocks commit.
+    m_start_head = m_store->head();
+    m_metrics->set_head(m_start_head.number);
+    // What the pool and the cache count themselves is read when /metrics is.
+    m_metrics->set_sampler([this] {
+        m_metrics->sample_pool(m_pool->status());
+        m_metrics->sample_sender_cache(m_cache->stats());
+        m_metrics->sample_store(m_store->write_failed());
+    });
+    return {};
+}
+
+Expected<void, std::string> Node::open_journal() {
+    auto journal = pool::read_journal(m_journal_path, m_config.pool);
+    if (!journal) return unexpected(journal.error());
+    m_journaled = journal->transactions.size();
+    {
+        const std::vector<BytesView> views(journal->transactions.begin(),
+                                           journal->transactions.end());
+        const auto results = m_pool->admit(views);
+        m_metrics->on_admitted(results);
+        for (const auto& r : results) m_readmitted += r.has_value() ? 1 : 0;
+    }
+    m_journal_note =
+        std::string{journal->damaged ? " (the journal's damaged tail was dropped)" : ""} +
+        (journal->truncated ? " (more than the pool holds: the rest was dropped)" : "");
+    // From here on every admitted batch is appended to the journal as it is admitted, so a
+    // SIGKILL loses none. A damaged tail would hide what is appended after it: such a journal
+    // (or one cut at the read bound) is first rewritten with what was re-admitted.
+    const bool rewrite = journal->damaged || journal->truncated;
+    if (rewrite)
+        if (auto written = pool::write_journal(m_journal_path, m_pool->all()); !written)
+            return unexpected("the pool could not be journaled: " + written.error());
+    auto writer = pool::JournalWriter::open(m_journal_path);
+    if (!writer) return unexpected(writer.error());
+    m_journal_writer = std::move(writer).value();
+    const pool::Status status = m_pool->status();
+    m_pool->journal_to(m_journal_writer.get(),
+                       rewrite ? status.pending + status.queued : m_journaled);
+    return {};
+}
+
+void Node::make_sealer() {
+    m_sealer = std::make_unique<seal::Sealer>(
+        *m_pipeline, *m_pool, *m_store, m_config.seal,
+        [this](const seal::Sealed& s) { on_committed(s); },
+        [this](const pipeline::PipelineError& e) { on_seal_error(e); }, seal::Clock{},
+        [this](const seal::Dropped& d) { on_dropped(d); });
+}
+
+void Node::on_committed(const seal::Sealed& s) {
+    m_metrics->on_sealed(s);
+    m_events.publish_block(s.result.number, s.result.hash);
+    const std::string line = sealed_line(s, m_cache->stats());
+    std::lock_guard lock{m_log_mutex};
+    if (std::exchange(m_store_in_error, false))
+        m_log << "barrel-node run: the store resumed after its write error; sealing goes on\n";
+    m_log << line << std::flush;
+}
+
+void Node::on_seal_error(const pipeline::PipelineError& e) {
+    m_metrics->on_seal_failed();
+    std::lock_guard lock{m_log_mutex};
+    m_log << "seal failed: " << pipeline::describe(e) << "\n";
+    // A full disk: RocksDB refuses writes until it resumes, which the next commit tries.
+    if (m_store->write_failed()) {
+        m_store_in_error = true;
+        m_log << "barrel-node run: the store is in a write error; retrying in "
+              << m_config.seal.retry_interval.count() << " ms\n";
+    }
+    m_log << std::flush;
+}
+
+void Node::on_dropped(const seal::Dropped& d) {
+    m_metrics->on_dropped(d);
+    std::lock_guard lock{m_log_mutex};
+    m_log << "sealer: dropped transaction " << to_hex(d.transaction) << " from the pool ("
+          << pipeline::describe(d.error) << "); sealing the block without it\n"
+          << std::flush;
+}
+
+Expected<void, std::string> Node::start() {
+    seal::Sealer* sealer = m_sealer.get();
+    m_rpc_node = std::make_unique<rpc::Node>(
+        rpc::Node{.store = *m_store,
+                  .pool = *m_pool,
+                  .client_version = std::string{kClientVersion},
+                  .on_admitted =
+                      [sealer] {
+                          if (sealer != nullptr) sealer->notify();
+                      },
+                  .events = &m_events,
+                  .metrics = m_metrics.get(),
+                  .allow_unprotected_txs = m_config.allow_unprotected_txs});
+    m_service = std::make_unique<rpc::Service>(*m_rpc_node, m_config.limits, m_config.http);
+    if (auto started = m_service->start(); !started) return started;
+    if (m_sealer) m_sealing = std::thread{[sealer] { sealer->run(); }};
+
+    const chain::Genesis& chain = m_store->genesis();
+    std::lock_guard lock{m_log_mutex};
+    m_log << "barrel-node run: chain " << chain.config.chain_id << ", head block "
+          << m_start_head.number << " " << to_hex(m_start_head.hash) << "; " << m_readmitted
+          << " of " << m_journaled << " journaled transactions re-admitted" << m_journal_note
+          << "\n"
+          << "barrel-node run: JSON-RPC on http://" << m_config.http.address << ":"
+          << m_service->port() << "\n"
+          << std::flush;
+    return {};
+}
+
+int Node::wait() {
+    int signal = 0;
+    sigwait(&m_stop_signals, &signal);
+    std::lock_guard lock{m_log_mutex};
+    m_log << "barrel-node run: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n"
+          << std::flush;
+    return signal;
+}
+
+void Node::halt() {
+    if (m_service) m_service->stop();  // no more requests: the pool only shrinks from here
+    if (m_sealer) m_sealer->stop();
+    if (m_sealing.joinable()) m_sealing.join();
+    if (m_pool) m_pool->journal_to(nullptr, 0);
+}
+
+Expected<void, std::string> Node::stop() {
+    halt();
+    // The appends have ended; the journal becomes what is worth keeping: the pool (bounded,
+    // nothing expired, nothing its sender cannot pay), synced.
+    const std::string append_error = m_journal_writer->error();
+    if (!append_error.empty())
+        m_log << "barrel-node run: appending to the journal failed while running: " << append_error
+              << "\n";
+    const auto pooled = m_pool->all();
+    if (auto written = pool::write_journal(m_journal_path, pooled); !written)
+        return unexpected("the pool could not be journaled: " + written.error());
+    const store::Head h = m_store->head();
+    m_store.reset();  // flushes, so the next open replays no log
+    m_log << "barrel-node run: stopped at block " << h.number << "; " << pooled.size()
+          << " pool transactions journaled\n"
+          << std::flush;
+    return {};
+}
+
+// The members go in reverse order: the service and the sealer before the pool, the store last.
+Node::~Node() { halt(); }
+
+}  // namespace barrel::cli

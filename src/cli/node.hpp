@@ -1,0 +1,128 @@
+#pragma once
+// `barrel-node run`'s node as an object (docs/rpc.md is the user's view): the store opened as its
+// one writer, a pipeline with the sender cache, the pool with its journal, the metrics, the
+// JSON-RPC service (rpc/) and, as a part that can be left out, the local sealer (seal/) on its
+// own thread. Data flows rpc → pool → seal → pipeline → store, and queries rpc → store.
+//
+// open → start → wait → stop. A node whose blocks come from consensus instead (issue 31's
+// `run --abci`) opens, starts, waits and stops the same node with `local_sealer` off: it builds
+// and commits blocks through pool() and pipeline() itself and reports each committed block with
+// on_committed(), as the sealer's callback does, so metrics, subscriptions and the log line are
+// the same.
+//
+// Lifecycle: the pool journal in the datadir is re-admitted at open, then appended to as the pool
+// admits; stop() ends intake (the HTTP server), lets the sealer finish the block in flight,
+// rewrites the journal with the pool and closes the store (which flushes, so the next open is
+// quick). After a SIGKILL the datadir holds whole blocks only, and the next open goes on from its
+// head.
+
+#include <barrel/block/sender_cache.hpp>
+#include <barrel/core/expected.hpp>
+#include <barrel/pipeline/pipeline.hpp>
+#include <barrel/pool/pool.hpp>
+#include <barrel/seal/sealer.hpp>
+#include <barrel/store/store.hpp>
+
+#include "metrics/node_metrics.hpp"
+#include "rpc/events.hpp"
+#include "rpc/service.hpp"
+#include <signal.h>
+
+#include <iosfwd>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+namespace barrel::cli {
+
+/// Everything `run` is configured with. Each default is the member's own (here or in the
+/// library's configuration it is part of); `run`'s options bind straight into these.
+struct NodeConfig {
+    std::string datadir;
+    /// Its chain fields (chain id, base fee, block gas limit) come from the datadir's genesis.
+    pool::Config pool;
+    /// Its coinbase is `coinbase`, else the genesis coinbase.
+    seal::Config seal;
+    std::optional<Address> coinbase;
+    rpc::HttpOptions http = default_http();
+    rpc::Limits limits;
+    bool allow_unprotected_txs{false};
+    /// Off: no local sealer; blocks come from elsewhere (consensus), reported by on_committed().
+    bool local_sealer{true};
+
+    /// One thread per core reads and writes the connections, and as many run their calls: a
+    /// request's serial parts (parsing, the pool's locked step, the response) then overlap
+    /// another request's parallel recovery instead of leaving a core idle (docs/benchmarks.md,
+    /// "The node under load").
+    static rpc::HttpOptions default_http();
+};
+
+class Node {
+public:
+    /// Opens the datadir and the pool, re-admitting the journal; serves nothing yet. First
+    /// blocks SIGINT and SIGTERM in the calling thread, so that every thread started from here
+    /// on (the store's too) leaves them to wait(). Lines go to `log`.
+    static Expected<std::unique_ptr<Node>, std::string> open(NodeConfig config, std::ostream& log);
+
+    /// Stops what stop() was not called for (after a failed start: nothing is rewritten).
+    ~Node();
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    /// Serves JSON-RPC and starts the local sealer (if configured); logs where it serves.
+    Expected<void, std::string> start();
+
+    /// Until SIGINT or SIGTERM; returns which.
+    int wait();
+
+    /// Stops intake, then the sealer once its block is committed, rewrites the journal with the
+    /// pool and closes the store. An error if the journal could not be written.
+    Expected<void, std::string> stop();
+
+    /// A block was committed (the sealer's callback; a consensus driver calls it itself):
+    /// metrics, subscriptions, the log line.
+    void on_committed(const seal::Sealed& s);
+
+    store::Store& store() noexcept { return *m_store; }
+    pool::Pool& pool() noexcept { return *m_pool; }
+    pipeline::Pipeline& pipeline() noexcept { return *m_pipeline; }
+    rpc::Events& events() noexcept { return m_events; }
+    metrics::NodeMetrics& metrics() noexcept { return *m_metrics; }
+
+private:
+    Node(NodeConfig config, std::ostream& log, sigset_t stop_signals);
+    Expected<void, std::string> open_store();
+    Expected<void, std::string> open_journal();
+    void make_sealer();
+    void on_seal_error(const pipeline::PipelineError& e);
+    void on_dropped(const seal::Dropped& d);
+    /// Ends the sealer's thread and the journal's appends (idempotent).
+    void halt();
+
+    NodeConfig m_config;
+    std::ostream& m_log;
+    std::mutex m_log_mutex;
+    sigset_t m_stop_signals;
+    std::string m_journal_path;
+    bool m_store_in_error{false};  ///< the sealer's thread alone: since a failed commit
+
+    std::unique_ptr<store::Store> m_store;
+    store::Head m_start_head;
+    std::unique_ptr<block::SenderCache> m_cache;
+    std::unique_ptr<pipeline::Pipeline> m_pipeline;
+    std::unique_ptr<pool::Pool> m_pool;
+    std::unique_ptr<metrics::NodeMetrics> m_metrics;
+    std::unique_ptr<pool::JournalWriter> m_journal_writer;
+    size_t m_journaled{0};   ///< transactions in the journal read at open
+    size_t m_readmitted{0};  ///< of which the pool admitted
+    std::string m_journal_note;
+    rpc::Events m_events;
+    std::unique_ptr<seal::Sealer> m_sealer;
+    std::thread m_sealing;
+    std::unique_ptr<rpc::Node> m_rpc_node;
+    std::unique_ptr<rpc::Service> m_service;
+};
+
+}  // namespace barrel::cli
