@@ -95,7 +95,7 @@ const json* member(const json& object, const char* key) {
 
 }  // namespace
 
-Expected<LogFilter, std::string> Decoder<LogFilter>::read(const json& value) {
+Expected<LogFilter, std::string> LogFilter::read(const json& value) {
     if (!value.is_object()) return reason("want a filter object");
     LogFilter out;
     if (const json* hash = member(value, "blockHash")) {
@@ -126,7 +126,7 @@ Expected<LogFilter, std::string> Decoder<LogFilter>::read(const json& value) {
     return out;
 }
 
-Expected<Id, std::string> Decoder<Id>::read(const json& value) {
+Expected<Id, std::string> Id::read(const json& value) {
     if (!value.is_string()) return reason("want an id string");
     return Id{value.get<std::string>()};
 }

@@ -38,6 +38,9 @@ struct LogFilter {
     std::optional<Hash> block_hash;
     std::vector<Address> addresses;
     std::vector<std::vector<Hash>> topics;
+
+    /// As go-ethereum's FilterCriteria.UnmarshalJSON, with its words.
+    static Expected<LogFilter, std::string> read(const json& value);
 };
 
 /// go-ethereum's limits on criteria (eth/filters/api.go): topic positions (LOG0..LOG4) and the
@@ -45,18 +48,10 @@ struct LogFilter {
 inline constexpr size_t kMaxTopics = 4;
 inline constexpr size_t kMaxSubTopics = 1000;
 
-template <>
-struct Decoder<LogFilter> {
-    static Expected<LogFilter, std::string> read(const json& value);
-};
-
 /// A filter or subscription id as a call gives it back: any string (an unknown one is the
 /// method's "not found").
 struct Id {
     std::string text;
-};
-template <>
-struct Decoder<Id> {
     static Expected<Id, std::string> read(const json& value);
 };
 

@@ -85,8 +85,8 @@ public:
 
     /// The request in `body`, ready to be run a step at a time (a body that is not a request
     /// makes a run with its error already written). `subscriber`: the connection's, which
-    /// eth_subscribe and eth_unsubscribe reach (a WebSocket's); none: they answer -32601
-    /// "notifications not supported".
+    /// eth_subscribe and eth_unsubscribe reach (a WebSocket's), which must outlive the Run;
+    /// none: they answer -32601 "notifications not supported".
     Run begin(std::string_view body, Subscriber* subscriber = nullptr);
 
     /// The response body for a request body ("" when every call was a notification): begin()

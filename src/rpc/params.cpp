@@ -110,29 +110,40 @@ Expected<Hash, std::string> parse_hash(const json& value) {
     return parse_fixed<32>(value, "a hash");
 }
 
+template <>
 Expected<Address, std::string> Decoder<Address>::read(const json& value) {
     return parse_address(value);
 }
 
-Expected<Hash, std::string> Decoder<Hash>::read(const json& value) { return parse_hash(value); }
+template <>
+Expected<Hash, std::string> Decoder<Hash>::read(const json& value) {
+    return parse_hash(value);
+}
 
-Expected<Bytes, std::string> Decoder<Bytes>::read(const json& value) { return parse_data(value); }
+template <>
+Expected<Bytes, std::string> Decoder<Bytes>::read(const json& value) {
+    return parse_data(value);
+}
 
+template <>
 Expected<uint64_t, std::string> Decoder<uint64_t>::read(const json& value) {
     auto v = parse_quantity(value, 64);
     if (!v) return unexpected(std::move(v.error()));
     return static_cast<uint64_t>(*v);
 }
 
+template <>
 Expected<u256, std::string> Decoder<u256>::read(const json& value) {
     return parse_quantity(value, 256);
 }
 
+template <>
 Expected<bool, std::string> Decoder<bool>::read(const json& value) {
     if (!value.is_boolean()) return unexpected(std::string{"want true or false"});
     return value.get<bool>();
 }
 
+template <>
 Expected<BlockRef, std::string> Decoder<BlockRef>::read(const json& value) {
     if (value.is_null()) return BlockRef{};
     return parse_block(value);

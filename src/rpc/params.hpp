@@ -7,9 +7,9 @@
 // number or an EIP-1898 object. A bad parameter is invalid_params (-32602) naming its position
 // and name: "invalid argument 0 (address): hex string has length 38, want 40 for an address".
 //
-// A type is a parameter type when Decoder<T> reads it; std::optional<T> is an optional one
-// (absent or null: nullopt). Trailing optional parameters may be left out; more parameters
-// than the method takes are refused.
+// A type is a parameter type when Decoder<T> or T::read reads it; std::optional<T> is an optional
+// one (absent or null: nullopt). Trailing optional parameters may be left out; more parameters than
+// the method takes are refused.
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/core/uint256.hpp>
@@ -37,51 +37,36 @@ struct BlockRef {
 };
 
 /// How a parameter of type T is read: Decoder<T>::read(value) is the value, or the reason it is
-/// not one (what follows "invalid argument I (NAME): "). Specialised here for the common types;
-/// a method's own parameter type (a call object, a storage key) may instead have a static
-/// T::read(value) of the same form (ReadsItself).
+/// not one (what follows "invalid argument I (NAME): "). Defined here for the common types; a
+/// method's own parameter type (a call object, a log filter) has instead a static T::read(value)
+/// of the same form (ReadsItself).
 template <class T>
-struct Decoder;
+struct Decoder {
+    static Expected<T, std::string> read(const json& value);
+};
 
 template <class T>
 concept ReadsItself = requires(const json& value) {
     { T::read(value) } -> std::same_as<Expected<T, std::string>>;
 };
 
-/// A 20-byte address.
+// The common types (params.cpp): a 20-byte address, a 32-byte hash, data (whole bytes of hex),
+// a quantity of at most 64 or 256 bits, a boolean, and a block (a tag, a number or a
+// {"blockNumber"}/{"blockHash"} object; null is `latest`).
 template <>
-struct Decoder<Address> {
-    static Expected<Address, std::string> read(const json& value);
-};
-/// A 32-byte hash.
+Expected<Address, std::string> Decoder<Address>::read(const json& value);
 template <>
-struct Decoder<Hash> {
-    static Expected<Hash, std::string> read(const json& value);
-};
-/// Data: whole bytes of hex.
+Expected<Hash, std::string> Decoder<Hash>::read(const json& value);
 template <>
-struct Decoder<Bytes> {
-    static Expected<Bytes, std::string> read(const json& value);
-};
-/// A quantity of at most 64 bits.
+Expected<Bytes, std::string> Decoder<Bytes>::read(const json& value);
 template <>
-struct Decoder<uint64_t> {
-    static Expected<uint64_t, std::string> read(const json& value);
-};
-/// A quantity of at most 256 bits.
+Expected<uint64_t, std::string> Decoder<uint64_t>::read(const json& value);
 template <>
-struct Decoder<u256> {
-    static Expected<u256, std::string> read(const json& value);
-};
+Expected<u256, std::string> Decoder<u256>::read(const json& value);
 template <>
-struct Decoder<bool> {
-    static Expected<bool, std::string> read(const json& value);
-};
-/// A block tag, number or {"blockNumber"}/{"blockHash"} object; null is `latest`.
+Expected<bool, std::string> Decoder<bool>::read(const json& value);
 template <>
-struct Decoder<BlockRef> {
-    static Expected<BlockRef, std::string> read(const json& value);
-};
+Expected<BlockRef, std::string> Decoder<BlockRef>::read(const json& value);
 
 /// invalid_params: "invalid argument I (NAME): REASON".
 Error invalid_argument(size_t i, std::string_view name, std::string_view reason);
