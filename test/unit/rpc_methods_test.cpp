@@ -254,6 +254,15 @@ TEST_F(RpcMethods, undecodable_raw_transactions_are_answered_in_go_ethereums_wor
         {{0x02, 0xcb, 0x01, 0x89, 1, 2, 3, 4, 5, 6, 7, 8, 9},
          "rlp: input string too long for uint64, decoding into (types.DynamicFeeTx).Nonce"},
         {{0xc2, 0x83, 0x01}, "rlp: element is larger than containing list"},
+        // A field longer than the input, but not than its list: go-ethereum's other word.
+        {{0xc3, 0x01, 0x82, 0x01}, "rlp: value size exceeds available input length"},
+        {{0x01, 0x81, 0x05}, "rlp: expected input list for types.AccessListTx"},
+        // A 2-byte `to` cut short, then a byte after the list: its length is checked first.
+        {{0xc5, 0x01, 0x01, 0x01, 0x82, 0xff, 0xff},
+         "rlp: input string too short for common.Address, decoding into (types.LegacyTx).To"},
+        {test::cat({{0xdb, 0x01, 0x01, 0x82, 0x52, 0x08, 0xb8, 0x14}, Bytes(20, 7)}),
+         "rlp: non-canonical size information for *common.Address, decoding into "
+         "(types.LegacyTx).To"},
         {list({str({1}), str({1}), str({0x52, 0x08}), str(Bytes(20, 7)), str({1}), str({}),
                str({27}), str({1}), str({1}), str({1})}),
          "rlp: input list has too many elements for types.LegacyTx"},
