@@ -10,7 +10,10 @@
 #include <barrel/json/writer.hpp>
 
 #include "rpc/eth_json.hpp"
+#include "rpc/filters.hpp"
 #include "rpc/params.hpp"
+#include "rpc/raw_tx_errors.hpp"
+#include "rpc/subscriber.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -90,6 +93,9 @@ struct Context {
     Node& node;
     const store::Snapshot& view;
     FeeHistoryCache* fee_cache{nullptr};
+    Filters* filters{nullptr};
+    /// The connection's, for eth_subscribe; none over HTTP.
+    Subscriber* subscriber{nullptr};
 
     const exec::ChainConfig& config() const { return node.store.genesis().config; }
     const u256& base_fee() const { return config().base_fee; }
@@ -122,6 +128,14 @@ Expected<void, Error> require_head_state(const Context& c, const BlockRef& ref) 
     return {};
 }
 
+/// A block a read names must exist (go-ethereum's words when it does not).
+Expected<void, Error> require_block(const Context& c, const BlockRef& ref) {
+    auto n = block_number(c, ref);
+    if (!n) return unexpected(n.error());
+    if (!*n) return server_error("header not found");
+    return {};
+}
+
 Expected<state::Account, Error> account_of(const Context& c, const Address& a) {
     auto account = c.view.account(a);
     if (!account) return state_failure(account.error());
@@ -138,36 +152,77 @@ json pooled_document(const pool::PooledTx& p) {
 
 // ---- Methods ---------------------------------------------------------------------------------
 
-Result chain_id(Context& c, const json&) { return json_quantity(c.config().chain_id); }
+// Each method is a typed function: its parameters are decoded before it runs (kMethods, at the
+// end, names them). An optional block parameter left out is `latest`.
 
-Result get_balance(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 2);
-    if (!p) return unexpected(p.error());
-    auto address = p->address(0, "address");
-    if (!address) return unexpected(address.error());
-    auto ref = p->block(1, "block");
-    if (!ref) return unexpected(ref.error());
-    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
-    auto account = account_of(c, *address);
+Result client_version(Context& c) { return json(c.node.client_version); }
+Result net_version(Context& c) { return json(std::to_string(c.config().chain_id)); }
+Result chain_id(Context& c) { return json_quantity(c.config().chain_id); }
+Result syncing(Context&) { return json(false); }
+Result accounts(Context&) { return json::array(); }
+Result head_number(Context& c) { return json_quantity(c.view.head().number); }
+/// A single sealer has no peers, and its RPC port is open.
+Result net_listening(Context&) { return json(true); }
+Result net_peer_count(Context&) { return json_quantity(uint64_t{0}); }
+Result web3_sha3(Context&, Bytes data) { return json_bytes(keccak256(data)); }
+
+Result get_balance(Context& c, Address address, std::optional<BlockRef> block) {
+    if (auto head = require_head_state(c, block.value_or(BlockRef{})); !head)
+        return unexpected(head.error());
+    auto account = account_of(c, address);
     if (!account) return unexpected(account.error());
     return json_quantity(account->balance);
 }
 
-Result get_transaction_count(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 2);
-    if (!p) return unexpected(p.error());
-    auto address = p->address(0, "address");
-    if (!address) return unexpected(address.error());
-    auto ref = p->block(1, "block");
-    if (!ref) return unexpected(ref.error());
-    if (ref->kind != BlockRef::Kind::pending)
-        if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
-    auto account = account_of(c, *address);
+Result get_transaction_count(Context& c, Address address, std::optional<BlockRef> block) {
+    const BlockRef ref = block.value_or(BlockRef{});
+    const bool pending = ref.kind == BlockRef::Kind::pending;
+    if (!pending)
+        if (auto head = require_head_state(c, ref); !head) return unexpected(head.error());
+    auto account = account_of(c, address);
     if (!account) return unexpected(account.error());
-    if (ref->kind != BlockRef::Kind::pending) return json_quantity(account->nonce);
+    if (!pending) return json_quantity(account->nonce);
     // The pool as of this request's snapshot: what left with a block the snapshot cannot see
     // still counts, so the answer never goes back within a request (DESIGN, "Node service").
-    return json_quantity(c.node.pool.pending_nonce(*address, account->nonce, c.view.head().number));
+    return json_quantity(c.node.pool.pending_nonce(address, account->nonce, c.view.head().number));
+}
+
+/// barrel runs no contract code, so no account has code or storage: at any block that exists,
+/// code is empty and every storage word is zero (go-ethereum's answers for such an account).
+Result get_code(Context& c, Address, std::optional<BlockRef> block) {
+    if (auto known = require_block(c, block.value_or(BlockRef{})); !known)
+        return unexpected(known.error());
+    return json("0x");
+}
+
+/// A storage slot as go-ethereum's decodeStorageKey reads it: hex with or without "0x", an odd
+/// digit count padded, at most 32 bytes.
+struct StorageKey {
+    Hash key;
+
+    static Expected<StorageKey, std::string> read(const json& value) {
+        if (!value.is_string()) return unexpected(std::string{"want a hex string"});
+        const auto& text = value.get_ref<const std::string&>();
+        std::string_view digits = text;
+        if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
+        const std::string padded = (digits.size() % 2 ? "0" : "") + std::string{digits};
+        const std::string quoted = ": \"" + text + "\"";
+        if (padded.size() > 64)
+            return unexpected("storage key too long (want at most 32 bytes)" + quoted);
+        Bytes bytes(padded.size() / 2);
+        if (!decode_hex_digits(padded, bytes))
+            return unexpected("invalid hex in storage key" + quoted);
+        StorageKey out;
+        std::copy(bytes.begin(), bytes.end(),
+                  out.key.bytes.end() - static_cast<ptrdiff_t>(bytes.size()));
+        return out;
+    }
+};
+
+Result get_storage_at(Context& c, Address, StorageKey, std::optional<BlockRef> block) {
+    if (auto known = require_block(c, block.value_or(BlockRef{})); !known)
+        return unexpected(known.error());
+    return json_bytes(Hash{});
 }
 
 /// A call object (eth_call, eth_estimateGas) as an unsigned transaction, and its sender.
@@ -190,69 +245,88 @@ std::string checksummed(const Address& a) {
     return hex;
 }
 
-/// Reads a call object as go-ethereum's TransactionArgs does for eth_call and eth_estimateGas:
-/// the errors of its CallDefaults and of its data/input rule, in its words (-32000).
-Expected<CallTx, Error> parse_call_object(const json& object, const exec::ChainConfig& config) {
-    auto bad = [](std::string reason) { return unexpected(invalid_argument(0, "call", reason)); };
-    if (!object.is_object()) return bad("want a call object");
-    CallTx out;
-    tx::Transaction& t = out.tx;
-    t.type = tx::TxType::legacy;
-    std::optional<u256> gas_price, max_fee, max_priority_fee;
+/// A call object's members as given (go-ethereum's TransactionArgs): what eth_call and
+/// eth_estimateGas decode before they check how the members go together (call_tx).
+struct CallObject {
+    std::optional<Address> from, to;
+    std::optional<uint64_t> gas, chain_id;
+    std::optional<u256> value, gas_price, max_fee, max_priority_fee;
     std::optional<Bytes> data, input;
+
+    static Expected<CallObject, std::string> read(const json& object);
+};
+
+/// Reads one member of a call object into `out`; the error is the reason ("gas: …").
+Expected<void, std::string> read_call_member(CallObject& out, const std::string& key,
+                                             const json& value) {
+    auto fail = [&](const std::string& why) { return unexpected(key + ": " + why); };
+    if (key == "from" || key == "to") {
+        auto bytes = parse_data(value);
+        if (!bytes || bytes->size() != 20) return fail(bytes ? "want 20 bytes" : bytes.error());
+        (key == "from" ? out.from : out.to) = Address::from_view(*bytes);
+    } else if (key == "gas" || key == "chainId" || key == "nonce" || key == "type") {
+        auto v = parse_quantity(value, 64);
+        if (!v) return fail(v.error());
+        if (key == "gas") out.gas = static_cast<uint64_t>(*v);
+        if (key == "chainId") out.chain_id = static_cast<uint64_t>(*v);
+    } else if (key == "gasPrice" || key == "maxFeePerGas" || key == "maxPriorityFeePerGas" ||
+               key == "value") {
+        auto v = parse_quantity(value, 256);
+        if (!v) return fail(v.error());
+        (key == "value"          ? out.value
+         : key == "gasPrice"     ? out.gas_price
+         : key == "maxFeePerGas" ? out.max_fee
+                                 : out.max_priority_fee) = *v;
+    } else if (key == "data" || key == "input") {
+        auto v = parse_data(value);
+        if (!v) return fail(v.error());
+        (key == "data" ? out.data : out.input) = std::move(*v);
+    }
+    // Other members (accessList, …) do not change what barrel computes.
+    return {};
+}
+
+Expected<CallObject, std::string> CallObject::read(const json& object) {
+    if (!object.is_object()) return unexpected(std::string{"want a call object"});
+    CallObject out;
     for (const auto& [key, value] : object.items()) {
         if (value.is_null()) continue;
-        if (key == "from" || key == "to") {
-            auto bytes = parse_data(value);
-            if (!bytes || bytes->size() != 20)
-                return bad(key + ": " + (bytes ? "want 20 bytes" : bytes.error()));
-            (key == "from" ? out.from : t.to.emplace()) = Address::from_view(*bytes);
-        } else if (key == "gas") {
-            auto v = parse_quantity(value, 64);
-            if (!v) return bad("gas: " + v.error());
-            t.gas_limit = static_cast<uint64_t>(*v);
-            out.gas_given = true;
-        } else if (key == "gasPrice" || key == "maxFeePerGas" || key == "maxPriorityFeePerGas" ||
-                   key == "value") {
-            auto v = parse_quantity(value, 256);
-            if (!v) return bad(key + ": " + v.error());
-            (key == "value"          ? t.value
-             : key == "gasPrice"     ? gas_price.emplace()
-             : key == "maxFeePerGas" ? max_fee.emplace()
-                                     : max_priority_fee.emplace()) = *v;
-        } else if (key == "data" || key == "input") {
-            auto v = parse_data(value);
-            if (!v) return bad(key + ": " + v.error());
-            (key == "data" ? data : input) = std::move(*v);
-        } else if (key == "chainId") {
-            auto v = parse_quantity(value, 64);
-            if (!v) return bad(key + ": " + v.error());
-            if (*v != config.chain_id)
-                return server_error("chainId does not match node's (have=" + to_decimal(*v) +
-                                    ", want=" + std::to_string(config.chain_id) + ")");
-        } else if (key == "nonce" || key == "type") {
-            auto v = parse_quantity(value, 64);
-            if (!v) return bad(key + ": " + v.error());
-        }
-        // Other members (accessList, …) do not change what barrel computes.
+        if (auto member = read_call_member(out, key, value); !member)
+            return unexpected(std::move(member.error()));
     }
-    if (data && input && *data != *input)
+    return out;
+}
+
+/// A call object as an unsigned transaction, as go-ethereum's TransactionArgs makes one for
+/// eth_call and eth_estimateGas: the errors of its CallDefaults and of its data/input rule, in
+/// its words (-32000).
+Expected<CallTx, Error> call_tx(CallObject object, const exec::ChainConfig& config) {
+    if (object.chain_id && *object.chain_id != config.chain_id)
+        return server_error(
+            "chainId does not match node's (have=" + std::to_string(*object.chain_id) +
+            ", want=" + std::to_string(config.chain_id) + ")");
+    if (object.data && object.input && *object.data != *object.input)
         return server_error(
             R"(both "data" and "input" are set and not equal. Please use "input" to pass )"
             "transaction call data");
-    if (gas_price && (max_fee || max_priority_fee))
+    if (object.gas_price && (object.max_fee || object.max_priority_fee))
         return server_error("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
-    if (max_fee || max_priority_fee) {
+    CallTx out;
+    tx::Transaction& t = out.tx;
+    out.from = object.from.value_or(Address{});
+    t.to = object.to;
+    t.value = object.value.value_or(0);
+    out.gas_given = object.gas.has_value();
+    t.gas_limit = object.gas.value_or(0);
+    if (object.max_fee || object.max_priority_fee) {
         t.type = tx::TxType::dynamic_fee;
-        t.max_fee_per_gas = max_fee.value_or(0);
-        t.max_priority_fee_per_gas = max_priority_fee.value_or(0);
+        t.max_fee_per_gas = object.max_fee.value_or(0);
+        t.max_priority_fee_per_gas = object.max_priority_fee.value_or(0);
     } else {
-        t.max_fee_per_gas = t.max_priority_fee_per_gas = gas_price.value_or(0);
+        t.type = tx::TxType::legacy;
+        t.max_fee_per_gas = t.max_priority_fee_per_gas = object.gas_price.value_or(0);
     }
-    if (input)
-        out.data = std::move(*input);
-    else if (data)
-        out.data = std::move(*data);
+    out.data = std::move(object.input ? *object.input : object.data.value_or(Bytes{}));
     t.data = out.data;
     return out;
 }
@@ -319,14 +393,11 @@ Expected<exec::Receipt, Error> simulate(Context& c, const CallTx& call, uint64_t
     return std::move(outcome->receipts.front());
 }
 
-Result estimate_gas(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 2);
-    if (!p) return unexpected(p.error());
-    auto call = parse_call_object(p->at(0), c.config());
+Result estimate_gas(Context& c, CallObject object, std::optional<BlockRef> block) {
+    auto call = call_tx(std::move(object), c.config());
     if (!call) return unexpected(call.error());
-    auto ref = p->block(1, "block");
-    if (!ref) return unexpected(ref.error());
-    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    if (auto head = require_head_state(c, block.value_or(BlockRef{})); !head)
+        return unexpected(head.error());
     // The most gas the estimate may use (go-ethereum's gasestimator): the call's gas if at least
     // a transfer's, else the block gas limit; never more than a block can include (go-ethereum
     // takes more, but a transaction above the block gas limit could never be mined here); and
@@ -353,14 +424,11 @@ Result estimate_gas(Context& c, const json& params) {
     return json_quantity(receipt->gas_used);
 }
 
-Result call_method(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 2);
-    if (!p) return unexpected(p.error());
-    auto call = parse_call_object(p->at(0), c.config());
+Result call_method(Context& c, CallObject object, std::optional<BlockRef> block) {
+    auto call = call_tx(std::move(object), c.config());
     if (!call) return unexpected(call.error());
-    auto ref = p->block(1, "block");
-    if (!ref) return unexpected(ref.error());
-    if (auto head = require_head_state(c, *ref); !head) return unexpected(head.error());
+    if (auto head = require_head_state(c, block.value_or(BlockRef{})); !head)
+        return unexpected(head.error());
     // No gas given: the block gas limit (go-ethereum: its RPC gas cap). Gas 0 given is 0, and
     // too low, as in go-ethereum.
     const uint64_t gas = call->gas_given ? call->tx.gas_limit : c.node.store.genesis().gas_limit;
@@ -368,11 +436,6 @@ Result call_method(Context& c, const json& params) {
     if (!receipt) return unexpected(receipt.error());
     if (!receipt->status) return server_error("execution reverted");
     return json_bytes(receipt->output);
-}
-
-Result send_raw_transaction(Context&, const json&) {
-    // Handled for the whole batch at once in Methods::handle (one parallel recovery loop).
-    return unexpected(Error{code::internal_error, "eth_sendRawTransaction outside a request"});
 }
 
 Result transaction_by_hash(Context& c, const Hash& hash) {
@@ -385,39 +448,13 @@ Result transaction_by_hash(Context& c, const Hash& hash) {
     return json(nullptr);
 }
 
-/// The parameter of a method that takes one hash.
-Expected<Hash, Error> only_hash(const json& params) {
-    auto p = Params::positional(params, 1, 1);
-    if (!p) return unexpected(p.error());
-    return p->hash(0, "hash");
-}
+Result get_transaction_by_hash(Context& c, Hash hash) { return transaction_by_hash(c, hash); }
 
-/// The parameter of a method that takes one block.
-Expected<BlockRef, Error> only_block(const json& params) {
-    auto p = Params::positional(params, 1, 1);
-    if (!p) return unexpected(p.error());
-    return p->block(0, "block");
-}
-
-/// The optional second parameter of eth_getBlockBy*: whole transactions or their hashes.
-Expected<bool, Error> full_flag(const Params& p) {
-    if (!p.has(1)) return false;
-    return p.boolean(1, "full");
-}
-
-Result get_transaction_by_hash(Context& c, const json& params) {
-    auto hash = only_hash(params);
-    if (!hash) return unexpected(hash.error());
-    return transaction_by_hash(c, *hash);
-}
-
-Result get_transaction_receipt(Context& c, const json& params) {
-    auto hash = only_hash(params);
-    if (!hash) return unexpected(hash.error());
-    auto receipt = stored(c.view.receipt(*hash));
+Result get_transaction_receipt(Context& c, Hash hash) {
+    auto receipt = stored(c.view.receipt(hash));
     if (!receipt) return unexpected(receipt.error());
     if (!*receipt) return json(nullptr);
-    auto tx = stored(c.view.transaction(*hash));
+    auto tx = stored(c.view.transaction(hash));
     if (!tx) return unexpected(tx.error());
     if (!*tx)
         return unexpected(Error{code::internal_error, "store: a receipt without its transaction"});
@@ -474,28 +511,17 @@ Result block_json(Context& c, std::optional<uint64_t> number, bool full) {
     return eth_block(**header, c.base_fee(), body->size, std::move(txs));
 }
 
-Result get_block_by_number(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 2);
-    if (!p) return unexpected(p.error());
-    auto ref = p->block(0, "block");
-    if (!ref) return unexpected(ref.error());
-    auto full = full_flag(*p);
-    if (!full) return unexpected(full.error());
-    auto n = block_number(c, *ref);
+/// eth_getBlockBy*'s `full`: whole transactions, or their hashes (the default).
+Result get_block_by_number(Context& c, BlockRef block, std::optional<bool> full) {
+    auto n = block_number(c, block);
     if (!n) return unexpected(n.error());
-    return block_json(c, *n, *full);
+    return block_json(c, *n, full.value_or(false));
 }
 
-Result get_block_by_hash(Context& c, const json& params) {
-    auto p = Params::positional(params, 1, 2);
-    if (!p) return unexpected(p.error());
-    auto hash = p->hash(0, "hash");
-    if (!hash) return unexpected(hash.error());
-    auto full = full_flag(*p);
-    if (!full) return unexpected(full.error());
-    auto n = stored(c.view.block_number(*hash));
+Result get_block_by_hash(Context& c, Hash hash, std::optional<bool> full) {
+    auto n = stored(c.view.block_number(hash));
     if (!n) return unexpected(n.error());
-    return block_json(c, *n, *full);
+    return block_json(c, *n, full.value_or(false));
 }
 
 Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
@@ -506,30 +532,20 @@ Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
     return (**header)["transaction_count"];
 }
 
-Result get_block_transaction_count_by_number(Context& c, const json& params) {
-    auto ref = only_block(params);
-    if (!ref) return unexpected(ref.error());
-    auto n = block_number(c, *ref);
+Result get_block_transaction_count_by_number(Context& c, BlockRef block) {
+    auto n = block_number(c, block);
     if (!n) return unexpected(n.error());
     return transaction_count_of(c, *n);
 }
 
-Result get_block_transaction_count_by_hash(Context& c, const json& params) {
-    auto hash = only_hash(params);
-    if (!hash) return unexpected(hash.error());
-    auto n = stored(c.view.block_number(*hash));
+Result get_block_transaction_count_by_hash(Context& c, Hash hash) {
+    auto n = stored(c.view.block_number(hash));
     if (!n) return unexpected(n.error());
     return transaction_count_of(c, *n);
 }
 
-Result get_transaction_by_block_number_and_index(Context& c, const json& params) {
-    auto p = Params::positional(params, 2, 2);
-    if (!p) return unexpected(p.error());
-    auto ref = p->block(0, "block");
-    if (!ref) return unexpected(ref.error());
-    auto index = p->quantity(1, "index");
-    if (!index) return unexpected(index.error());
-    auto n = block_number(c, *ref);
+Result get_transaction_by_block_number_and_index(Context& c, BlockRef block, uint64_t index) {
+    auto n = block_number(c, block);
     if (!n) return unexpected(n.error());
     if (!*n) return json(nullptr);
     auto header = stored(c.view.header(**n));
@@ -537,19 +553,13 @@ Result get_transaction_by_block_number_and_index(Context& c, const json& params)
     if (!*header) return json(nullptr);
     auto body = block_body(c, **n);
     if (!body) return unexpected(body.error());
-    if (*index >= body->hashes.size()) return json(nullptr);
-    return transaction_by_hash(c, body->hashes[static_cast<size_t>(*index)]);
+    if (index >= body->hashes.size()) return json(nullptr);
+    return transaction_by_hash(c, body->hashes[static_cast<size_t>(index)]);
 }
 
-Result gas_price(Context& c, const json& params) {
-    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
-    return json_quantity(u256{c.base_fee() + c.node.suggested_tip});
-}
+Result gas_price(Context& c) { return json_quantity(u256{c.base_fee() + c.node.suggested_tip}); }
 
-Result max_priority_fee(Context& c, const json& params) {
-    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
-    return json_quantity(c.node.suggested_tip);
-}
+Result max_priority_fee(Context& c) { return json_quantity(c.node.suggested_tip); }
 
 /// Block `n`'s effective tips and their gas (none for block 0), from the cache when there.
 Expected<std::shared_ptr<const FeeHistoryCache::Tips>, Error> block_tips(Context& c, uint64_t n,
@@ -579,34 +589,34 @@ Expected<std::shared_ptr<const FeeHistoryCache::Tips>, Error> block_tips(Context
 constexpr uint64_t kFeeHistoryMaxBlocks = 1024;
 constexpr size_t kFeeHistoryMaxPercentiles = 100;
 
-Result fee_history(Context& c, const json& params) {
-    auto p = Params::positional(params, 2, 3);
-    if (!p) return unexpected(p.error());
-    auto count = p->quantity(0, "blockCount");
-    if (!count) return unexpected(count.error());
-    auto ref = p->block(1, "newestBlock");
-    if (!ref) return unexpected(ref.error());
-    std::vector<double> percentiles;
-    if (p->has(2)) {
-        const json& list = p->at(2);
-        if (!list.is_array())
-            return unexpected(invalid_argument(2, "rewardPercentiles", "want an array"));
+/// eth_feeHistory's reward percentiles: increasing numbers from 0 to 100.
+struct Percentiles {
+    std::vector<double> values;
+
+    static Expected<Percentiles, std::string> read(const json& list) {
+        if (!list.is_array()) return unexpected(std::string{"want an array"});
         if (list.size() > kFeeHistoryMaxPercentiles)
-            return unexpected(invalid_argument(
-                2, "rewardPercentiles",
-                "at most " + std::to_string(kFeeHistoryMaxPercentiles) + " percentiles"));
+            return unexpected("at most " + std::to_string(kFeeHistoryMaxPercentiles) +
+                              " percentiles");
+        Percentiles out;
         for (const json& v : list) {
             if (!v.is_number() || v.get<double>() < 0 || v.get<double>() > 100 ||
-                (!percentiles.empty() && v.get<double>() < percentiles.back()))
-                return unexpected(invalid_argument(2, "rewardPercentiles",
-                                                   "want increasing numbers from 0 to 100"));
-            percentiles.push_back(v.get<double>());
+                (!out.values.empty() && v.get<double>() < out.values.back()))
+                return unexpected(std::string{"want increasing numbers from 0 to 100"});
+            out.values.push_back(v.get<double>());
         }
+        return out;
     }
-    auto newest = block_number(c, *ref);
+};
+
+Result fee_history(Context& c, uint64_t count, BlockRef newest_block,
+                   std::optional<Percentiles> rewards_at) {
+    const std::vector<double> percentiles =
+        rewards_at ? std::move(rewards_at->values) : std::vector<double>{};
+    auto newest = block_number(c, newest_block);
     if (!newest) return unexpected(newest.error());
     if (!*newest) return server_error("header not found");
-    const uint64_t blocks = std::min<uint64_t>({*count, kFeeHistoryMaxBlocks, **newest + 1});
+    const uint64_t blocks = std::min<uint64_t>({count, kFeeHistoryMaxBlocks, **newest + 1});
     const uint64_t oldest = **newest + 1 - blocks;
     json base_fees = json::array(), ratios = json::array(), rewards = json::array();
     for (uint64_t n = oldest; n <= **newest; ++n) {
@@ -633,53 +643,259 @@ Result fee_history(Context& c, const json& params) {
     return out;
 }
 
-Result txpool_status(Context& c, const json& params) {
-    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
+Result txpool_status(Context& c) {
     const auto s = c.node.pool.status();
     return json{{"pending", json_quantity(uint64_t{s.pending})},
                 {"queued", json_quantity(uint64_t{s.queued})}};
 }
 
-Result no_params(const json& params, json value) {
-    if (auto p = Params::positional(params, 0, 0); !p) return unexpected(p.error());
-    return value;
+// ---- Sends -----------------------------------------------------------------------------------
+
+/// Whether `raw` is a legacy transaction signed without a chain id (before EIP-155: valid on
+/// every chain, so it can be replayed). Typed transactions always carry one; an encoding that
+/// does not decode is the pool's to refuse, with its own error.
+bool is_unprotected(BytesView raw) {
+    if (raw.empty() || raw[0] < 0xc0) return false;  // typed: type byte, then the list
+    const auto t = tx::decode(raw);
+    return t && !t->chain_id;
 }
 
-using Handler = Result (*)(Context&, const json&);
+/// An unprotected transaction is refused unless the node allows them (go-ethereum's rule and
+/// words: RPC only, not the pool, so the journal still re-admits them).
+Expected<void, Error> check_protection(const Node& node, BytesView raw) {
+    if (!node.allow_unprotected_txs && is_unprotected(raw))
+        return server_error("only replay-protected (EIP-155) transactions allowed over RPC");
+    return {};
+}
+
+/// A rejection as the call's error: an encoding that does not decode in go-ethereum's words.
+Error rejection_error(BytesView raw, const pool::Rejection& rejection) {
+    if (rejection.code == pool::RejectCode::malformed)
+        return Error{code::server_error, raw_transaction_error(raw, rejection.message)};
+    return Error{code::server_error, rejection.message};
+}
+
+/// What follows an admission: it is counted, the sealer is woken (it may have a full block),
+/// and what was admitted is announced (filters, subscriptions).
+void after_admission(Node& node, std::span<const pool::AdmitResult> admitted) {
+    if (node.metrics) node.metrics->on_admitted(admitted);
+    std::vector<Hash> hashes;
+    for (const auto& a : admitted)
+        if (a) hashes.push_back(a->hash);
+    if (hashes.empty()) return;
+    if (node.on_admitted) node.on_admitted();
+    if (node.events) node.events->publish_pending(hashes);
+}
+
+/// One send alone; a batch's consecutive sends are admitted together instead (Run::send_run).
+Result send_raw_transaction(Context& c, Bytes raw) {
+    if (auto ok = check_protection(c.node, raw); !ok) return unexpected(ok.error());
+    const pool::AdmitResult admitted = c.node.pool.admit_one(raw);
+    after_admission(c.node, {&admitted, 1});
+    if (!admitted) return unexpected(rejection_error(raw, admitted.error()));
+    return json_bytes(admitted->hash);
+}
+
+// ---- Logs and filters ------------------------------------------------------------------------
+
+Unexpected<Error> invalid_params(std::string message) {
+    return unexpected(Error{code::invalid_params, std::move(message)});
+}
+
+/// A block bound of a log range as a number (go-ethereum resolves `latest`, `safe` and
+/// `finalized` to the head, `earliest` to block 0 here).
+uint64_t resolve_bound(const Context& c, const BlockRef& ref) {
+    if (ref.kind == BlockRef::Kind::number) return ref.number;
+    if (ref.kind == BlockRef::Kind::earliest) return 0;
+    return c.view.head().number;
+}
+
+/// Whether a log query's blocks exist, with go-ethereum's checks in its order and words
+/// (eth/filters/api.go GetLogs, filter.go Logs): an unknown block hash; pending logs; a range
+/// that ends before it starts or past the head.
+Expected<void, Error> check_log_range(const Context& c, const LogFilter& f) {
+    if (f.block_hash) {
+        auto n = stored(c.view.block_number(*f.block_hash));
+        if (!n) return unexpected(n.error());
+        if (!*n) return server_error("unknown block");
+        return {};
+    }
+    const BlockRef from = f.from.value_or(BlockRef{}), to = f.to.value_or(BlockRef{});
+    const auto is_number = [](const BlockRef& r) { return r.kind == BlockRef::Kind::number; };
+    if (is_number(from) && is_number(to) && from.number > 0 && to.number > 0 &&
+        from.number > to.number)
+        return invalid_params("invalid block range params");
+    if (from.kind == BlockRef::Kind::pending || to.kind == BlockRef::Kind::pending)
+        return invalid_params("pending logs are not supported");
+    const uint64_t first = resolve_bound(c, from), last = resolve_bound(c, to);
+    if (first > last) return invalid_params("invalid block range params");
+    if (last > c.view.head().number)
+        return invalid_params("block range extends beyond current head block");
+    return {};
+}
+
+/// barrel emits no logs: a valid query finds none.
+Result get_logs(Context& c, LogFilter filter) {
+    if (auto range = check_log_range(c, filter); !range) return unexpected(range.error());
+    return json::array();
+}
+
+/// eth_newFilter takes what go-ethereum's SubscribeLogs takes: latest to latest, or from a
+/// number to a later one or to latest (`earliest` is block 0).
+Result new_filter(Context& c, LogFilter filter) {
+    using Kind = BlockRef::Kind;
+    const BlockRef from = filter.from.value_or(BlockRef{}), to = filter.to.value_or(BlockRef{});
+    if (from.kind == Kind::pending || to.kind == Kind::pending)
+        return invalid_params("pending logs are not supported");
+    const auto numbered = [](const BlockRef& r) {
+        return r.kind == Kind::number || r.kind == Kind::earliest;
+    };
+    const bool valid = (!numbered(from) && !numbered(to)) ||
+                       (numbered(from) && numbered(to) && to.number >= from.number) ||
+                       (numbered(from) && !numbered(to));
+    if (!valid) return invalid_params("invalid block range params");
+    return json(c.filters->install(Filters::Kind::logs, std::move(filter)));
+}
+
+Result new_block_filter(Context& c) { return json(c.filters->install(Filters::Kind::blocks)); }
+
+/// `full`: polls answer whole transactions (go-ethereum's fullTx), not hashes.
+Result new_pending_transaction_filter(Context& c, std::optional<bool> full) {
+    return json(c.filters->install(Filters::Kind::pending, {}, full.value_or(false)));
+}
+
+Unexpected<Error> filter_not_found() { return server_error("filter not found"); }
+
+Result get_filter_changes(Context& c, Id id) {
+    auto changes = c.filters->poll(id.text);
+    if (!changes) return filter_not_found();
+    json out = json::array();
+    for (const Hash& h : changes->hashes) {
+        if (!changes->full) {
+            out.push_back(json_bytes(h));
+            continue;
+        }
+        auto tx = transaction_by_hash(c, h);  // gone from the pool and the store: left out
+        if (!tx) return unexpected(tx.error());
+        if (!tx->is_null()) out.push_back(std::move(*tx));
+    }
+    return out;
+}
+
+Result get_filter_logs(Context& c, Id id) {
+    auto criteria = c.filters->criteria(id.text);
+    if (!criteria) return filter_not_found();
+    return get_logs(c, std::move(*criteria));
+}
+
+Result uninstall_filter(Context& c, Id id) { return json(c.filters->uninstall(id.text)); }
+
+// ---- The method table ------------------------------------------------------------------------
+
+/// The names of a method's parameters, in order (for its errors).
+using Names = std::span<const std::string_view>;
+/// A method as the table calls it: its parameters as the call gave them.
+using Handler = Result (*)(Context&, const json& params, Names names);
+
+/// How a typed method's parameters are decoded: from its argument types.
+template <class F>
+struct Signature;
+template <class... Args>
+struct Signature<Result (*)(Context&, Args...)> {
+    static constexpr size_t arity = sizeof...(Args);
+    static auto decode(const json& params, Names names) {
+        return decode_params<std::decay_t<Args>...>(params, names);
+    }
+    template <auto F>
+    static Result invoke(Context& c, const json& params, Names names) {
+        auto args = decode(params, names);
+        if (!args) return unexpected(std::move(args.error()));
+        return std::apply([&](auto&... a) { return F(c, std::move(a)...); }, *args);
+    }
+};
 
 struct Method {
     std::string_view name;
     Handler handler;
+    std::array<std::string_view, 4> names{};
+    /// eth_sendRawTransaction: a batch's consecutive sends are admitted together, so that
+    /// their senders are recovered in one parallel loop (Run::step).
+    bool batched_send{false};
 };
+
+/// The table's entry for the typed function F, its parameters named in order.
+template <auto F, class... ParamNames>
+constexpr Method typed(std::string_view name, ParamNames... names) {
+    using S = Signature<decltype(F)>;
+    static_assert(sizeof...(ParamNames) == S::arity, "one name per parameter");
+    static_assert(sizeof...(ParamNames) <= 4, "Method::names has room for 4");
+    return Method{name, &S::template invoke<F>, {std::string_view{names}...}};
+}
+
+/// eth_subscribe / eth_unsubscribe go to the connection's Subscriber; without one (HTTP),
+/// go-ethereum's error.
+const Error kNotificationsUnsupported{code::method_not_found, "notifications not supported"};
+
+/// The whole params array goes to the Subscriber: the kind first, then the kind's arguments.
+Result subscribe(Context& c, const json& params, Names) {
+    if (!c.subscriber) return unexpected(kNotificationsUnsupported);
+    if (!params.is_array()) return invalid_params("non-array args");
+    auto id = c.subscriber->subscribe(params);
+    if (!id) return unexpected(std::move(id.error()));
+    return json(std::move(*id));
+}
+
+Result unsubscribe(Context& c, const json& params, Names names) {
+    if (!c.subscriber) return unexpected(kNotificationsUnsupported);
+    auto args = decode_params<Id>(params, names);
+    if (!args) return unexpected(std::move(args.error()));
+    return json(c.subscriber->unsubscribe(std::get<0>(*args).text));
+}
 
 /// Every method. A method's position here is also its slot in Methods' metric counters; the
 /// slot past the end is the "unknown" method's.
 const Method kMethods[] = {
-    {"web3_clientVersion",
-     [](Context& c, const json& p) { return no_params(p, c.node.client_version); }},
-    {"net_version",
-     [](Context& c, const json& p) { return no_params(p, std::to_string(c.config().chain_id)); }},
-    {"eth_chainId", [](Context& c, const json& p) { return no_params(p, chain_id(c, p).value()); }},
-    {"eth_syncing", [](Context&, const json& p) { return no_params(p, false); }},
-    {"eth_accounts", [](Context&, const json& p) { return no_params(p, json::array()); }},
-    {"eth_blockNumber",
-     [](Context& c, const json& p) { return no_params(p, json_quantity(c.view.head().number)); }},
-    {"eth_getBalance", get_balance},
-    {"eth_getTransactionCount", get_transaction_count},
-    {"eth_gasPrice", gas_price},
-    {"eth_maxPriorityFeePerGas", max_priority_fee},
-    {"eth_feeHistory", fee_history},
-    {"eth_estimateGas", estimate_gas},
-    {"eth_call", call_method},
-    {"eth_sendRawTransaction", send_raw_transaction},
-    {"eth_getTransactionByHash", get_transaction_by_hash},
-    {"eth_getTransactionReceipt", get_transaction_receipt},
-    {"eth_getBlockByNumber", get_block_by_number},
-    {"eth_getBlockByHash", get_block_by_hash},
-    {"eth_getBlockTransactionCountByNumber", get_block_transaction_count_by_number},
-    {"eth_getBlockTransactionCountByHash", get_block_transaction_count_by_hash},
-    {"eth_getTransactionByBlockNumberAndIndex", get_transaction_by_block_number_and_index},
-    {"txpool_status", txpool_status},
+    typed<client_version>("web3_clientVersion"),
+    typed<net_version>("net_version"),
+    typed<chain_id>("eth_chainId"),
+    typed<syncing>("eth_syncing"),
+    typed<accounts>("eth_accounts"),
+    typed<head_number>("eth_blockNumber"),
+    typed<get_balance>("eth_getBalance", "address", "block"),
+    typed<get_transaction_count>("eth_getTransactionCount", "address", "block"),
+    typed<gas_price>("eth_gasPrice"),
+    typed<max_priority_fee>("eth_maxPriorityFeePerGas"),
+    typed<fee_history>("eth_feeHistory", "blockCount", "newestBlock", "rewardPercentiles"),
+    typed<estimate_gas>("eth_estimateGas", "call", "block"),
+    typed<call_method>("eth_call", "call", "block"),
+    [] {
+        Method send = typed<send_raw_transaction>("eth_sendRawTransaction", "data");
+        send.batched_send = true;
+        return send;
+    }(),
+    typed<get_transaction_by_hash>("eth_getTransactionByHash", "hash"),
+    typed<get_transaction_receipt>("eth_getTransactionReceipt", "hash"),
+    typed<get_block_by_number>("eth_getBlockByNumber", "block", "full"),
+    typed<get_block_by_hash>("eth_getBlockByHash", "hash", "full"),
+    typed<get_block_transaction_count_by_number>("eth_getBlockTransactionCountByNumber", "block"),
+    typed<get_block_transaction_count_by_hash>("eth_getBlockTransactionCountByHash", "hash"),
+    typed<get_transaction_by_block_number_and_index>("eth_getTransactionByBlockNumberAndIndex",
+                                                     "block", "index"),
+    typed<txpool_status>("txpool_status"),
+    typed<get_code>("eth_getCode", "address", "block"),
+    typed<get_storage_at>("eth_getStorageAt", "address", "slot", "block"),
+    typed<get_logs>("eth_getLogs", "filter"),
+    typed<new_filter>("eth_newFilter", "filter"),
+    typed<new_block_filter>("eth_newBlockFilter"),
+    typed<new_pending_transaction_filter>("eth_newPendingTransactionFilter", "full"),
+    typed<get_filter_changes>("eth_getFilterChanges", "id"),
+    typed<get_filter_logs>("eth_getFilterLogs", "id"),
+    typed<uninstall_filter>("eth_uninstallFilter", "id"),
+    Method{"eth_subscribe", subscribe},
+    Method{"eth_unsubscribe", unsubscribe, {"id"}},
+    typed<net_listening>("net_listening"),
+    typed<net_peer_count>("net_peerCount"),
+    typed<web3_sha3>("web3_sha3", "data"),
 };
 constexpr size_t kUnknownSlot = std::size(kMethods);
 
@@ -699,41 +915,38 @@ Error method_not_found(const std::string& method) {
                  "the method " + method + " does not exist/is not available"};
 }
 
-/// A call of any method but eth_sendRawTransaction (`method` is its method_index), in a
-/// request's context.
+/// A call (`method` is its method_index), in a request's context.
 Result call_in(Context& c, size_t method, const Call& call) {
     if (method == kUnknownSlot) return unexpected(method_not_found(call.method));
-    return kMethods[method].handler(c, call.params);
+    return kMethods[method].handler(c, call.params, kMethods[method].names);
 }
 
-/// Whether `raw` is a legacy transaction signed without a chain id (before EIP-155: valid on
-/// every chain, so it can be replayed). Typed transactions always carry one; an encoding that
-/// does not decode is the pool's to refuse, with its own error.
-bool is_unprotected(BytesView raw) {
-    if (raw.empty() || raw[0] < 0xc0) return false;  // typed: type byte, then the list
-    const auto t = tx::decode(raw);
-    return t && !t->chain_id;
+/// Whether a call is one of the sends a batch admits together.
+bool is_send(const Expected<Call, BadCall>& call) {
+    if (!call) return false;
+    const size_t method = method_index(call->method);
+    return method != kUnknownSlot && kMethods[method].batched_send;
 }
 
-/// The raw transaction of an eth_sendRawTransaction call, or its parameter error; an unprotected
-/// one is refused unless the node allows them (go-ethereum's rule and words: RPC only, not the
-/// pool, so the journal still re-admits them).
+/// The raw transaction of an eth_sendRawTransaction call, decoded as its table entry decodes
+/// it, or the call's error.
 Expected<Bytes, Error> raw_transaction_of(const Call& call, const Node& node) {
-    auto p = Params::positional(call.params, 1, 1);
-    if (!p) return unexpected(p.error());
-    auto raw = p->data(0, "data");
-    if (!raw) return unexpected(raw.error());
-    if (!node.allow_unprotected_txs && is_unprotected(*raw))
-        return server_error("only replay-protected (EIP-155) transactions allowed over RPC");
+    static const size_t send = method_index("eth_sendRawTransaction");
+    auto args =
+        Signature<decltype(&send_raw_transaction)>::decode(call.params, kMethods[send].names);
+    if (!args) return unexpected(std::move(args.error()));
+    Bytes raw = std::move(std::get<0>(*args));
+    if (auto ok = check_protection(node, raw); !ok) return unexpected(ok.error());
     return raw;
 }
 
 }  // namespace
 
-Methods::Methods(Node& node, const Limits& limits)
+Methods::Methods(Node& node, const Limits& limits, FilterConfig filters)
     : m_node{node},
       m_limits{limits},
       m_fee_cache{std::make_unique<FeeHistoryCache>()},
+      m_filters{std::make_unique<Filters>(node.events, std::move(filters))},
       m_counters(kUnknownSlot + 1) {
     if (!node.metrics) return;
     for (size_t i = 0; i < std::size(kMethods); ++i)
@@ -743,34 +956,21 @@ Methods::Methods(Node& node, const Limits& limits)
 
 Methods::~Methods() = default;
 
-Expected<json, Error> Methods::call(const Call& call) {
+Expected<json, Error> Methods::call(const Call& call, Subscriber* subscriber) {
     const size_t method = method_index(call.method);
-    auto result = call_one(method, call);
+    auto result = call_one(method, call, subscriber);
     metrics::count_call(m_counters[method], result.has_value());
     return result;
 }
 
-Expected<json, Error> Methods::call_one(size_t method, const Call& call) {
-    if (call.method == "eth_sendRawTransaction") {
-        auto raw = raw_transaction_of(call, m_node);
-        if (!raw) return unexpected(raw.error());
-        const pool::AdmitResult admitted = m_node.pool.admit_one(*raw);
-        if (m_node.metrics) m_node.metrics->on_admitted({&admitted, 1});
-        if (!admitted) return server_error(admitted.error().message);
-        if (m_node.on_admitted) m_node.on_admitted();
-        return json_bytes(admitted->hash);
-    }
+Expected<json, Error> Methods::call_one(size_t method, const Call& call, Subscriber* subscriber) {
     auto view = m_node.store.snapshot();
     if (!view) return store_failure(view.error());
-    Context c{m_node, **view, m_fee_cache.get()};
+    Context c{m_node, **view, m_fee_cache.get(), m_filters.get(), subscriber};
     return call_in(c, method, call);
 }
 
 namespace {
-
-bool is_send(const Expected<Call, BadCall>& call) {
-    return call && call->method == "eth_sendRawTransaction";
-}
 
 /// The answer to a call that threw, logged once (one line) on stderr; as go-ethereum answers
 /// a method handler's panic.
@@ -793,8 +993,11 @@ const Error kResponseTooLarge{code::response_too_large, "response too large"};
 
 }  // namespace
 
-Methods::Run::Run(Methods& methods, Request request)
-    : m_methods{methods}, m_request{std::move(request)}, m_writer{m_request.batch} {}
+Methods::Run::Run(Methods& methods, Request request, Subscriber* subscriber)
+    : m_methods{methods},
+      m_request{std::move(request)},
+      m_writer{m_request.batch},
+      m_subscriber{subscriber} {}
 
 Methods::Run::Run(Methods& methods, const Error& error)
     : m_methods{methods}, m_writer{/*batch=*/false} {
@@ -803,10 +1006,10 @@ Methods::Run::Run(Methods& methods, const Error& error)
     m_writer.error(nullptr, error);
 }
 
-Methods::Run Methods::begin(std::string_view body) {
+Methods::Run Methods::begin(std::string_view body, Subscriber* subscriber) {
     auto request = parse_request(body, m_limits);
     if (!request) return Run{*this, request.error()};
-    return Run{*this, std::move(*request)};
+    return Run{*this, std::move(*request), subscriber};
 }
 
 bool Methods::Run::step() {
@@ -856,7 +1059,8 @@ void Methods::Run::answer(size_t i) {
         if (!*m_view) {
             result = store_failure(m_view->error());
         } else {
-            Context c{node, ***m_view, m_methods.m_fee_cache.get()};
+            Context c{node, ***m_view, m_methods.m_fee_cache.get(), m_methods.m_filters.get(),
+                      m_subscriber};
             result = call_in(c, method, *call);
         }
     } catch (...) {
@@ -897,19 +1101,12 @@ void Methods::Run::send_run(size_t first, size_t end) {
         if (!raws.empty()) {
             const std::vector<BytesView> views{raws.begin(), raws.end()};
             admitted = node.pool.admit(views);
-            if (node.metrics) node.metrics->on_admitted(admitted);
-            if (node.on_admitted) node.on_admitted();
-            if (node.events) {
-                std::vector<Hash> hashes;
-                for (const auto& a : admitted)
-                    if (a) hashes.push_back(a->hash);
-                node.events->publish_pending(hashes);
-            }
+            after_admission(node, admitted);
         }
         for (size_t k = 0; k < raw_of.size(); ++k) {
             if (raw_of[k] == SIZE_MAX) continue;
             const auto& a = admitted[raw_of[k]];
-            if (!a) errors[k] = Error{code::server_error, a.error().message};
+            if (!a) errors[k] = rejection_error(raws[raw_of[k]], a.error());
         }
         const size_t method = method_index("eth_sendRawTransaction");
         for (; unanswered < end; ++unanswered) {

@@ -11,7 +11,9 @@
 
 #include "metrics/node_metrics.hpp"
 #include "rpc/events.hpp"
+#include "rpc/filters.hpp"
 #include "rpc/jsonrpc.hpp"
+#include "rpc/subscriber.hpp"
 
 #include <atomic>
 #include <functional>
@@ -49,7 +51,8 @@ class FeeHistoryCache;
 
 class Methods {
 public:
-    Methods(Node& node, const Limits& limits);
+    /// The node's filters live here (node-wide: every connection's calls share them).
+    Methods(Node& node, const Limits& limits, FilterConfig filters = {});
     ~Methods();
 
     /// A request's calls in progress.
@@ -66,7 +69,7 @@ public:
 
     private:
         friend class Methods;
-        Run(Methods& methods, Request request);
+        Run(Methods& methods, Request request, Subscriber* subscriber);
         Run(Methods& methods, const Error& error);
         void answer(size_t call);
         void send_run(size_t first, size_t end);
@@ -75,13 +78,16 @@ public:
         Request m_request;
         size_t m_next{0};
         ResponseWriter m_writer;
+        Subscriber* m_subscriber{nullptr};
         /// One snapshot for the request, taken at its first read.
         std::optional<Expected<std::unique_ptr<store::Snapshot>, store::StoreError>> m_view;
     };
 
     /// The request in `body`, ready to be run a step at a time (a body that is not a request
-    /// makes a run with its error already written).
-    Run begin(std::string_view body);
+    /// makes a run with its error already written). `subscriber`: the connection's, which
+    /// eth_subscribe and eth_unsubscribe reach (a WebSocket's), which must outlive the Run;
+    /// none: they answer -32601 "notifications not supported".
+    Run begin(std::string_view body, Subscriber* subscriber = nullptr);
 
     /// The response body for a request body ("" when every call was a notification): begin()
     /// and every step at once. Every call of the request reads the same snapshot of the store
@@ -89,15 +95,16 @@ public:
     std::string handle(std::string_view body);
 
     /// One call's result or error (for tests; handle() is what the server uses).
-    Expected<json, Error> call(const Call& call);
+    Expected<json, Error> call(const Call& call, Subscriber* subscriber = nullptr);
 
 private:
     /// call(), for the method at `method` in the method table.
-    Expected<json, Error> call_one(size_t method, const Call& call);
+    Expected<json, Error> call_one(size_t method, const Call& call, Subscriber* subscriber);
 
     Node& m_node;
     Limits m_limits;
     std::unique_ptr<FeeHistoryCache> m_fee_cache;
+    std::unique_ptr<Filters> m_filters;
     /// Each method's counters, by its position in the method table (methods.cpp), then those of
     /// unknown methods: found once here, so a call costs no label lookup.
     std::vector<metrics::MethodCounters> m_counters;

@@ -28,12 +28,6 @@ Expected<FixedBytes<N>, std::string> parse_fixed(const json& value, std::string_
     return FixedBytes<N>::from_view(*bytes);
 }
 
-template <class T>
-Expected<T, Error> named(Expected<T, std::string> v, size_t i, std::string_view name) {
-    if (!v) return unexpected(invalid_argument(i, name, v.error()));
-    return std::move(v).value();
-}
-
 }  // namespace
 
 Expected<BlockRef, std::string> parse_block(const json& v) {
@@ -97,47 +91,62 @@ Expected<Bytes, std::string> parse_data(const json& value) {
     return out;
 }
 
-Expected<Params, Error> Params::positional(const json& params, size_t required, size_t max) {
+Expected<void, Error> check_arity(const json& params, size_t required, size_t max) {
     if (!params.is_array()) return unexpected(Error{code::invalid_params, "non-array args"});
     if (params.size() > max)
         return unexpected(
             Error{code::invalid_params, "too many arguments, want at most " + std::to_string(max)});
-    for (size_t i = params.size(); i < required; ++i)
-        return unexpected(Error{code::invalid_params,
-                                "missing value for required argument " + std::to_string(i)});
-    return Params{params};
+    if (params.size() < required)
+        return unexpected(Error{code::invalid_params, "missing value for required argument " +
+                                                          std::to_string(params.size())});
+    return {};
 }
 
-Expected<Address, Error> Params::address(size_t i, std::string_view name) const {
-    return named(parse_fixed<20>(at(i), "an address"), i, name);
+Expected<Address, std::string> parse_address(const json& value) {
+    return parse_fixed<20>(value, "an address");
 }
 
-Expected<Hash, Error> Params::hash(size_t i, std::string_view name) const {
-    return named(parse_fixed<32>(at(i), "a hash"), i, name);
+Expected<Hash, std::string> parse_hash(const json& value) {
+    return parse_fixed<32>(value, "a hash");
 }
 
-Expected<Bytes, Error> Params::data(size_t i, std::string_view name) const {
-    return named(parse_data(at(i)), i, name);
+template <>
+Expected<Address, std::string> Decoder<Address>::read(const json& value) {
+    return parse_address(value);
 }
 
-Expected<uint64_t, Error> Params::quantity(size_t i, std::string_view name) const {
-    auto v = parse_quantity(at(i), 64);
-    if (!v) return unexpected(invalid_argument(i, name, v.error()));
+template <>
+Expected<Hash, std::string> Decoder<Hash>::read(const json& value) {
+    return parse_hash(value);
+}
+
+template <>
+Expected<Bytes, std::string> Decoder<Bytes>::read(const json& value) {
+    return parse_data(value);
+}
+
+template <>
+Expected<uint64_t, std::string> Decoder<uint64_t>::read(const json& value) {
+    auto v = parse_quantity(value, 64);
+    if (!v) return unexpected(std::move(v.error()));
     return static_cast<uint64_t>(*v);
 }
 
-Expected<u256, Error> Params::quantity256(size_t i, std::string_view name) const {
-    return named(parse_quantity(at(i), 256), i, name);
+template <>
+Expected<u256, std::string> Decoder<u256>::read(const json& value) {
+    return parse_quantity(value, 256);
 }
 
-Expected<bool, Error> Params::boolean(size_t i, std::string_view name) const {
-    if (!at(i).is_boolean()) return unexpected(invalid_argument(i, name, "want true or false"));
-    return at(i).get<bool>();
+template <>
+Expected<bool, std::string> Decoder<bool>::read(const json& value) {
+    if (!value.is_boolean()) return unexpected(std::string{"want true or false"});
+    return value.get<bool>();
 }
 
-Expected<BlockRef, Error> Params::block(size_t i, std::string_view name) const {
-    if (!has(i)) return BlockRef{};
-    return named(parse_block(at(i)), i, name);
+template <>
+Expected<BlockRef, std::string> Decoder<BlockRef>::read(const json& value) {
+    if (value.is_null()) return BlockRef{};
+    return parse_block(value);
 }
 
 }  // namespace barrel::rpc

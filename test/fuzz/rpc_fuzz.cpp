@@ -1,18 +1,21 @@
 // libFuzzer target for the JSON-RPC request parser (src/rpc/jsonrpc.hpp) and the parameter
-// checks (src/rpc/params.hpp) on arbitrary bytes: a body either fails with a JSON-RPC code or
-// gives calls that are valid by construction (an id that is a string, a number or null; params
-// an array or an object; a batch within its limit), every parameter parse returns a value or an
-// invalid_params error, and a response can always be written for what was parsed. The fast
-// parser (parse_json, simdjson) agrees with nlohmann on every input: both reject it, or both
-// give identical values (types and signs included), and the same calls; the response writer
-// writes the bytes response_body writes for the same responses.
+// decoders (src/rpc/params.hpp, a log filter's in src/rpc/filters.hpp) and the messages for
+// raw transactions that do not decode (src/rpc/raw_tx_errors.hpp) on arbitrary bytes: a body
+// either fails with a JSON-RPC code or gives calls that are valid by construction (an id that is a
+// string, a number or null; params an array or an object; a batch within its limit), every
+// parameter parse returns a value or an invalid_params error, and a response can always be written
+// for what was parsed. The fast parser (parse_json, simdjson) agrees with nlohmann on every input:
+// both reject it, or both give identical values (types and signs included), and the same calls; the
+// response writer writes the bytes response_body writes for the same responses.
 //
 // Seed corpus: test/fuzz/corpus/rpc/ (requests as ethers.js and curl send them, a batch, and
 // some broken ones).
 
 #include "fuzz_check.hpp"
+#include "rpc/filters.hpp"
 #include "rpc/jsonrpc.hpp"
 #include "rpc/params.hpp"
+#include "rpc/raw_tx_errors.hpp"
 #include "rpc_identical.hpp"
 
 #include <string>
@@ -27,19 +30,20 @@ namespace {
 
 void check_params(const json& params, BytesView input) {
     if (!params.is_array()) return;
-    auto p = Params::positional(params, 0, params.size());
-    FUZZ_CHECK(p.has_value());
+    FUZZ_CHECK(check_arity(params, 0, params.size()).has_value());
     for (size_t i = 0; i < params.size(); ++i) {
         auto check = [input](const auto& r) {
             FUZZ_CHECK(r.has_value() || r.error().code == code::invalid_params);
         };
-        check(p->address(i, "a"));
-        check(p->hash(i, "h"));
-        check(p->data(i, "d"));
-        check(p->quantity(i, "q"));
-        check(p->quantity256(i, "q"));
-        check(p->boolean(i, "b"));
-        check(p->block(i, "b"));
+        check(decode<Address>(params, i, "a"));
+        check(decode<Hash>(params, i, "h"));
+        check(decode<Bytes>(params, i, "d"));
+        check(decode<uint64_t>(params, i, "q"));
+        check(decode<u256>(params, i, "q"));
+        check(decode<bool>(params, i, "b"));
+        check(decode<BlockRef>(params, i, "b"));
+        check(decode<std::optional<BlockRef>>(params, i, "b"));
+        check(decode<LogFilter>(params, i, "f"));
     }
 }
 
@@ -47,6 +51,8 @@ void check_params(const json& params, BytesView input) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const BytesView input{data, size};  // what FUZZ_CHECK reports
+    // The input as a raw transaction the pool refused: a message, whatever the bytes.
+    FUZZ_CHECK(!raw_transaction_error(input, "refused").empty());
     const std::string_view body{reinterpret_cast<const char*>(data), size};
     const Limits limits{.max_batch = 16, .max_depth = 16};
     const json fast = parse_json(body);

@@ -10,6 +10,7 @@
 #include <barrel/store/store.hpp>
 
 #include "http_client.hpp"
+#include "rlp_build.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/service.hpp"
 #include "test_files.hpp"
@@ -215,6 +216,168 @@ TEST_F(RpcMethods, send_raw_transaction_admits_to_the_pool) {
         error("eth_sendRawTransaction", {"1234"}),
         std::make_pair(code::invalid_params,
                        std::string{"invalid argument 0 (data): hex string without 0x prefix"}));
+}
+
+// An encoding that is not a transaction is answered as go-ethereum answers it
+// (core/types/transaction.go UnmarshalBinary, rlp's decode errors), alone or in a batch.
+TEST_F(RpcMethods, undecodable_raw_transactions_are_answered_in_go_ethereums_words) {
+    using test::list;
+    using test::str;
+    const Bytes valid = transfer(0);
+    const Bytes valid_list{valid.begin() + 1, valid.end()};  // without its type byte
+    const Bytes legacy_list = list({str({1}), str({1}), str({0x52, 0x08}), str(Bytes(20, 7)),
+                                    str({1}), str({}), str({27}), str({1}), str({1})});
+    const std::vector<std::pair<Bytes, std::string>> cases = {
+        {{}, "typed transaction too short"},
+        {{0x02}, "typed transaction too short"},
+        {{0x01}, "typed transaction too short"},
+        {{0x03, 0xc0}, "transaction type not supported"},
+        {{0x00, 0xc0}, "transaction type not supported"},
+        {{0x80}, "rlp: expected input list for types.LegacyTx"},
+        {{0x02, 0x80}, "rlp: expected input list for types.DynamicFeeTx"},
+        {{0x01, 0x80}, "rlp: expected input list for types.AccessListTx"},
+        {{0xc5}, "rlp: value size exceeds available input length"},
+        {{0xf8, 0x01, 0xc0}, "rlp: non-canonical size information for types.LegacyTx"},
+        {{0xc0}, "rlp: too few elements for types.LegacyTx"},
+        {{0x02, 0xc0}, "rlp: too few elements for types.DynamicFeeTx"},
+        {{0xc0, 0xc0}, "rlp: too few elements for types.LegacyTx"},  // the first list's error
+        {test::cat({{0x02}, valid_list, {0x01}}), "rlp: input contains more than one value"},
+        {test::cat({legacy_list, {0x01}}), "rlp: input contains more than one value"},
+        {{0xc3, 0x82, 0x00, 0x01},
+         "rlp: non-canonical integer (leading zero bytes) for uint64, decoding into "
+         "(types.LegacyTx).Nonce"},
+        {{0xc2, 0x81, 0x05},
+         "rlp: non-canonical size information for uint64, decoding into (types.LegacyTx).Nonce"},
+        {{0x02, 0xc1, 0xc0},
+         "rlp: expected input string or byte for *big.Int, decoding into "
+         "(types.DynamicFeeTx).ChainID"},
+        {{0x02, 0xcb, 0x01, 0x89, 1, 2, 3, 4, 5, 6, 7, 8, 9},
+         "rlp: input string too long for uint64, decoding into (types.DynamicFeeTx).Nonce"},
+        {{0xc2, 0x83, 0x01}, "rlp: element is larger than containing list"},
+        // A field longer than the input, but not than its list: go-ethereum's other word.
+        {{0xc3, 0x01, 0x82, 0x01}, "rlp: value size exceeds available input length"},
+        {{0x01, 0x81, 0x05}, "rlp: expected input list for types.AccessListTx"},
+        // A 2-byte `to` cut short, then a byte after the list: its length is checked first.
+        {{0xc5, 0x01, 0x01, 0x01, 0x82, 0xff, 0xff},
+         "rlp: input string too short for common.Address, decoding into (types.LegacyTx).To"},
+        {test::cat({{0xdb, 0x01, 0x01, 0x82, 0x52, 0x08, 0xb8, 0x14}, Bytes(20, 7)}),
+         "rlp: non-canonical size information for *common.Address, decoding into "
+         "(types.LegacyTx).To"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), str(Bytes(20, 7)), str({1}), str({}),
+               str({27}), str({1}), str({1}), str({1})}),
+         "rlp: input list has too many elements for types.LegacyTx"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), str(Bytes(19, 7)), str({1}), str({}),
+               str({27}), str({1}), str({1})}),
+         "rlp: input string too short for common.Address, decoding into (types.LegacyTx).To"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), str(Bytes(21, 7)), str({1}), str({}),
+               str({27}), str({1}), str({1})}),
+         "rlp: input string too long for common.Address, decoding into (types.LegacyTx).To"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), list({}), str({1}), str({}), str({27}),
+               str({1}), str({1})}),
+         "rlp: wrong kind of empty value (got List, want String) for *common.Address, decoding "
+         "into (types.LegacyTx).To"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), list({str({1})}), str({1}), str({}),
+               str({27}), str({1}), str({1})}),
+         "rlp: expected input string or byte for common.Address, decoding into "
+         "(types.LegacyTx).To"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), {0x81, 0x05}}),
+         "rlp: input string too short for common.Address, decoding into (types.LegacyTx).To"},
+        {list({str({1}), str({1}), str({0x52, 0x08}), str(Bytes(20, 7)), str({1}), list({}),
+               str({27}), str({1}), str({1})}),
+         "rlp: expected input string or byte for []uint8, decoding into (types.LegacyTx).Data"},
+        {list({str({1}), str({1}), str({0x00, 0x52})}),
+         "rlp: non-canonical integer (leading zero bytes) for uint64, decoding into "
+         "(types.LegacyTx).Gas"},
+        {test::cat({{0x02},
+                    list({str({1}), str({}), str({1}), str({2}), str({0x52, 0x08}),
+                          str(Bytes(20, 7)), str({5}), str({}), str({})})}),
+         "rlp: expected input list for types.AccessList, decoding into "
+         "(types.DynamicFeeTx).AccessList"},
+        {test::cat({{0x02},
+                    list({str({1}), str({}), str({1}), str({2}), str({0x52, 0x08}),
+                          str(Bytes(20, 7)), str({5}), str({}), list({}), str({0, 1})})}),
+         "rlp: non-canonical integer (leading zero bytes) for *big.Int, decoding into "
+         "(types.DynamicFeeTx).V"},
+        {list({str({1}), str({0x00, 0x01})}),
+         "rlp: non-canonical integer (leading zero bytes) for *big.Int, decoding into "
+         "(types.LegacyTx).GasPrice"},
+    };
+    json batch = json::array();
+    for (const auto& [raw, message] : cases) {
+        EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(raw)}),
+                  std::make_pair(code::server_error, message))
+            << to_hex(raw);
+        batch.push_back({{"jsonrpc", "2.0"},
+                         {"id", batch.size()},
+                         {"method", "eth_sendRawTransaction"},
+                         {"params", {to_hex(raw)}}});
+    }
+    const json answers = json::parse(send(batch.dump()));
+    ASSERT_EQ(answers.size(), cases.size());
+    for (size_t i = 0; i < cases.size(); ++i)
+        EXPECT_EQ(answers[i]["error"]["message"], cases[i].second) << i;
+    // A legacy list that decodes: the pool's own answer.
+    EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(legacy_list)}).second,
+              "only replay-protected (EIP-155) transactions allowed over RPC");
+}
+
+TEST_F(RpcMethods, code_is_empty_and_storage_zero_at_every_block_that_exists) {
+    const std::string a = to_hex(account(0));
+    EXPECT_EQ(result("eth_getCode", {a}), "0x");
+    EXPECT_EQ(result("eth_getCode", {a, "latest"}), "0x");
+    EXPECT_EQ(result("eth_getCode", {a, "0x1"}), "0x");
+    const std::string zero = "0x" + std::string(64, '0');
+    EXPECT_EQ(result("eth_getStorageAt", {a, "0x0"}), zero);
+    EXPECT_EQ(result("eth_getStorageAt", {a, "0x1", "earliest"}), zero);
+    EXPECT_EQ(result("eth_getStorageAt", {a, "1", "pending"}), zero);  // go-ethereum: no 0x ok
+    EXPECT_EQ(result("eth_getStorageAt", {a, "0x" + std::string(64, 'f')}), zero);
+    const std::string head = result("eth_getBlockByNumber", {"latest"})["hash"];
+    EXPECT_EQ(result("eth_getStorageAt", {a, "0x0", {{"blockHash", head}}}), zero);
+    // An unknown block: eth_getBalance's error.
+    const auto not_found = std::make_pair(code::server_error, std::string{"header not found"});
+    EXPECT_EQ(error("eth_getBalance", {a, "0x9"}), not_found);
+    EXPECT_EQ(error("eth_getCode", {a, "0x9"}), not_found);
+    EXPECT_EQ(error("eth_getStorageAt", {a, "0x0", "0x9"}), not_found);
+    EXPECT_EQ(error("eth_getCode", {a, {{"blockHash", "0x" + std::string(64, '5')}}}), not_found);
+    const auto invalid = [](std::string message) {
+        return std::make_pair(code::invalid_params, std::move(message));
+    };
+    EXPECT_EQ(error("eth_getCode", {"0x12"}),
+              invalid("invalid argument 0 (address): hex string has length 2, want 40 for an "
+                      "address"));
+    EXPECT_EQ(error("eth_getCode", {a, "newest"}),
+              invalid("invalid argument 1 (block): unknown block tag \"newest\" (want latest, "
+                      "earliest, pending, safe, finalized or a 0x number)"));
+    EXPECT_EQ(error("eth_getCode", {a, "latest", 1}),
+              invalid("too many arguments, want at most 2"));
+    EXPECT_EQ(error("eth_getStorageAt", {a}), invalid("missing value for required argument 1"));
+    const std::string long_key = "0x1" + std::string(64, '0');
+    EXPECT_EQ(
+        error("eth_getStorageAt", {a, long_key}),
+        invalid("invalid argument 1 (slot): storage key too long (want at most 32 bytes): \"" +
+                long_key + "\""));
+    EXPECT_EQ(error("eth_getStorageAt", {a, "0xzz"}),
+              invalid("invalid argument 1 (slot): invalid hex in storage key: \"0xzz\""));
+    EXPECT_EQ(error("eth_getStorageAt", {a, 5}),
+              invalid("invalid argument 1 (slot): want a hex string"));
+}
+
+TEST_F(RpcMethods, net_and_web3_facts) {
+    EXPECT_EQ(result("net_listening"), true);
+    EXPECT_EQ(result("net_peerCount"), "0x0");  // a single sealer
+    EXPECT_EQ(result("web3_sha3", {"0x"}),
+              "0xc5d2460186f7233c927e7db2dcc703c0e500b653ca82273b7bfad8045d85a470");
+    EXPECT_EQ(result("web3_sha3", {"0x68656c6c6f20776f726c64"}),  // "hello world"
+              "0x47173285a8d7341e5e972fc677286384f802f8ef42a5ec5f03bbfa254cb01fad");
+    EXPECT_EQ(error("web3_sha3", {"0x1"}),
+              std::make_pair(code::invalid_params,
+                             std::string{"invalid argument 0 (data): hex string of odd length"}));
+    EXPECT_EQ(
+        error("web3_sha3"),
+        std::make_pair(code::invalid_params, std::string{"missing value for required argument 0"}));
+    EXPECT_EQ(
+        error("net_listening", {1}),
+        std::make_pair(code::invalid_params, std::string{"too many arguments, want at most 0"}));
 }
 
 TEST_F(RpcMethods, a_batch_of_sends_is_admitted_together_and_answered_in_order) {
