@@ -1,8 +1,9 @@
 #pragma once
-// barrel's documents in Ethereum's JSON-RPC shapes (camelCase names, quantities, the constants
-// Ethereum has for what barrel has not: no logs, no uncles, no proof of work). The stored
-// documents (docs/formats.md, "Storage") are the source, so a query never re-executes or
-// re-decodes more than it must.
+// barrel's records in Ethereum's JSON-RPC shapes (camelCase names, quantities, the constants
+// Ethereum has for what barrel has not: no logs, no uncles, no proof of work). The store's typed
+// records (store/records.hpp) and the pool's transactions are the source: this layer never reads
+// a stored document, and the effective gas price is tx::effective_gas_price, the rule execution
+// charges by.
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/core/uint256.hpp>
@@ -19,22 +20,6 @@
 namespace barrel::rpc {
 
 using nlohmann::json;
-
-/// A transaction document (the store's, or one written for a pooled transaction) as
-/// eth_getTransactionByHash returns it. Without a block (`block_hash` absent) the block fields
-/// are null. `gasPrice` of an EIP-1559 transaction is the price it paid (or would pay):
-/// min(max fee, base fee + max priority fee).
-json eth_transaction(const json& doc, const u256& base_fee);
-
-/// A receipt document with its transaction's document.
-json eth_receipt(const json& receipt, const json& tx, const u256& base_fee);
-
-/// A header document as a block: `transactions` are the given hashes, or the given transaction
-/// objects when `full`. `size` is the wire block's length.
-json eth_block(const json& header, const u256& base_fee, size_t size, json transactions);
-
-/// The effective gas price of a transaction document.
-u256 effective_gas_price(const json& tx, const u256& base_fee);
 
 /// A transaction as eth_getTransactionByHash returns it: a committed one (`at` its place) or a
 /// pooled one (`at` null: the block fields are null). `gasPrice` of an EIP-1559 transaction is

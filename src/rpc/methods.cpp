@@ -7,7 +7,6 @@
 #include <barrel/exec/execute.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
-#include <barrel/json/writer.hpp>
 
 #include "rpc/eth_json.hpp"
 #include "rpc/filters.hpp"
@@ -140,14 +139,6 @@ Expected<state::Account, Error> account_of(const Context& c, const Address& a) {
     auto account = c.view.account(a);
     if (!account) return state_failure(account.error());
     return account->value_or(state::Account{});
-}
-
-/// The store's document of a pooled transaction (no block fields), for eth_transaction.
-json pooled_document(const pool::PooledTx& p) {
-    std::string text;
-    JsonWriter w{text};
-    write_tx_json(w, p.tx, p.hash, p.sender);
-    return json::parse(text);
 }
 
 // ---- Methods ---------------------------------------------------------------------------------
@@ -439,22 +430,22 @@ Result call_method(Context& c, CallObject object, std::optional<BlockRef> block)
 }
 
 Result transaction_by_hash(Context& c, const Hash& hash) {
-    auto doc = stored(c.view.transaction(hash));
-    if (!doc) return unexpected(doc.error());
-    if (*doc) return eth_transaction(**doc, c.base_fee());
+    auto record = stored(c.view.transaction_record(hash));
+    if (!record) return unexpected(record.error());
+    if (*record) return eth_transaction(**record, c.base_fee());
     // As of the snapshot: a transaction whose block the snapshot cannot see is still pooled.
     if (const auto pooled = c.node.pool.find(hash, c.view.head().number))
-        return eth_transaction(pooled_document(*pooled), c.base_fee());
+        return eth_transaction(pooled->tx, pooled->hash, pooled->sender, nullptr, c.base_fee());
     return json(nullptr);
 }
 
 Result get_transaction_by_hash(Context& c, Hash hash) { return transaction_by_hash(c, hash); }
 
 Result get_transaction_receipt(Context& c, Hash hash) {
-    auto receipt = stored(c.view.receipt(hash));
+    auto receipt = stored(c.view.receipt_record(hash));
     if (!receipt) return unexpected(receipt.error());
     if (!*receipt) return json(nullptr);
-    auto tx = stored(c.view.transaction(hash));
+    auto tx = stored(c.view.transaction_record(hash));
     if (!tx) return unexpected(tx.error());
     if (!*tx)
         return unexpected(Error{code::internal_error, "store: a receipt without its transaction"});
@@ -489,7 +480,7 @@ Expected<BlockBody, Error> block_body(Context& c, uint64_t n) {
 
 Result block_json(Context& c, std::optional<uint64_t> number, bool full) {
     if (!number) return json(nullptr);
-    auto header = stored(c.view.header(*number));
+    auto header = stored(c.view.header_record(*number));
     if (!header) return unexpected(header.error());
     if (!*header) return json(nullptr);
     auto body = block_body(c, *number);
@@ -500,13 +491,13 @@ Result block_json(Context& c, std::optional<uint64_t> number, bool full) {
             txs.push_back(json_bytes(h));
             continue;
         }
-        auto doc = stored(c.view.transaction(h));
-        if (!doc) return unexpected(doc.error());
-        if (!*doc)
+        auto record = stored(c.view.transaction_record(h));
+        if (!record) return unexpected(record.error());
+        if (!*record)
             return unexpected(
                 Error{code::internal_error, "store: transaction " + to_hex(h) + " of block " +
                                                 std::to_string(*number) + " is missing"});
-        txs.push_back(eth_transaction(**doc, c.base_fee()));
+        txs.push_back(eth_transaction(**record, c.base_fee()));
     }
     return eth_block(**header, c.base_fee(), body->size, std::move(txs));
 }
@@ -526,10 +517,10 @@ Result get_block_by_hash(Context& c, Hash hash, std::optional<bool> full) {
 
 Result transaction_count_of(Context& c, std::optional<uint64_t> number) {
     if (!number) return json(nullptr);
-    auto header = stored(c.view.header(*number));
+    auto header = stored(c.view.header_record(*number));
     if (!header) return unexpected(header.error());
     if (!*header) return json(nullptr);
-    return (**header)["transaction_count"];
+    return json_quantity((*header)->transaction_count);
 }
 
 Result get_block_transaction_count_by_number(Context& c, BlockRef block) {
@@ -548,7 +539,7 @@ Result get_transaction_by_block_number_and_index(Context& c, BlockRef block, uin
     auto n = block_number(c, block);
     if (!n) return unexpected(n.error());
     if (!*n) return json(nullptr);
-    auto header = stored(c.view.header(**n));
+    auto header = stored(c.view.header_record(**n));
     if (!header) return unexpected(header.error());
     if (!*header) return json(nullptr);
     auto body = block_body(c, **n);
@@ -563,9 +554,9 @@ Result max_priority_fee(Context& c) { return json_quantity(c.node.suggested_tip)
 
 /// Block `n`'s effective tips and their gas (none for block 0), from the cache when there.
 Expected<std::shared_ptr<const FeeHistoryCache::Tips>, Error> block_tips(Context& c, uint64_t n,
-                                                                         const json& hash) {
-    const std::string key = hash.is_string() ? hash.get<std::string>() : std::string{};
-    if (c.fee_cache && !key.empty())
+                                                                         const Hash& hash) {
+    const std::string key = to_hex(hash);
+    if (c.fee_cache)
         if (auto found = c.fee_cache->find(key)) return found;
     std::vector<std::pair<u256, uint64_t>> tips;
     if (n > 0) {
@@ -573,13 +564,16 @@ Expected<std::shared_ptr<const FeeHistoryCache::Tips>, Error> block_tips(Context
         if (!raw) return unexpected(raw.error());
         if (*raw) {
             auto block = block::decode_block(std::move(**raw));
-            if (block)
-                for (const tx::Transaction& t : block->txs)
-                    tips.emplace_back(tx::effective_tip(t, c.base_fee()), exec::gas_used(t));
+            if (!block)  // it was decoded at its commit: a block that no longer does is damaged
+                return unexpected(Error{
+                    code::internal_error,
+                    "store: block " + std::to_string(n) + ": " + block::describe(block.error())});
+            for (const tx::Transaction& t : block->txs)
+                tips.emplace_back(tx::effective_tip(t, c.base_fee()), exec::gas_used(t));
         }
     }
     auto out = std::make_shared<const FeeHistoryCache::Tips>(sorted_tips(std::move(tips)));
-    if (c.fee_cache && !key.empty()) c.fee_cache->insert(key, out);
+    if (c.fee_cache) c.fee_cache->insert(key, out);
     return out;
 }
 
@@ -620,15 +614,14 @@ Result fee_history(Context& c, uint64_t count, BlockRef newest_block,
     const uint64_t oldest = **newest + 1 - blocks;
     json base_fees = json::array(), ratios = json::array(), rewards = json::array();
     for (uint64_t n = oldest; n <= **newest; ++n) {
-        auto header = stored(c.view.header(n));
+        auto header = stored(c.view.header_record(n));
         if (!header) return unexpected(header.error());
         if (!*header) return server_error("header not found");
-        const u256 used = parse_u256((**header)["gas_used"].get<std::string>()).value_or(0);
-        const u256 limit = parse_u256((**header)["gas_limit"].get<std::string>()).value_or(1);
+        const uint64_t used = (*header)->header.gas_used, limit = (*header)->header.gas_limit;
         base_fees.push_back(json_quantity(c.base_fee()));
         ratios.push_back(limit == 0 ? 0.0 : static_cast<double>(used) / static_cast<double>(limit));
         if (percentiles.empty()) continue;
-        auto tips = block_tips(c, n, (**header)["hash"]);
+        auto tips = block_tips(c, n, (*header)->hash);
         if (!tips) return unexpected(tips.error());
         json reward = json::array();
         for (const u256& tip : rewards_of(**tips, percentiles))
