@@ -5,13 +5,13 @@
 
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/workload.hpp>
 #include <barrel/io/files.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
 #include "common/args.hpp"
 #include "common/recover_loop.hpp"
-#include "gen/workload.hpp"
 #include "report.hpp"
 #include "store/testing.hpp"
 #include <CLI/CLI.hpp>

@@ -8,9 +8,9 @@
 
 #include <barrel/core/hex.hpp>
 #include <barrel/core/uint256.hpp>
+#include <barrel/gen/workload.hpp>
 
 #include "common/args.hpp"
-#include "gen/workload.hpp"
 #include "interrupt.hpp"
 #include "load.hpp"
 #include "node_process.hpp"

@@ -15,7 +15,6 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/core/parallel.hpp>
 #include <barrel/core/uint256.hpp>
-#include <barrel/exec/dag.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/io/files.hpp>

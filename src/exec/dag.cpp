@@ -1,5 +1,6 @@
+#include "exec/dag.hpp"
+
 #include <barrel/core/keyed_hash.hpp>
-#include <barrel/exec/dag.hpp>
 
 #include <algorithm>
 #include <bit>

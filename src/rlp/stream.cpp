@@ -88,7 +88,7 @@ Expected<std::optional<Bytes>, StreamError> StreamReader::next() {
             e.read_errno = m_errno;
         }
         m_error = e;
-        return unexpected(std::move(e));
+        return unexpected(e);
     };
     buffer_at_least(kMaxPrefix);
     if (buffered() == 0) {

@@ -7,8 +7,8 @@
 #include <barrel/exec/execute.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
-#include <barrel/json/writer.hpp>
 
+#include "json/tx_writer.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/params.hpp"
 
