@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 (bookworm) packages barrel needs, if any are missing.
 #
-#   scripts/deps.sh          build + test + benchmark dependencies
+#   scripts/deps.sh          what the build needs (every target; scripts/bench.sh installs these)
+#   scripts/deps.sh --test   also python3 and its prometheus_client, which the tests run
 #   scripts/deps.sh --fuzz   also clang, libFuzzer (libclang-rt-14-dev) and llvm (llvm-symbolizer,
 #                            for symbolised stack traces from clang-built sanitizers)
 #   scripts/deps.sh --style  also clang-format-14 (the style phase of scripts/test.sh)
@@ -18,11 +19,13 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev libcli11-dev
     libsimdjson-dev             # the node's JSON-RPC request parser, barrel-load's response reader
     prometheus-cpp-dev          # the node's /metrics (src/metrics/)
-    python3 python3-prometheus-client  # the /metrics test parses a scrape with an independent parser
 )
 
 for arg in "$@"; do
     case "$arg" in
+        # The /metrics test parses a scrape with an independent parser; the RPC limits test is
+        # Python too. Not the build's: a fresh machine that only benchmarks skips them.
+        --test) packages+=(python3 python3-prometheus-client) ;;
         --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
         --style) packages+=(clang-format-14) ;;
         --node)
@@ -31,7 +34,7 @@ for arg in "$@"; do
             if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
                 packages+=(nodejs npm)
             fi ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "error: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done

@@ -55,7 +55,7 @@ jobs=$(nproc)
 werror=OFF
 [[ -n "${CI:-}" ]] && werror=ON
 
-deps_args=()
+deps_args=(--test)
 [[ " ${phases[*]} " == *" fuzz "* || " ${phases[*]} " == *" asan "* ]] && deps_args+=(--fuzz)
 [[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
 [[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node)

@@ -38,7 +38,7 @@ int guarded_main(const std::function<int()>& run) {
     } catch (const Failure& f) {
         std::cerr << "error: " << f.message << "\n";
         return f.status;
-    } catch (const cli::WriteError& e) {
+    } catch (const io::WriteError& e) {
         std::cerr << "error: " << e.what() << "\n";
         return 2;
     }
@@ -56,9 +56,9 @@ size_t parse_count(const std::string& name, const std::string& v, uint64_t min, 
                 std::to_string(max) + ")");
 }
 
-std::optional<cli::AtomicFile> create_output(const std::string& option, const std::string& path) {
+std::optional<io::AtomicFile> create_output(const std::string& option, const std::string& path) {
     if (path.empty()) return std::nullopt;
-    auto file = cli::AtomicFile::create(path, std::cout);
+    auto file = io::AtomicFile::create(path, std::cout);
     if (!file) usage_error(option + ": " + file.error());
     return std::move(file).value();
 }

@@ -3,7 +3,7 @@
 // outputs: how a run ends early, count options, output files created before the long run, and
 // the machine a run was measured on.
 
-#include <barrel/cli/files.hpp>
+#include <barrel/io/files.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -42,7 +42,7 @@ size_t parse_count(const std::string& name, const std::string& v, uint64_t min, 
 
 /// An output option's file, created before the long run so that a path that cannot be written
 /// is an error now rather than silence at the end. Nothing for an empty path.
-std::optional<cli::AtomicFile> create_output(const std::string& option, const std::string& path);
+std::optional<io::AtomicFile> create_output(const std::string& option, const std::string& path);
 
 /// The peak resident set of this process so far, in MiB.
 double peak_rss_mib();

@@ -4,14 +4,14 @@
 // the machine itself scaled over 1 thread meanwhile.
 
 #include <barrel/block/block.hpp>
-#include <barrel/cli/files.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/workload.hpp>
+#include <barrel/io/files.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
 #include "common/args.hpp"
 #include "common/recover_loop.hpp"
-#include "gen/workload.hpp"
 #include "report.hpp"
 #include "store/testing.hpp"
 #include <CLI/CLI.hpp>
@@ -52,7 +52,7 @@ struct Args {
 /// The largest --input, in all: every block is held in memory, decoded, for the whole run
 /// (docs/formats.md, "Limits").
 constexpr size_t kMaxInputBytes = store::Options::kMaxBlockBytes;
-static_assert(kMaxInputBytes == 1073741824 && cli::kMaxGenesisBytes == 268435456,
+static_assert(kMaxInputBytes == 1073741824 && io::kMaxGenesisBytes == 268435456,
               "--help names the limits");
 
 /// A pipeline failure in a timed run: a bug for a generated workload; for --input, a chain
@@ -124,20 +124,20 @@ Args parse_args(int argc, char** argv) {
 
 /// The --genesis file, whole.
 Bytes read_genesis_file(const std::string& path) {
-    auto bytes = cli::read_file(path, cli::kMaxGenesisBytes);
+    auto bytes = io::read_file(path, io::kMaxGenesisBytes);
     if (!bytes && bytes.error().too_large)
         usage_error("--genesis: '" + path + "' is " + bytes.error().reason);
     if (!bytes) usage_error("--genesis: cannot read '" + path + "': " + bytes.error().reason);
     return std::move(bytes).value();
 }
 
-/// The next item of the --input file (the chain-file reader, cli/files.hpp), nothing at its
+/// The next item of the --input file (the chain-file reader, io/files.hpp), nothing at its
 /// end; `total` bytes so far, bounded by kMaxInputBytes.
-std::optional<Bytes> next_input_item(cli::ChainReader& reader, const std::string& path,
+std::optional<Bytes> next_input_item(io::ChainReader& reader, const std::string& path,
                                      size_t& total) {
     auto item = reader.next();
     if (!item) {
-        const cli::ChainReadError& e = item.error();
+        const io::ChainReadError& e = item.error();
         usage_error("--input: " + (e.block ? "'" + path + "': block " +
                                                  std::to_string(*e.block + 1) + ": " + e.reason
                                            : e.reason));
@@ -145,7 +145,7 @@ std::optional<Bytes> next_input_item(cli::ChainReader& reader, const std::string
     if (*item) {
         total += (*item)->size();
         if (total > kMaxInputBytes)
-            usage_error("--input: '" + path + "' is " + cli::over_limit(kMaxInputBytes));
+            usage_error("--input: '" + path + "' is " + io::over_limit(kMaxInputBytes));
     }
     return std::move(*item);
 }
@@ -337,15 +337,15 @@ int measure(const Args& args) {
         args.threads.value_or(std::max(1u, std::thread::hardware_concurrency()));
 
     // Both outputs are created (and so known to be writable) before anything is measured.
-    std::optional<cli::AtomicFile> json_file = bench::create_output("--json", args.json_out);
-    std::optional<cli::AtomicFile> plot_file = bench::create_output("--plot", args.plot_out);
+    std::optional<io::AtomicFile> json_file = bench::create_output("--json", args.json_out);
+    std::optional<io::AtomicFile> plot_file = bench::create_output("--plot", args.plot_out);
 
     chain::Genesis genesis;
     std::vector<Bytes> wires;
     if (!args.input.empty()) {
-        // A chain file if its first item is a block (the chain-file reader, cli/files.hpp), else
+        // A chain file if its first item is a block (the chain-file reader, io/files.hpp), else
         // a plain transaction list.
-        auto reader = cli::ChainReader::open(args.input, store::Options::kMaxBlockBytes);
+        auto reader = io::ChainReader::open(args.input, store::Options::kMaxBlockBytes);
         if (!reader)
             usage_error("--input: cannot read '" + args.input + "': " + reader.error().reason);
         size_t total = 0;

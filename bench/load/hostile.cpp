@@ -8,11 +8,11 @@
 // (--report-only: 0 once measured).
 
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
 
 #include "common/args.hpp"
 #include "common/stats.hpp"
-#include "gen/workload.hpp"
 #include "load.hpp"
 #include "node_process.hpp"
 #include <boost/asio.hpp>

@@ -8,9 +8,9 @@
 
 #include <barrel/core/hex.hpp>
 #include <barrel/core/uint256.hpp>
+#include <barrel/gen/workload.hpp>
 
 #include "common/args.hpp"
-#include "gen/workload.hpp"
 #include "interrupt.hpp"
 #include "load.hpp"
 #include "node_process.hpp"
@@ -257,8 +257,8 @@ std::vector<load::RunResult> load_own_nodes(const Args& a) {
 
 int run(int argc, char** argv) {
     const Args a = parse_args(argc, argv);
-    std::optional<cli::AtomicFile> json_file = bench::create_output("--json", a.json_out);
-    std::optional<cli::AtomicFile> plot_file = bench::create_output("--plot", a.plot_out);
+    std::optional<io::AtomicFile> json_file = bench::create_output("--json", a.json_out);
+    std::optional<io::AtomicFile> plot_file = bench::create_output("--plot", a.plot_out);
     // An interrupt does not unwind to the files' destructors: it removes their temporaries.
     std::vector<std::unique_ptr<load::InterruptCleanup>> remove_on_interrupt;
     for (const auto* file : {&json_file, &plot_file})

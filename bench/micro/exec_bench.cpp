@@ -18,10 +18,10 @@
 // both (ms_1thread, ms_all) and the median of the per-iteration ratios (speedup).
 
 #include <barrel/core/keccak.hpp>
-#include <barrel/exec/dag.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 
+#include "exec/dag.hpp"
 #include <benchmark/benchmark.h>
 #include <tbb/task_arena.h>
 

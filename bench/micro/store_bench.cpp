@@ -25,10 +25,10 @@
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/gen/workload.hpp>
 #include <barrel/store/store.hpp>
 
 #include "fixtures.hpp"
-#include "gen/workload.hpp"
 #include "store/block_batch.hpp"
 #include <benchmark/benchmark.h>
 #include <tbb/blocked_range.h>

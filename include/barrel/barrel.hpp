@@ -15,15 +15,16 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/core/parallel.hpp>
 #include <barrel/core/uint256.hpp>
-#include <barrel/exec/dag.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/io/files.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
+#include <barrel/rlp/stream.hpp>
 #include <barrel/seal/sealer.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/store/documents.hpp>

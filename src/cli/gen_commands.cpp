@@ -4,9 +4,9 @@
 
 #include <barrel/cli/cli.hpp>
 #include <barrel/cli/files.hpp>
+#include <barrel/gen/workload.hpp>
 
 #include "command.hpp"
-#include "gen/workload.hpp"
 #include <fcntl.h>
 #include <unistd.h>
 

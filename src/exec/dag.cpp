@@ -1,7 +1,9 @@
+#include "exec/dag.hpp"
+
 #include <barrel/core/keyed_hash.hpp>
-#include <barrel/exec/dag.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -49,6 +51,89 @@ private:
     std::vector<Cell> m_cells;
     size_t m_mask{0};
 };
+/// The successor rows (a counting sort of the predecessor rows' edges) and the statistics of a
+/// DAG whose predecessor rows and levels are built.
+void add_successors_and_stats(Dag& dag) {
+    const auto n = static_cast<uint32_t>(dag.level.size());
+    // Successor rows by counting sort of the edges.
+    dag.succ_begin.assign(size_t{n} + 1, 0);
+    for (uint32_t p : dag.preds) ++dag.succ_begin[p + 1];
+    for (uint32_t i = 0; i < n; ++i) dag.succ_begin[i + 1] += dag.succ_begin[i];
+    dag.succs.resize(dag.preds.size());
+    std::vector<uint32_t> fill(dag.succ_begin.begin(), dag.succ_begin.end() - 1);
+    for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t p : dag.preds_of(i)) dag.succs[fill[p]++] = i;
+
+    dag.stats.transactions = n;
+    dag.stats.edges = dag.preds.size();
+    if (n > 0) {
+        const uint32_t levels = *std::max_element(dag.level.begin(), dag.level.end()) + 1;
+        std::vector<size_t> width(levels, 0);
+        for (uint32_t l : dag.level) ++width[l];
+        dag.stats.levels = levels;
+        dag.stats.max_width = *std::max_element(width.begin(), width.end());
+    }
+}
+
+/// A key's first sixteen bytes as two big-endian words (integer order is byte order; a shorter
+/// key is padded with zeros, which sorts it first as bytewise order does), its slot and kind.
+struct KeyEntry {
+    uint64_t hi;
+    uint64_t lo;
+    uint32_t slot;
+    KeyKind kind;
+};
+static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
+
+/// The big-endian word of `bytes` at `from`, zero-padded past the key's end.
+uint64_t word_at(std::string_view bytes, size_t from) noexcept {
+    const auto* at = reinterpret_cast<const uint8_t*>(bytes.data()) + from;
+    if (bytes.size() >= from + 8) return load_be_u64(at);
+    uint8_t word[8] = {};
+    if (bytes.size() > from) std::memcpy(word, at, bytes.size() - from);
+    return load_be_u64(word);
+}
+
+/// The records of the DAG's distinct keys, by slot.
+std::vector<KeyEntry> key_entries(const Dag& dag) {
+    std::vector<KeyEntry> entries(dag.slots.size());
+    for (size_t s = 0; s < entries.size(); ++s) {
+        const ConflictKey& key = dag.slots[s];
+        entries[s] = KeyEntry{word_at(key.bytes, 0), word_at(key.bytes, 8),
+                              static_cast<uint32_t>(s), key.kind};
+    }
+    return entries;
+}
+
+/// Where one kind's keys start to differ.
+struct Spread {
+    bool low_word{false};  ///< every key of the kind has the same first word
+    unsigned shared{0};    ///< leading bits that every key of the kind has in common
+};
+
+/// The spread of the accounts' keys and of the users'.
+std::array<Spread, 2> spreads(const std::vector<KeyEntry>& entries) {
+    std::array<Spread, 2> spread{};
+    bool seen[2] = {false, false};
+    uint64_t first_hi[2] = {}, first_lo[2] = {}, diff_hi[2] = {}, diff_lo[2] = {};
+    for (const KeyEntry& e : entries) {
+        const size_t k = e.kind == KeyKind::account ? 0 : 1;
+        if (!seen[k]) {
+            seen[k] = true;
+            first_hi[k] = e.hi;
+            first_lo[k] = e.lo;
+        }
+        diff_hi[k] |= e.hi ^ first_hi[k];
+        diff_lo[k] |= e.lo ^ first_lo[k];
+    }
+    for (size_t k = 0; k < 2; ++k) {
+        spread[k].low_word = diff_hi[k] == 0;
+        const uint64_t diff = spread[k].low_word ? diff_lo[k] : diff_hi[k];
+        spread[k].shared = diff == 0 ? 0 : static_cast<unsigned>(std::countl_zero(diff));
+    }
+    return spread;
+}
+
 }  // namespace
 
 Dag build_dag(std::span<const TxKeys> txs) {
@@ -108,54 +193,17 @@ Dag build_dag(std::span<const TxKeys> txs) {
     }
     dag.pred_begin.push_back(static_cast<uint32_t>(dag.preds.size()));
 
-    // Successor rows by counting sort of the edges.
-    dag.succ_begin.assign(size_t{n} + 1, 0);
-    for (uint32_t p : dag.preds) ++dag.succ_begin[p + 1];
-    for (uint32_t i = 0; i < n; ++i) dag.succ_begin[i + 1] += dag.succ_begin[i];
-    dag.succs.resize(dag.preds.size());
-    std::vector<uint32_t> fill(dag.succ_begin.begin(), dag.succ_begin.end() - 1);
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t p : dag.preds_of(i)) dag.succs[fill[p]++] = i;
-
-    dag.stats.transactions = n;
-    dag.stats.edges = dag.preds.size();
-    if (n > 0) {
-        const uint32_t levels = *std::max_element(dag.level.begin(), dag.level.end()) + 1;
-        std::vector<size_t> width(levels, 0);
-        for (uint32_t l : dag.level) ++width[l];
-        dag.stats.levels = levels;
-        dag.stats.max_width = *std::max_element(width.begin(), width.end());
-    }
+    add_successors_and_stats(dag);
     return dag;
 }
 
 std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
-    // Records of the keys' first sixteen bytes as two big-endian words (integer order is byte
-    // order; a shorter key is padded with zeros, which sorts it first as bytewise order does):
-    // comparing them reads no key bytes, which after a commit are out of the CPU caches, and
-    // resolves every address and every name of up to 16 bytes; only a tie reads the whole keys.
-    struct Entry {
-        uint64_t hi;
-        uint64_t lo;
-        uint32_t slot;
-        KeyKind kind;
-    };
-    static_assert(KeyKind::account < KeyKind::user, "write-set order: accounts first");
-    const auto word_at = [](std::string_view bytes, size_t from) {
-        const auto* at = reinterpret_cast<const uint8_t*>(bytes.data()) + from;
-        if (bytes.size() >= from + 8) return load_be_u64(at);
-        uint8_t word[8] = {};  // zero-padded past the key's end
-        if (bytes.size() > from) std::memcpy(word, at, bytes.size() - from);
-        return load_be_u64(word);
-    };
+    // Records of the keys' first sixteen bytes (key_entries): comparing them reads no key bytes,
+    // which after a commit are out of the CPU caches, and resolves every address and every name
+    // of up to 16 bytes; only a tie reads the whole keys.
     const size_t n = dag.slots.size();
-    std::vector<Entry> entries(n);
-    for (size_t s = 0; s < n; ++s) {
-        const ConflictKey& key = dag.slots[s];
-        entries[s] =
-            Entry{word_at(key.bytes, 0), word_at(key.bytes, 8), static_cast<uint32_t>(s), key.kind};
-    }
-    const auto less = [&dag](const Entry& a, const Entry& b) {
+    const std::vector<KeyEntry> entries = key_entries(dag);
+    const auto less = [&dag](const KeyEntry& a, const KeyEntry& b) {
         if (a.kind != b.kind) return a.kind < b.kind;
         if (a.hi != b.hi) return a.hi < b.hi;
         if (a.lo != b.lo) return a.lo < b.lo;
@@ -173,43 +221,20 @@ std::vector<uint32_t> slots_in_key_order(const Dag& dag) {
     // larger: it is sorted by comparison, never quadratic.
     unsigned bits = 1;
     while (bits < 16 && (size_t{1} << bits) < n / 2) ++bits;
-    struct Spread {
-        bool low_word{false};  ///< every key of the kind has the same first word
-        unsigned shared{0};    ///< leading bits that every key of the kind has in common
-    };
-    Spread spread[2];
-    {
-        bool seen[2] = {false, false};
-        uint64_t first_hi[2] = {}, first_lo[2] = {}, diff_hi[2] = {}, diff_lo[2] = {};
-        for (const Entry& e : entries) {
-            const size_t k = e.kind == KeyKind::account ? 0 : 1;
-            if (!seen[k]) {
-                seen[k] = true;
-                first_hi[k] = e.hi;
-                first_lo[k] = e.lo;
-            }
-            diff_hi[k] |= e.hi ^ first_hi[k];
-            diff_lo[k] |= e.lo ^ first_lo[k];
-        }
-        for (size_t k = 0; k < 2; ++k) {
-            spread[k].low_word = diff_hi[k] == 0;
-            const uint64_t diff = spread[k].low_word ? diff_lo[k] : diff_hi[k];
-            spread[k].shared = diff == 0 ? 0 : static_cast<unsigned>(std::countl_zero(diff));
-        }
-    }
+    const std::array<Spread, 2> spread = spreads(entries);
     const size_t per_kind = size_t{1} << bits;
-    const auto bucket_of = [&](const Entry& e) {
+    const auto bucket_of = [&](const KeyEntry& e) {
         const size_t k = e.kind == KeyKind::account ? 0 : 1;
         const uint64_t word = spread[k].low_word ? e.lo : e.hi;
         return k * per_kind + static_cast<size_t>((word << spread[k].shared) >> (64 - bits));
     };
     std::vector<uint32_t> begin(2 * per_kind + 1, 0);
-    for (const Entry& e : entries) ++begin[bucket_of(e) + 1];
+    for (const KeyEntry& e : entries) ++begin[bucket_of(e) + 1];
     for (size_t b = 0; b < 2 * per_kind; ++b) begin[b + 1] += begin[b];
-    std::vector<Entry> sorted(n);
+    std::vector<KeyEntry> sorted(n);
     {
         std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
-        for (const Entry& e : entries) sorted[fill[bucket_of(e)]++] = e;
+        for (const KeyEntry& e : entries) sorted[fill[bucket_of(e)]++] = e;
     }
     for (size_t b = 0; b < 2 * per_kind; ++b)
         if (begin[b + 1] - begin[b] > 1)

@@ -1,10 +1,10 @@
 #include <barrel/block/merkle.hpp>
 #include <barrel/core/keccak.hpp>
 #include <barrel/core/parallel.hpp>
-#include <barrel/exec/dag.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "exec/dag.hpp"
 #include <tbb/parallel_for_each.h>
 #include <tbb/parallel_invoke.h>
 #include <tbb/task_arena.h>

@@ -6,19 +6,19 @@
 //   deterministic functions (libsecp256k1 signs with RFC 6979 nonces);
 // - sealing runs the real executor, whose results do not depend on the thread count.
 
-#include "gen/workload.hpp"
-
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
 #include <barrel/core/parallel.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <random>
+#include <span>
 #include <sstream>
 
 namespace barrel::gen {
@@ -180,6 +180,10 @@ private:
 
     void value_transfer(std::vector<Draft>& drafts, uint64_t number, size_t position);
     void dag_call(std::vector<Draft>& drafts, uint64_t number, size_t position);
+    /// The rest of dag_call's rolls: a call that fails with a FISCO code (status 1, gas and
+    /// nonce consumed).
+    void failing_dag_call(exec::DagCall& call, std::string& user, std::string& to, uint64_t number,
+                          size_t position);
     void malformed_call(std::vector<Draft>& drafts);
     void creation(std::vector<Draft>& drafts);
 };
@@ -266,6 +270,35 @@ void Generator::value_transfer(std::vector<Draft>& drafts, uint64_t number, size
     set_gas(d, m_random.coin() ? kCallGasMargin : 0);
 }
 
+void Generator::failing_dag_call(exec::DagCall& call, std::string& user, std::string& to,
+                                 uint64_t number, size_t position) {
+    auto amount = [this] { return u256{1 + m_random.below(1000)}; };
+    switch (m_random.below(4)) {
+        case 0:  // -51404: more than any user holds
+            call.function = exec::DagFunction::user_draw;
+            user = user_name(pick_user());
+            call.amount = pow10(30);
+            break;
+        case 1:  // -51403: the user exists
+            call.function = exec::DagFunction::user_add;
+            user = user_name(pick_user());
+            call.amount = amount();
+            break;
+        case 2: {  // -51401: amount 0
+            const auto [a, b] = pick_pair(m_users);
+            call.function = exec::DagFunction::user_transfer;
+            user = user_name(a);
+            to = user_name(b);
+            break;
+        }
+        default:  // -51402: a user that never exists
+            call.function = exec::DagFunction::user_draw;
+            user = "ghost" + std::to_string(number) + "_" + std::to_string(position);
+            call.amount = amount();
+            break;
+    }
+}
+
 void Generator::dag_call(std::vector<Draft>& drafts, uint64_t number, size_t position) {
     Draft& d = start(drafts, m_random.below(accounts()));
     d.tx.to = exec::kDagTransferAddress;
@@ -296,31 +329,7 @@ void Generator::dag_call(std::vector<Draft>& drafts, uint64_t number, size_t pos
         user = user_name(m_users++);
         call.amount = amount() * 1000;
     } else {
-        // Calls that fail with a FISCO code (status 1, gas and nonce consumed).
-        switch (m_random.below(4)) {
-            case 0:  // -51404: more than any user holds
-                call.function = exec::DagFunction::user_draw;
-                user = user_name(pick_user());
-                call.amount = pow10(30);
-                break;
-            case 1:  // -51403: the user exists
-                call.function = exec::DagFunction::user_add;
-                user = user_name(pick_user());
-                call.amount = amount();
-                break;
-            case 2: {  // -51401: amount 0
-                const auto [a, b] = pick_pair(m_users);
-                call.function = exec::DagFunction::user_transfer;
-                user = user_name(a);
-                to = user_name(b);
-                break;
-            }
-            default:  // -51402: a user that never exists
-                call.function = exec::DagFunction::user_draw;
-                user = "ghost" + std::to_string(number) + "_" + std::to_string(position);
-                call.amount = amount();
-                break;
-        }
+        failing_dag_call(call, user, to, number, position);
     }
     call.user = user;
     call.to = to;
@@ -485,6 +494,54 @@ Expected<chain::Genesis, std::string> generate_genesis(const Options& o) {
     return checked_genesis(o, derive_accounts(o));
 }
 
+namespace {
+
+/// The drafts of block `number` signed (in parallel) and encoded, once each gas limit is checked
+/// against its bound.
+Expected<std::vector<Bytes>, std::string> sign_drafts(std::vector<Draft>& drafts,
+                                                      const std::vector<KeyPair>& accounts,
+                                                      const Options& o, uint64_t number) {
+    for (const Draft& d : drafts) {
+        const uint64_t bound = d.tx.is_creation() ? kMaxCreationGas : max_tx_gas(o.mix);
+        if (d.tx.gas_limit > bound)
+            return unexpected("internal: block " + std::to_string(number) +
+                              ": a transaction's gas limit exceeds its bound");
+    }
+    std::vector<Bytes> encodings(drafts.size());
+    std::atomic<bool> sign_failed{false};
+    for_each_index(drafts.size(), true, [&](size_t i) {
+        Draft& d = drafts[i];
+        d.tx.data = d.data;
+        if (!tx::sign(d.tx, accounts[d.signer].key))
+            sign_failed.store(true, std::memory_order_relaxed);
+        encodings[i] = tx::encode(d.tx);
+    });
+    if (sign_failed.load()) return unexpected(std::string{"internal: signing failed"});
+    return encodings;
+}
+
+/// Seals `header` (its parent, number, time and limits set) over `views`: executes the block as
+/// an importer would (senders known, so not recovered) against `state`, fills in the header's
+/// results and returns the outcome, whose writes the caller applies.
+Expected<exec::Outcome, std::string> seal_header(
+    block::Header& header, std::span<const BytesView> views, const std::vector<Address>& senders,
+    const state::MemoryState& state, const Hash& parent_root, const exec::ChainConfig& config) {
+    const std::string which = "internal: block " + std::to_string(header.number);
+    auto decoded = block::decode_block(block::encode_block(header, views));
+    if (!decoded) return unexpected(which + ": " + block::describe(decoded.error()));
+    decoded->senders = senders;
+    auto outcome = exec::execute(*decoded, state, parent_root, config);
+    if (!outcome)
+        return unexpected(which + " does not execute: " + exec::describe(outcome.error()));
+    header.gas_used = outcome->gas_used;
+    header.txs_root = outcome->txs_root;
+    header.receipts_root = outcome->receipts_root;
+    header.state_root = outcome->state_root;
+    return std::move(outcome).value();
+}
+
+}  // namespace
+
 Expected<Workload, std::string> generate(const Options& o) {
     if (auto valid = validate(o); !valid) return unexpected(valid.error());
 
@@ -504,27 +561,11 @@ Expected<Workload, std::string> generate(const Options& o) {
     w.senders.reserve(o.blocks);
     for (uint64_t number = 1; number <= o.blocks; ++number) {
         std::vector<Draft> drafts = generator.draft_block(number);
-        const size_t n = drafts.size();
-        for (const Draft& d : drafts) {
-            const uint64_t bound = d.tx.is_creation() ? kMaxCreationGas : max_tx_gas(o.mix);
-            if (d.tx.gas_limit > bound)
-                return unexpected("internal: block " + std::to_string(number) +
-                                  ": a transaction's gas limit exceeds its bound");
-        }
-
-        std::vector<Bytes> encodings(n);
-        std::atomic<bool> sign_failed{false};
-        for_each_index(n, true, [&](size_t i) {
-            Draft& d = drafts[i];
-            d.tx.data = d.data;
-            if (!tx::sign(d.tx, accounts[d.signer].key))
-                sign_failed.store(true, std::memory_order_relaxed);
-            encodings[i] = tx::encode(d.tx);
-        });
-        if (sign_failed.load()) return unexpected(std::string{"internal: signing failed"});
-        std::vector<Address> senders(n);
-        for (size_t i = 0; i < n; ++i) senders[i] = accounts[drafts[i].signer].address;
-        const std::vector<BytesView> views(encodings.begin(), encodings.end());
+        auto encodings = sign_drafts(drafts, accounts, o, number);
+        if (!encodings) return unexpected(encodings.error());
+        std::vector<Address> senders(drafts.size());
+        for (size_t i = 0; i < drafts.size(); ++i) senders[i] = accounts[drafts[i].signer].address;
+        const std::vector<BytesView> views(encodings->begin(), encodings->end());
 
         block::Header header;
         header.parent_hash = parent_hash;
@@ -533,21 +574,8 @@ Expected<Workload, std::string> generate(const Options& o) {
         header.coinbase = w.genesis.coinbase;
         header.gas_limit = w.genesis.gas_limit;
         header.chain_id = o.chain_id;
-
-        // Seal: execute the block as an importer would (senders known, so not recovered).
-        auto decoded = block::decode_block(block::encode_block(header, views));
-        if (!decoded)
-            return unexpected("internal: block " + std::to_string(number) + ": " +
-                              block::describe(decoded.error()));
-        decoded->senders = senders;
-        auto outcome = exec::execute(*decoded, state, parent_root, w.genesis.config);
-        if (!outcome)
-            return unexpected("internal: block " + std::to_string(number) +
-                              " does not execute: " + exec::describe(outcome.error()));
-        header.gas_used = outcome->gas_used;
-        header.txs_root = outcome->txs_root;
-        header.receipts_root = outcome->receipts_root;
-        header.state_root = outcome->state_root;
+        auto outcome = seal_header(header, views, senders, state, parent_root, w.genesis.config);
+        if (!outcome) return unexpected(outcome.error());
         w.blocks.push_back(block::encode_block(header, views));
         w.senders.push_back(std::move(senders));
 

@@ -1,5 +1,7 @@
 #include <barrel/json/tx_json.hpp>
 
+#include "json/tx_writer.hpp"
+
 namespace barrel {
 
 u256 json_v(const tx::Transaction& tx) {

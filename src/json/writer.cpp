@@ -1,4 +1,4 @@
-#include <barrel/json/writer.hpp>
+#include "json/writer.hpp"
 
 #include <bit>
 #include <cassert>

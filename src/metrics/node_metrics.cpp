@@ -38,6 +38,15 @@ Family<Histogram>& histogram_family(prometheus::Registry& r, const std::string& 
     return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
 }
 
+/// The one series of an unlabelled family.
+Counter& counter(prometheus::Registry& r, const std::string& name, const std::string& help) {
+    return counter_family(r, name, help).Add({});
+}
+
+Gauge& gauge(prometheus::Registry& r, const std::string& name, const std::string& help) {
+    return gauge_family(r, name, help).Add({});
+}
+
 }  // namespace
 
 std::vector<double> duration_buckets() {
@@ -64,6 +73,9 @@ void count_call(const MethodCounters& method, bool ok) noexcept {
 
 struct NodeMetrics::Impl {
     explicit Impl(const Options& options);
+    /// The series of the labelled families known from the start: one per stage and reject
+    /// reason, and the RPC families' unknown method, present at zero.
+    void add_labelled_series();
 
     prometheus::Registry registry;
 
@@ -107,65 +119,58 @@ NodeMetrics::Impl::Impl(const Options& options)
     : stage_duration{histogram_family(
           registry, "barrel_stage_duration_seconds",
           "Time a sealed block spent in each stage of the pipeline, one observation per block.")},
-      blocks_sealed{counter_family(registry, "barrel_blocks_sealed_total",
-                                   "Blocks sealed and committed by this node.")
-                        .Add({})},
-      transactions_sealed{counter_family(registry, "barrel_transactions_sealed_total",
-                                         "Transactions in the blocks sealed by this node.")
-                              .Add({})},
-      head_block{gauge_family(registry, "barrel_head_block", "Number of the head block.").Add({})},
+      blocks_sealed{counter(registry, "barrel_blocks_sealed_total",
+                            "Blocks sealed and committed by this node.")},
+      transactions_sealed{counter(registry, "barrel_transactions_sealed_total",
+                                  "Transactions in the blocks sealed by this node.")},
+      head_block{gauge(registry, "barrel_head_block", "Number of the head block.")},
       block_transactions{
           histogram_family(registry, "barrel_block_transactions", "Transactions per sealed block.")
               .Add({}, block_transactions_buckets(options.max_block_txs))},
-      commit_bytes{counter_family(registry, "barrel_commit_bytes_total",
-                                  "Bytes (keys and values) of the sealed blocks' RocksDB write "
-                                  "batches.")
-                       .Add({})},
+      commit_bytes{counter(registry, "barrel_commit_bytes_total",
+                           "Bytes (keys and values) of the sealed blocks' RocksDB write "
+                           "batches.")},
       sealer_dropped{counter_family(registry, "barrel_sealer_dropped_transactions_total",
                                     "Transactions that failed while their block was built (an "
                                     "invalidity the pool could not foresee), dropped from the "
                                     "pool; the block was sealed at once without them. By reason.")},
-      seal_failures{counter_family(registry, "barrel_seal_failures_total",
-                                   "Blocks that could not be sealed for no transaction's fault "
-                                   "(the store could not commit: a full disk); retried.")
-                        .Add({})},
-      store_write_error{gauge_family(registry, "barrel_store_write_error",
-                                     "1 while the store is in a write error (a full disk: "
-                                     "RocksDB refuses writes until it resumes), else 0.")
-                            .Add({})},
+      seal_failures{counter(registry, "barrel_seal_failures_total",
+                            "Blocks that could not be sealed for no transaction's fault "
+                            "(the store could not commit: a full disk); retried.")},
+      store_write_error{gauge(registry, "barrel_store_write_error",
+                              "1 while the store is in a write error (a full disk: "
+                              "RocksDB refuses writes until it resumes), else 0.")},
       pool_transactions{gauge_family(registry, "barrel_pool_transactions",
                                      "Transactions in the pool: pending (executable in nonce "
                                      "order) or queued (behind a nonce gap).")},
       pool_pending{pool_transactions.Add({{"state", "pending"}})},
       pool_queued{pool_transactions.Add({{"state", "queued"}})},
-      pool_admitted{counter_family(registry, "barrel_pool_admitted_total",
-                                   "Transactions admitted to the pool (sent, or re-admitted from "
-                                   "the journal at start).")
-                        .Add({})},
+      pool_admitted{counter(registry, "barrel_pool_admitted_total",
+                            "Transactions admitted to the pool (sent, or re-admitted from "
+                            "the journal at start).")},
       rpc_requests{counter_family(registry, "barrel_rpc_requests_total",
                                   "JSON-RPC calls by method; each call of a batch counts.")},
       rpc_errors{counter_family(registry, "barrel_rpc_errors_total",
                                 "JSON-RPC calls answered with an error, by method.")},
-      http_requests{counter_family(registry, "barrel_rpc_http_requests_total",
-                                   "HTTP requests carrying a JSON-RPC body (a batch counts once).")
-                        .Add({})},
-      request_bytes{counter_family(registry, "barrel_rpc_request_bytes_total",
-                                   "Bytes of JSON-RPC request bodies.")
-                        .Add({})},
+      http_requests{counter(registry, "barrel_rpc_http_requests_total",
+                            "HTTP requests carrying a JSON-RPC body (a batch counts once).")},
+      request_bytes{
+          counter(registry, "barrel_rpc_request_bytes_total", "Bytes of JSON-RPC request bodies.")},
       request_duration{
           histogram_family(registry, "barrel_rpc_request_duration_seconds",
                            "Time to answer a JSON-RPC request body (parse, calls, response), "
                            "per HTTP request.")
               .Add({}, duration_buckets())},
-      connections{
-          gauge_family(registry, "barrel_rpc_connections", "HTTP connections open.").Add({})},
-      cache_hits{counter_family(registry, "barrel_sender_cache_hits_total",
-                                "Sender cache look-ups of the verify stage that hit.")
-                     .Add({})},
-      cache_misses{counter_family(registry, "barrel_sender_cache_misses_total",
-                                  "Sender cache look-ups of the verify stage that missed (the "
-                                  "sender was recovered again).")
-                       .Add({})} {
+      connections{gauge(registry, "barrel_rpc_connections", "HTTP connections open.")},
+      cache_hits{counter(registry, "barrel_sender_cache_hits_total",
+                         "Sender cache look-ups of the verify stage that hit.")},
+      cache_misses{counter(registry, "barrel_sender_cache_misses_total",
+                           "Sender cache look-ups of the verify stage that missed (the "
+                           "sender was recovered again).")} {
+    add_labelled_series();
+}
+
+void NodeMetrics::Impl::add_labelled_series() {
     constexpr const char* kStages[] = {"decode", "verify", "execute", "commit"};
     for (size_t i = 0; i < stages.size(); ++i)
         stages[i] = &stage_duration.Add({{"stage", kStages[i]}}, duration_buckets());

@@ -1,22 +1,21 @@
 // The pool's journal (barrel/pool/pool.hpp): a stream of RLP strings, appended as the pool admits
 // and rewritten whole (beside it, then renamed) at a stop and a compaction.
 
+#include <barrel/io/files.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/rlp/decode.hpp>
 #include <barrel/rlp/encode.hpp>
+#include <barrel/rlp/stream.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <array>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 
 namespace barrel::pool {
@@ -27,63 +26,26 @@ std::string failure(const std::string& what, const std::string& path) {
     return "cannot " + what + " '" + path + "': " + std::strerror(errno);
 }
 
-/// Makes a rename in `file`'s directory durable: without it a crash soon after a clean stop can
-/// bring back the old journal (or none) although the new one's bytes were synced.
-bool sync_parent(const std::string& file) {
-    const std::filesystem::path dir = std::filesystem::path{file}.parent_path();
-    const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return false;
-    const bool synced = ::fsync(fd) == 0;
-    ::close(fd);
-    return synced;
-}
-
-/// Buffered reads of a file descriptor that remember the first error (errno), which a stream
-/// would turn into an end of file.
-class Reader {
-public:
-    explicit Reader(int fd) : m_fd{fd} {}
-    Reader(const Reader&) = delete;
-    Reader& operator=(const Reader&) = delete;
-    ~Reader() { ::close(m_fd); }
-
-    /// Exactly `n` bytes into `out`, or false at the end of the file or on an error.
-    bool read(uint8_t* out, size_t n) {
-        while (n > 0) {
-            if (m_begin == m_end && !fill()) return false;
-            const size_t take = std::min(n, static_cast<size_t>(m_end - m_begin));
-            std::memcpy(out, m_buffer.data() + m_begin, take);
-            m_begin += take;
-            out += take;
-            n -= take;
-        }
-        return true;
-    }
-    bool at_end() { return m_begin == m_end && !fill(); }
-    int error() const noexcept { return m_error; }
-
-private:
-    bool fill() {
-        if (m_error != 0) return false;
-        while (true) {
-            const ssize_t n = ::read(m_fd, m_buffer.data(), m_buffer.size());
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) m_error = errno;
-            m_begin = 0;
-            m_end = n > 0 ? static_cast<size_t>(n) : 0;
-            return n > 0;
-        }
-    }
-
-    int m_fd;
-    std::array<uint8_t, 1 << 16> m_buffer{};
-    size_t m_begin{0}, m_end{0};
-    int m_error{0};
+/// Closes a descriptor at scope exit.
+struct ClosedAtExit {
+    explicit ClosedAtExit(int descriptor) : fd{descriptor} {}
+    ClosedAtExit(const ClosedAtExit&) = delete;
+    ClosedAtExit& operator=(const ClosedAtExit&) = delete;
+    ~ClosedAtExit() { ::close(fd); }
+    int fd;
 };
 
-}  // namespace
-
-namespace {
+/// read(2) of `fd` as a stream reader's source: errno on an error, EINTR retried.
+rlp::ReadSome read_some(int fd) {
+    return [fd](std::span<uint8_t> out) -> Expected<size_t, int> {
+        while (true) {
+            const ssize_t n = ::read(fd, out.data(), out.size());
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return unexpected(errno);
+            return static_cast<size_t>(n);
+        }
+    };
+}
 
 /// The journal's bytes for `txs`: one RLP string each.
 Bytes encode_all(std::span<const TxPtr> txs) {
@@ -141,29 +103,8 @@ size_t journal_capacity(const Config& config) noexcept {
 
 Expected<void, std::string> write_journal(const std::string& path, std::span<const TxPtr> txs,
                                           bool sync) {
-    const Bytes out = encode_all(txs);
-    const std::string temp = path + ".tmp";
-    // Whatever is at the temporary path (a leftover, a FIFO) goes: a new file of our own.
-    ::unlink(temp.c_str());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NONBLOCK | O_CLOEXEC, 0644);
-    if (fd < 0) return unexpected(failure("write", temp));
-    if (!write_all(fd, out)) {
-        const std::string message = failure("write", temp);
-        ::close(fd);
-        ::unlink(temp.c_str());
-        return unexpected(message);
-    }
-    if ((sync && ::fsync(fd) != 0) || ::close(fd) != 0) {
-        const std::string message = failure("write", temp);
-        ::unlink(temp.c_str());
-        return unexpected(message);
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-        const std::string message = failure("rename", temp);
-        ::unlink(temp.c_str());
-        return unexpected(message);
-    }
-    if (sync && !sync_parent(path)) return unexpected(failure("sync the directory of", path));
+    auto written = io::replace_file(path, encode_all(txs), sync);
+    if (!written) return unexpected(std::move(written.error().message));
     return {};
 }
 
@@ -247,57 +188,37 @@ Expected<Journal, std::string> read_journal(const std::string& path, const Confi
         return unexpected(failure("read", path));
     }
     if (!regular_or_close(fd)) return unexpected(not_regular("read", path));
-    Reader in{fd};
-    // One string at a time, its length from its head before anything is allocated, so what is
-    // read is bounded by what the pool can hold, whatever the file is (a huge one, a device):
-    // at most journal_capacity strings of at most max_transaction_bytes each.
+    const ClosedAtExit closed{fd};
+    // One string at a time, its length from its prefix before anything is allocated, so what is
+    // read is bounded by what the pool can hold, whatever the file is (a huge one, a device): at
+    // most journal_capacity strings of at most max_transaction_bytes each.
+    constexpr size_t kMaxPrefix = 9;
+    rlp::StreamReader in{read_some(fd), config.max_transaction_bytes + kMaxPrefix};
     Journal journal;
-    Bytes item;
-    while (!in.at_end()) {
+    while (true) {
+        auto item = in.next();
+        if (!item && item.error().code == rlp::StreamErrorCode::read_error) {
+            errno = item.error().read_errno;
+            return unexpected(failure("read", path));
+        }
+        if (item && !*item) break;  // the end
         if (journal.transactions.size() == journal_capacity(config)) {
-            journal.truncated = true;
+            journal.truncated = true;  // more is there, whatever it is
             break;
         }
-        item.resize(1);
-        (void)in.read(item.data(), 1);
-        const uint8_t first = item[0];
-        size_t payload = 0;
-        if (first >= 0xb8 && first <= 0xbf) {  // a long string: its length's bytes first
-            const size_t length_bytes = first - 0xb7u;
-            item.resize(1 + length_bytes);
-            if (!in.read(item.data() + 1, length_bytes)) {
-                journal.damaged = true;
-                break;
-            }
-            for (size_t i = 0; i < length_bytes; ++i)
-                payload = payload > (SIZE_MAX >> 8) ? SIZE_MAX : (payload << 8) | item[1 + i];
-        } else if (first >= 0x80 && first <= 0xb7) {
-            payload = first - 0x80u;
-        } else if (first >= 0xc0) {  // a list: never written here
+        if (!item) {
+            // Cut short by a crash while an old version wrote it, or not a journal a pool wrote
+            // (no pool took a transaction over max_transaction_bytes).
             journal.damaged = true;
             break;
         }
-        if (payload > config.max_transaction_bytes) {  // no pool took such a transaction
-            journal.damaged = true;
-            break;
-        }
-        const size_t head = item.size();
-        item.resize(head + payload);
-        if (!in.read(item.data() + head, payload)) {
-            journal.damaged = true;  // cut short by a crash while an old version wrote it
-            break;
-        }
-        BytesView rest = item;
-        auto one = rlp::decode_string(rest);  // the canonical-form rules
-        if (!one || !rest.empty()) {
+        BytesView rest = **item;
+        auto one = rlp::decode_string(rest);  // the canonical-form rules; a list is never written
+        if (!one || !rest.empty() || one->size() > config.max_transaction_bytes) {
             journal.damaged = true;
             break;
         }
         journal.transactions.emplace_back(one->begin(), one->end());
-    }
-    if (in.error() != 0) {
-        errno = in.error();
-        return unexpected(failure("read", path));
     }
     return journal;
 }

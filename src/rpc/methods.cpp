@@ -8,6 +8,7 @@
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 
+#include "json/tx_writer.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/filters.hpp"
 #include "rpc/params.hpp"

@@ -1,9 +1,9 @@
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
-#include <barrel/json/writer.hpp>
 #include <barrel/store/documents.hpp>
 
 #include "document_writers.hpp"
+#include "json/tx_writer.hpp"
 
 namespace barrel::store {
 

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
-/// RocksDB statuses become StoreErrors here, at the boundary (STYLE.md, habit 8). Internal to the
-/// store.
+/// RocksDB statuses become StoreErrors here, at the boundary (docs/architecture.md, "Errors"):
+/// no rocksdb::Status leaves the store. Internal to the store.
 
 #include <barrel/store/store.hpp>
 

@@ -4,6 +4,7 @@
 // (docs/architecture.md, "Store").
 
 #include <barrel/core/hex.hpp>
+#include <barrel/io/files.hpp>
 #include <barrel/store/documents.hpp>
 
 #include "committed.hpp"
@@ -307,14 +308,6 @@ void remove_abandoned_inits(const fs::path& parent, const std::string& name) {
     }
 }
 
-/// fsync of a directory, so that a rename in it survives a power loss.
-void sync_directory(const fs::path& dir) {
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
-    (void)::fsync(fd);
-    ::close(fd);
-}
-
 /// Writes the whole datadir at `dir` (a new directory): the genesis documents and the head in
 /// one synced batch, the COMMITTED record, then the memtables flushed into table files, and the
 /// database closed. Any failure (a full disk) is returned.
@@ -454,16 +447,23 @@ Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path,
     };
     if (auto built = build_datadir(building, genesis, options, "init " + path.string()); !built)
         return abandon(built.error());
-    sync_directory(building);
+    // Its entries (RocksDB's files) durable before the rename makes it the datadir.
+    if (auto synced = io::sync_directory(building.string()); !synced)
+        return abandon(
+            {StoreErrorCode::io, "init " + path.string() + ": " + synced.error().message});
     if (testing::detail::stop_init_before_rename())
         return fail(StoreErrorCode::internal, "init stopped by a test");
-    // rename(2) replaces an empty directory, and fails if one with files appeared meanwhile.
-    if (::rename(building.c_str(), target.c_str()) != 0)
+    // rename(2) replaces an empty directory, and fails if one with files appeared meanwhile. A
+    // failed sync of the parent after it is not an error: the datadir is whole where it is, and
+    // a power loss that undid the rename leaves the hidden sibling the next init removes.
+    if (auto moved = io::rename_durably(building.string(), target.string());
+        !moved && !moved.error().renamed) {
+        const int e = moved.error().code;
         return abandon(
-            {errno == ENOTEMPTY || errno == EEXIST ? StoreErrorCode::already_initialized
-                                                   : StoreErrorCode::io,
-             "cannot move the new datadir to " + path.string() + ": " + std::strerror(errno)});
-    sync_directory(parent);
+            {e == ENOTEMPTY || e == EEXIST ? StoreErrorCode::already_initialized
+                                           : StoreErrorCode::io,
+             "cannot move the new datadir to " + path.string() + ": " + std::strerror(e)});
+    }
     auto opened = open(target, options);
     if (!opened) {
         // The datadir this call made a moment ago, which nothing else knows of yet: a failed

@@ -2,8 +2,7 @@
 // duplicate edges, barriers, level statistics, key kinds, and a brute-force reference on random
 // lists (every pair of transactions that share a key must be ordered by a path).
 
-#include <barrel/exec/dag.hpp>
-
+#include "exec/dag.hpp"
 #include "exec_oracle.hpp"
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 #include <barrel/core/keccak.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
 
-#include "gen/workload.hpp"
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 

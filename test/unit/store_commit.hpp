@@ -4,9 +4,9 @@
 // store_*_test.cpp files that build or damage datadirs block by block.
 
 #include <barrel/exec/execute.hpp>
+#include <barrel/gen/workload.hpp>
 #include <barrel/store/store.hpp>
 
-#include "gen/workload.hpp"
 #include <gtest/gtest.h>
 
 #include <algorithm>

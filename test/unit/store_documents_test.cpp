@@ -7,9 +7,9 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
-#include <barrel/json/writer.hpp>
 #include <barrel/store/documents.hpp>
 
+#include "json/writer.hpp"
 #include "store/block_batch.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

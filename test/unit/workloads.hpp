@@ -6,7 +6,7 @@
 // instead of filling a gen::Options field by field and handling the error itself. Tests that
 // check the generator's own errors call gen::generate directly.
 
-#include "gen/workload.hpp"
+#include <barrel/gen/workload.hpp>
 
 #include <stdexcept>
 #include <utility>

@@ -1,12 +1,11 @@
 #pragma once
 /// @file
 /// JSON form of a transaction, following the conventions of barrel/json/conventions.hpp. One
-/// serializer, write_tx_json, makes it for every reader: the store's transaction documents and
-/// the command line's output.
+/// serializer (write_tx_json, src/json/tx_writer.hpp) makes it for every reader: the store's
+/// transaction documents, the command line's output and to_json below.
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/json/conventions.hpp>
-#include <barrel/json/writer.hpp>
 #include <barrel/tx/transaction.hpp>
 
 #include <nlohmann/json.hpp>
@@ -34,19 +33,6 @@ namespace barrel {
 ///     sender                    address, null if `sender` is absent (not recovered)
 nlohmann::json to_json(const tx::Transaction& tx, const Hash& hash,
                        const std::optional<Address>& sender);
-
-/// Where a stored transaction sits in its chain: the store's documents add these as
-/// `block_hash`, `block_number` and `index`.
-struct TxLocation {
-    uint64_t block_number{0};
-    Hash block_hash;
-    size_t index{0};
-};
-
-/// Writes the object above (plus `at`'s fields when given) as the next value of `w`: the same
-/// bytes nlohmann::json::dump() makes of it, without building a DOM.
-void write_tx_json(JsonWriter& w, const tx::Transaction& tx, const Hash& hash,
-                   const std::optional<Address>& sender, const TxLocation* at = nullptr);
 
 /// The `v` above: the y parity of a typed transaction, the v a legacy one carries on the wire
 /// (u256: chain_id × 2 + 36 does not fit 64 bits for the largest chain ids).

@@ -1,9 +1,9 @@
-// The file I/O both binaries share (barrel/cli/files.hpp): the chain-file reader's split of its
+// The file I/O of the binaries (barrel/io/files.hpp): the chain-file reader's split of its
 // input into blocks and its limits, the bounded whole-file read, and the atomic writer: its
 // all-or-nothing, its way through symbolic links and to descriptors, its refusal of a datadir,
 // and its write errors.
 
-#include <barrel/cli/files.hpp>
+#include <barrel/io/files.hpp>
 
 #include "cli_run.hpp"
 #include "rlp_build.hpp"
@@ -34,11 +34,11 @@ constexpr size_t kLimit = 1000;
 /// Every item, or the error that stopped the reading (then `items` has those before it).
 struct ReadAll {
     std::vector<Bytes> items;
-    std::optional<cli::ChainReadError> error;
+    std::optional<io::ChainReadError> error;
 };
 
 ReadAll read_all(std::istream& in, size_t limit = kLimit) {
-    cli::ChainReader reader{in, limit};
+    io::ChainReader reader{in, limit};
     ReadAll out;
     for (;;) {
         auto item = reader.next();
@@ -96,7 +96,7 @@ void make_fake_datadir(const fs::path& dir) {
 /// Writes `text` to `target` through an AtomicFile and commits it.
 void write_through(const std::string& target, std::string_view text) {
     std::ostringstream out;
-    auto file = cli::AtomicFile::create(target, out);
+    auto file = io::AtomicFile::create(target, out);
     ASSERT_TRUE(file) << file.error();
     file->write(text);
     file->commit();
@@ -106,7 +106,7 @@ void write_through(const std::string& target, std::string_view text) {
 
 // ---- ChainReader ------------------------------------------------------------------------------
 
-TEST(cli_files, chain_reader_splits_blocks_by_their_prefix) {
+TEST(io_files, chain_reader_splits_blocks_by_their_prefix) {
     // Short and long lists, one shorter than the 9 bytes the reader reads ahead.
     const std::vector<Bytes> blocks{Bytes{0xc0}, list_of(3), list_of(70), list_of(900),
                                     Bytes{0xc1, 0x05}};
@@ -114,7 +114,7 @@ TEST(cli_files, chain_reader_splits_blocks_by_their_prefix) {
     EXPECT_TRUE(read_items({}).empty());
 }
 
-TEST(cli_files, chain_reader_hands_on_what_is_not_a_block_as_the_last_item) {
+TEST(io_files, chain_reader_hands_on_what_is_not_a_block_as_the_last_item) {
     const Bytes good = list_of(60);
     // A string, a malformed prefix, a single byte: the rest of the input is one last item, for
     // the decoder to name what is wrong with it.
@@ -130,7 +130,7 @@ TEST(cli_files, chain_reader_hands_on_what_is_not_a_block_as_the_last_item) {
     EXPECT_EQ(read_items(cat({good, truncated})), (std::vector<Bytes>{good, truncated}));
 }
 
-TEST(cli_files, chain_reader_refuses_a_block_over_the_limit_before_reading_it) {
+TEST(io_files, chain_reader_refuses_a_block_over_the_limit_before_reading_it) {
     // Lists and strings declaring just over the limit, and 2^63 bytes: refused from the prefix.
     const Bytes good = list_of(60);
     const Bytes just_over = barrel::test::list({Bytes(kLimit, 0x01)});  // its prefix is extra
@@ -160,7 +160,7 @@ TEST(cli_files, chain_reader_refuses_a_block_over_the_limit_before_reading_it) {
     EXPECT_LE(endless.taken(), 9u);
 }
 
-TEST(cli_files, chain_reader_reads_a_bounded_amount_of_an_endless_stream_that_is_no_list) {
+TEST(io_files, chain_reader_reads_a_bounded_amount_of_an_endless_stream_that_is_no_list) {
     // /dev/zero (single bytes), a stream of garbage after a malformed prefix, an RLP string
     // followed by endless bytes: one last item of bounded size, then the end.
     for (const auto& [head, fill] : std::vector<std::pair<Bytes, char>>{
@@ -170,39 +170,39 @@ TEST(cli_files, chain_reader_reads_a_bounded_amount_of_an_endless_stream_that_is
         const auto all = read_all(in, size_t{1} << 30);
         EXPECT_FALSE(all.error);
         ASSERT_EQ(all.items.size(), 1u);
-        EXPECT_LE(all.items[0].size(), head.size() + 1 + cli::kUndelimitedPeekBytes);
+        EXPECT_LE(all.items[0].size(), head.size() + 1 + io::kUndelimitedPeekBytes);
         EXPECT_LE(endless.taken(), all.items[0].size() + 4096);
     }
 }
 
-TEST(cli_files, open_and_create_say_why_not) {
+TEST(io_files, open_and_create_say_why_not) {
     const ScratchDir scratch;
     const fs::path& dir = scratch.path();
-    const auto missing = cli::ChainReader::open((dir / "missing").string(), kLimit);
+    const auto missing = io::ChainReader::open((dir / "missing").string(), kLimit);
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error().reason, "No such file or directory");
     EXPECT_FALSE(missing.error().directory);
-    const auto directory = cli::read_file(dir.string(), kLimit);
+    const auto directory = io::read_file(dir.string(), kLimit);
     ASSERT_FALSE(directory);
     EXPECT_TRUE(directory.error().directory);
 
     std::ostringstream out;
-    EXPECT_EQ(cli::AtomicFile::create("", out).error(), "empty path");
-    EXPECT_EQ(cli::AtomicFile::create(dir.string(), out).error(),
+    EXPECT_EQ(io::AtomicFile::create("", out).error(), "empty path");
+    EXPECT_EQ(io::AtomicFile::create(dir.string(), out).error(),
               "'" + dir.string() + "' is a directory");
     const std::string nowhere = (dir / "no" / "f").string();
-    EXPECT_EQ(cli::AtomicFile::create(nowhere, out).error(),
+    EXPECT_EQ(io::AtomicFile::create(nowhere, out).error(),
               "cannot write '" + nowhere + "': No such file or directory");
     const std::string loop = (dir / "loop").string();
     fs::create_symlink("loop", loop);
-    EXPECT_EQ(cli::AtomicFile::create(loop, out).error(),
+    EXPECT_EQ(io::AtomicFile::create(loop, out).error(),
               "cannot write '" + loop + "': Too many levels of symbolic links");
     fs::remove(loop);
 
     // Nothing at the target until commit; the old file until then; nothing left when abandoned.
     const std::string target = (dir / "out.bin").string();
     {
-        auto file = cli::AtomicFile::create(target, out);
+        auto file = io::AtomicFile::create(target, out);
         ASSERT_TRUE(file);
         file->write(std::string_view{"abc"});
         EXPECT_FALSE(fs::exists(target));
@@ -210,7 +210,7 @@ TEST(cli_files, open_and_create_say_why_not) {
     }
     EXPECT_EQ(read_text(target), "abc");
     {
-        auto file = cli::AtomicFile::create(target, out);
+        auto file = io::AtomicFile::create(target, out);
         ASSERT_TRUE(file);
         file->write(std::string_view{"new"});
     }
@@ -220,34 +220,34 @@ TEST(cli_files, open_and_create_say_why_not) {
 
 // ---- read_file --------------------------------------------------------------------------------
 
-TEST(cli_files, read_file_refuses_more_than_its_limit_from_files_pipes_and_devices) {
+TEST(io_files, read_file_refuses_more_than_its_limit_from_files_pipes_and_devices) {
     const ScratchDir scratch;
     const std::string at_limit = scratch / "at";
     const std::string over = scratch / "over";
     write_text(at_limit, std::string(kLimit, 'a'));
     write_text(over, std::string(kLimit + 1, 'a'));
-    EXPECT_EQ(cli::read_file(at_limit, kLimit).value().size(), kLimit);
-    const auto too_large = cli::read_file(over, kLimit);
+    EXPECT_EQ(io::read_file(at_limit, kLimit).value().size(), kLimit);
+    const auto too_large = io::read_file(over, kLimit);
     ASSERT_FALSE(too_large);
     EXPECT_TRUE(too_large.error().too_large);
     EXPECT_EQ(too_large.error().reason, "larger than the limit of 1000 bytes");
     // No size to check first: read up to one byte past the limit.
-    const auto zero = cli::read_file("/dev/zero", kLimit);
+    const auto zero = io::read_file("/dev/zero", kLimit);
     ASSERT_FALSE(zero);
     EXPECT_EQ(zero.error().reason, "larger than the limit of 1000 bytes");
     EndlessBuf endless{{}, 'x'};
     std::istream in{&endless};
-    const auto stream = cli::read_stream(in, kLimit);
+    const auto stream = io::read_stream(in, kLimit);
     ASSERT_FALSE(stream);
     EXPECT_TRUE(stream.error().too_large);
     EXPECT_LE(endless.taken(), kLimit + 4096);
     std::istringstream small{"abc"};
-    EXPECT_EQ(cli::read_stream(small, kLimit).value(), (Bytes{'a', 'b', 'c'}));
+    EXPECT_EQ(io::read_stream(small, kLimit).value(), (Bytes{'a', 'b', 'c'}));
 }
 
 // ---- AtomicFile: where an output goes --------------------------------------------------------
 
-TEST(cli_files, a_symbolic_link_is_followed_and_stays) {
+TEST(io_files, a_symbolic_link_is_followed_and_stays) {
     const ScratchDir scratch;
     const fs::path& dir = scratch.path();
     fs::create_directories(dir / "sub");
@@ -284,7 +284,7 @@ TEST(cli_files, a_symbolic_link_is_followed_and_stays) {
     EXPECT_EQ(sub, (std::vector<std::string>{"chain", "created"}));
 }
 
-TEST(cli_files, a_descriptor_or_device_is_written_in_place) {
+TEST(io_files, a_descriptor_or_device_is_written_in_place) {
     // /proc/self/fd/N to a pipe (what /dev/stdout leads to under `| cmd`), and a link to it.
     const ScratchDir scratch;
     Pipe pipe;
@@ -292,7 +292,7 @@ TEST(cli_files, a_descriptor_or_device_is_written_in_place) {
     fs::create_symlink(fd_path, scratch.path() / "to-pipe");
     for (const std::string& target : {fd_path, scratch / "to-pipe"}) {
         std::ostringstream out;
-        auto file = cli::AtomicFile::create(target, out);
+        auto file = io::AtomicFile::create(target, out);
         ASSERT_TRUE(file) << file.error();
         EXPECT_FALSE(file->is_standard_output());
         file->write(std::string_view{"through "});
@@ -307,7 +307,7 @@ TEST(cli_files, a_descriptor_or_device_is_written_in_place) {
 
     // "-": the caller's standard output stream.
     std::ostringstream out;
-    auto file = cli::AtomicFile::create("-", out);
+    auto file = io::AtomicFile::create("-", out);
     ASSERT_TRUE(file);
     EXPECT_TRUE(file->is_standard_output());
     file->write(std::string_view{"to stdout"});
@@ -315,7 +315,7 @@ TEST(cli_files, a_descriptor_or_device_is_written_in_place) {
     EXPECT_EQ(out.str(), "to stdout");
 }
 
-TEST(cli_files, an_output_inside_a_datadir_is_refused) {
+TEST(io_files, an_output_inside_a_datadir_is_refused) {
     const ScratchDir scratch;
     const fs::path datadir = fs::canonical(scratch.path()) / "d";
     make_fake_datadir(datadir);
@@ -327,7 +327,7 @@ TEST(cli_files, an_output_inside_a_datadir_is_refused) {
          {(datadir / "CURRENT").string(), (datadir / "new.bin").string(),
           (datadir / "deeper" / "x").string(), scratch / "to-current",
           (scratch.path() / "to-datadir" / "LOCK").string()}) {
-        const auto file = cli::AtomicFile::create(target, out);
+        const auto file = io::AtomicFile::create(target, out);
         ASSERT_FALSE(file) << target;
         EXPECT_EQ(file.error(),
                   "'" + target + "' is inside the datadir '" + datadir.string() + "'");
@@ -347,16 +347,16 @@ TEST(cli_files, an_output_inside_a_datadir_is_refused) {
 
 // ---- AtomicFile: write errors -----------------------------------------------------------------
 
-TEST(cli_files, a_write_error_names_the_target_and_leaves_no_temporary_file) {
+TEST(io_files, a_write_error_names_the_target_and_leaves_no_temporary_file) {
     // /dev/full: every write fails with ENOSPC.
     {
         std::ostringstream out;
-        auto file = cli::AtomicFile::create("/dev/full", out);
+        auto file = io::AtomicFile::create("/dev/full", out);
         ASSERT_TRUE(file) << file.error();
         try {
             file->write(std::string_view{"x"});
             FAIL() << "no error";
-        } catch (const cli::WriteError& e) {
+        } catch (const io::WriteError& e) {
             EXPECT_STREQ(e.what(), "cannot write '/dev/full': No space left on device");
         }
     }
@@ -369,14 +369,14 @@ TEST(cli_files, a_write_error_names_the_target_and_leaves_no_temporary_file) {
     const std::string target = mount_point + "/out.bin";
     {
         std::ostringstream out;
-        auto file = cli::AtomicFile::create(target, out);
+        auto file = io::AtomicFile::create(target, out);
         ASSERT_TRUE(file) << file.error();
         const std::string chunk(16 << 10, 'x');
         try {
             for (int i = 0; i < 16; ++i) file->write(chunk);
             file->commit();
             FAIL() << "no error";
-        } catch (const cli::WriteError& e) {
+        } catch (const io::WriteError& e) {
             EXPECT_STREQ(e.what(),
                          ("cannot write '" + target + "': No space left on device").c_str());
         }

@@ -1,6 +1,7 @@
-#include <barrel/cli/files.hpp>
+#include <barrel/io/files.hpp>
 #include <barrel/rlp/decode.hpp>
 
+#include "io/testing.hpp"
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,13 +16,29 @@
 #include <ostream>
 #include <utility>
 
-namespace barrel::cli {
+namespace barrel::io {
 
 namespace {
 
 namespace fs = std::filesystem;
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+ReplaceError write_error(const std::string& target, int error) {
+    return {error, "cannot write " + in_quotes(target) + ": " + std::strerror(error)};
+}
+
+/// sync_directory of `file`'s directory, the error naming the file.
+Expected<void, ReplaceError> sync_parent(const std::string& file) {
+    const fs::path dir = fs::path{file}.parent_path();
+    auto synced = sync_directory(dir.empty() ? "." : dir.string());
+    if (!synced)
+        return unexpected(ReplaceError{synced.error().code,
+                                       "cannot sync the directory of " + in_quotes(file) + ": " +
+                                           std::strerror(synced.error().code),
+                                       true});
+    return {};
+}
 
 /// The longest RLP prefix: one byte and up to eight bytes of length.
 constexpr size_t kMaxPrefix = 9;
@@ -174,13 +191,115 @@ Expected<Bytes, FileError> read_stream(std::istream& in, size_t limit) {
     return read_bounded(in, limit);
 }
 
+// ---- FileReplacement -------------------------------------------------------------------------
+
+FileReplacement::FileReplacement(std::string target, std::string temp, int fd) noexcept
+    : m_target{std::move(target)}, m_temp{std::move(temp)}, m_fd{fd} {}
+
+FileReplacement::FileReplacement(FileReplacement&& other) noexcept
+    : m_target{std::move(other.m_target)},
+      m_temp{std::move(other.m_temp)},
+      m_fd{std::exchange(other.m_fd, -1)},
+      m_done{std::exchange(other.m_done, true)} {}
+
+FileReplacement::~FileReplacement() {
+    if (m_fd >= 0) ::close(m_fd);
+    if (!m_done) ::unlink(m_temp.c_str());
+}
+
+Expected<FileReplacement, ReplaceError> FileReplacement::create(const std::string& target) {
+    // A directory would only be found at the rename, after all the work.
+    std::error_code ec;
+    if (fs::is_directory(target, ec))
+        return unexpected(ReplaceError{EISDIR, in_quotes(target) + " is a directory"});
+    const fs::path file{target};
+    const std::string base = (file.parent_path() / ("." + file.filename().string())).string();
+    std::string temp;
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+        temp = base + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
+        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) return unexpected(write_error(target, errno));
+    return FileReplacement{target, std::move(temp), fd};
+}
+
+ReplaceError FileReplacement::fail(int error) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = -1;
+    if (!m_done) ::unlink(m_temp.c_str());
+    m_done = true;
+    return write_error(m_target, error);
+}
+
+Expected<void, ReplaceError> FileReplacement::write(BytesView bytes) {
+    if (m_fd < 0) return unexpected(fail(EBADF));
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(m_fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return unexpected(fail(n == 0 ? EIO : errno));
+        bytes = bytes.subspan(static_cast<size_t>(n));
+    }
+    return {};
+}
+
+Expected<void, ReplaceError> FileReplacement::finish(bool sync) {
+    if (m_fd < 0) return m_done ? unexpected(fail(EBADF)) : Expected<void, ReplaceError>{};
+    const bool synced = !sync || ::fsync(m_fd) == 0;
+    const int sync_errno = errno;
+    const bool closed = ::close(m_fd) == 0;
+    const int close_errno = errno;
+    m_fd = -1;
+    if (!synced) return unexpected(fail(sync_errno));
+    if (!closed) return unexpected(fail(close_errno));
+    return {};
+}
+
+Expected<void, ReplaceError> FileReplacement::commit(bool sync) {
+    if (auto finished = finish(sync); !finished) return finished;
+    if (m_done) return unexpected(fail(EBADF));  // committed already
+    if (::rename(m_temp.c_str(), m_target.c_str()) != 0) return unexpected(fail(errno));
+    m_done = true;
+    if (!sync) return {};
+    return sync_parent(m_target);
+}
+
+Expected<void, ReplaceError> replace_file(const std::string& target, BytesView bytes, bool sync) {
+    auto file = FileReplacement::create(target);
+    if (!file) return unexpected(file.error());
+    if (auto written = file->write(bytes); !written) return written;
+    return file->commit(sync);
+}
+
+Expected<void, ReplaceError> rename_durably(const std::string& from, const std::string& to) {
+    if (::rename(from.c_str(), to.c_str()) != 0) {
+        const int e = errno;
+        return unexpected(ReplaceError{e, "cannot move " + in_quotes(from) + " to " +
+                                              in_quotes(to) + ": " + std::strerror(e)});
+    }
+    return sync_parent(to);
+}
+
+Expected<void, ReplaceError> sync_directory(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && ::fsync(fd) == 0;
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    if (!synced)
+        return unexpected(ReplaceError{
+            e, "cannot sync the directory " + in_quotes(dir) + ": " + std::strerror(e)});
+    testing::detail::count_directory_sync();
+    return {};
+}
+
 // ---- AtomicFile ------------------------------------------------------------------------------
 
 Expected<AtomicFile, std::string> AtomicFile::create(const std::string& target,
                                                      std::ostream& standard_output) {
     if (target.empty()) return unexpected(std::string{"empty path"});
     if (target == "-") {
-        AtomicFile out{target, {}, -1, &standard_output};
+        AtomicFile out{target, -1, &standard_output};
         out.m_to_stdout = true;
         return out;
     }
@@ -195,41 +314,39 @@ Expected<AtomicFile, std::string> AtomicFile::create(const std::string& target,
         const int fd = open_direct(target, *resolved);
         if (fd < 0)
             return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
-        AtomicFile out{target, {}, fd, nullptr};
+        AtomicFile out{target, fd, nullptr};
         out.m_to_stdout = resolved->own_fd == STDOUT_FILENO;
         return out;
     }
-    const fs::path& file = resolved->file;
-    const std::string base = (file.parent_path() / ("." + file.filename().string())).string();
-    std::string temp;
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-        temp = base + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(attempt);
-        fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0)
-        return unexpected("cannot write " + in_quotes(target) + ": " + std::strerror(errno));
-    AtomicFile out{target, std::move(temp), fd, nullptr};
-    out.m_final = file.string();
+    // Over the final target of the links, beside which the temporary file sits.
+    auto replacement = FileReplacement::create(resolved->file.string());
+    if (!replacement)
+        return unexpected("cannot write " + in_quotes(target) + ": " +
+                          std::strerror(replacement.error().code));
+    AtomicFile out{target, -1, nullptr};
+    out.m_replacement.emplace(std::move(replacement).value());
     return out;
 }
 
-AtomicFile::AtomicFile(std::string target, std::string temp, int fd, std::ostream* stream) noexcept
-    : m_target{std::move(target)}, m_temp{std::move(temp)}, m_fd{fd}, m_stream{stream} {}
+AtomicFile::AtomicFile(std::string target, int fd, std::ostream* stream) noexcept
+    : m_target{std::move(target)}, m_fd{fd}, m_stream{stream} {}
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : m_target{std::move(other.m_target)},
-      m_temp{std::move(other.m_temp)},
-      m_final{std::move(other.m_final)},
+      m_replacement{std::move(other.m_replacement)},
       m_fd{std::exchange(other.m_fd, -1)},
       m_stream{std::exchange(other.m_stream, nullptr)},
-      m_to_stdout{other.m_to_stdout},
-      m_committed{std::exchange(other.m_committed, true)} {}
+      m_to_stdout{other.m_to_stdout} {
+    other.m_replacement.reset();
+}
 
 AtomicFile::~AtomicFile() {
     if (m_fd >= 0) ::close(m_fd);
-    if (!m_committed && !m_temp.empty()) ::unlink(m_temp.c_str());
+}
+
+const std::string& AtomicFile::temporary() const noexcept {
+    static const std::string none;
+    return m_replacement ? m_replacement->temporary() : none;
 }
 
 void AtomicFile::fail(int error) {
@@ -237,8 +354,7 @@ void AtomicFile::fail(int error) {
     // (std::exit) must not leave it behind.
     if (m_fd >= 0) ::close(m_fd);
     m_fd = -1;
-    if (!m_temp.empty()) ::unlink(m_temp.c_str());
-    m_committed = true;  // nothing left to remove
+    m_replacement.reset();
     const std::string what = m_stream ? std::string{"standard output"} : in_quotes(m_target);
     throw WriteError("cannot write " + what + ": " + std::strerror(error));
 }
@@ -248,6 +364,10 @@ void AtomicFile::write(BytesView bytes) {
         m_stream->write(reinterpret_cast<const char*>(bytes.data()),
                         static_cast<std::streamsize>(bytes.size()));
         if (!*m_stream) fail(errno ? errno : EIO);
+        return;
+    }
+    if (m_replacement) {
+        if (auto written = m_replacement->write(bytes); !written) fail(written.error().code);
         return;
     }
     if (m_fd < 0) fail(EBADF);
@@ -264,26 +384,20 @@ void AtomicFile::finish() {
         if (!m_stream->flush()) fail(errno ? errno : EIO);
         return;
     }
-    if (m_fd < 0) return;
-    // A pipe or a terminal cannot be synced (EINVAL): only files written under a temporary name
-    // must be on disk before their rename.
-    const bool synced = m_temp.empty() || ::fsync(m_fd) == 0;
-    const int saved = errno;
-    const bool closed = ::close(m_fd) == 0;
-    const int close_errno = errno;
-    m_fd = -1;
-    if (!synced) fail(saved);
-    if (!closed) fail(close_errno);
+    if (m_replacement) {
+        if (auto finished = m_replacement->finish(); !finished) fail(finished.error().code);
+        return;
+    }
+    // A pipe or a terminal cannot be synced (EINVAL), nor need be: nothing is renamed over it.
+    if (m_fd >= 0 && ::close(std::exchange(m_fd, -1)) != 0) fail(errno);
 }
 
 void AtomicFile::commit() {
     finish();
-    if (m_committed) return;
-    if (!m_temp.empty()) {
-        // Over the final target of the links, beside which the temporary file sits.
-        if (::rename(m_temp.c_str(), m_final.c_str()) != 0) fail(errno);
+    if (m_replacement) {
+        if (auto committed = m_replacement->commit(); !committed) fail(committed.error().code);
+        m_replacement.reset();
     }
-    m_committed = true;
 }
 
 // ---- ChainReader -----------------------------------------------------------------------------
@@ -349,4 +463,4 @@ Expected<std::optional<Bytes>, ChainReadError> ChainReader::next() {
     return std::optional<Bytes>{std::move(block)};
 }
 
-}  // namespace barrel::cli
+}  // namespace barrel::io
