@@ -131,7 +131,7 @@ json eth_receipt(const json& receipt, const json& tx, const u256& base_fee) {
     };
 }
 
-json eth_block(const json& header, const u256& base_fee, size_t size, json transactions) {
+json eth_header(const json& header, const u256& base_fee) {
     return {
         {"number", header["number"]},
         {"hash", header["hash"]},
@@ -144,18 +144,23 @@ json eth_block(const json& header, const u256& base_fee, size_t size, json trans
         {"receiptsRoot", header["receipts_root"]},
         {"stateRoot", header["state_root"]},
         {"baseFeePerGas", json_quantity(base_fee)},
-        {"size", json_quantity(uint64_t{size})},
-        {"transactions", std::move(transactions)},
         // Ethereum's constants for what barrel's blocks do not have.
         {"nonce", "0x0000000000000000"},
         {"difficulty", "0x0"},
-        {"totalDifficulty", "0x0"},
         {"mixHash", zero_hex(32)},
         {"sha3Uncles", empty_uncles_hash()},
-        {"uncles", json::array()},
         {"logsBloom", zero_hex(256)},
         {"extraData", "0x"},
     };
+}
+
+json eth_block(const json& header, const u256& base_fee, size_t size, json transactions) {
+    json out = eth_header(header, base_fee);
+    out["size"] = json_quantity(uint64_t{size});
+    out["transactions"] = std::move(transactions);
+    out["totalDifficulty"] = "0x0";
+    out["uncles"] = json::array();
+    return out;
 }
 
 }  // namespace barrel::rpc

@@ -26,6 +26,10 @@ json eth_transaction(const json& doc, const u256& base_fee);
 /// A receipt document with its transaction's document.
 json eth_receipt(const json& receipt, const json& tx, const u256& base_fee);
 
+/// A header document as go-ethereum's RPCMarshalHeader writes a header (eth_subscribe's
+/// newHeads): a block's fields without its size, transactions and uncles.
+json eth_header(const json& header, const u256& base_fee);
+
 /// A header document as a block: `transactions` are the given hashes, or the given transaction
 /// objects when `full`. `size` is the wire block's length.
 json eth_block(const json& header, const u256& base_fee, size_t size, json transactions);

@@ -793,8 +793,11 @@ const Error kResponseTooLarge{code::response_too_large, "response too large"};
 
 }  // namespace
 
-Methods::Run::Run(Methods& methods, Request request)
-    : m_methods{methods}, m_request{std::move(request)}, m_writer{m_request.batch} {}
+Methods::Run::Run(Methods& methods, Request request, Subscriber* subscriber)
+    : m_methods{methods},
+      m_request{std::move(request)},
+      m_subscriber{subscriber},
+      m_writer{m_request.batch} {}
 
 Methods::Run::Run(Methods& methods, const Error& error)
     : m_methods{methods}, m_writer{/*batch=*/false} {
@@ -803,10 +806,10 @@ Methods::Run::Run(Methods& methods, const Error& error)
     m_writer.error(nullptr, error);
 }
 
-Methods::Run Methods::begin(std::string_view body) {
+Methods::Run Methods::begin(std::string_view body, Subscriber* subscriber) {
     auto request = parse_request(body, m_limits);
     if (!request) return Run{*this, request.error()};
-    return Run{*this, std::move(*request)};
+    return Run{*this, std::move(*request), subscriber};
 }
 
 bool Methods::Run::step() {
@@ -855,6 +858,13 @@ void Methods::Run::answer(size_t i) {
         if (!m_view) m_view = node.store.snapshot();
         if (!*m_view) {
             result = store_failure(m_view->error());
+        } else if (m_subscriber && call->method == "eth_subscribe") {  // (ws: until the table's)
+            auto id = m_subscriber->subscribe(call->params);
+            result = id ? Expected<json, Error>{json(*id)} : unexpected(id.error());
+        } else if (m_subscriber && call->method == "eth_unsubscribe") {  // (ws: until the table's)
+            const json& p = call->params;
+            const bool has_id = p.is_array() && !p.empty() && p[0].is_string();
+            result = json(m_subscriber->unsubscribe(has_id ? p[0].get<std::string>() : ""));
         } else {
             Context c{node, ***m_view, m_methods.m_fee_cache.get()};
             result = call_in(c, method, *call);

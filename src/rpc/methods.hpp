@@ -12,6 +12,7 @@
 #include "metrics/node_metrics.hpp"
 #include "rpc/events.hpp"
 #include "rpc/jsonrpc.hpp"
+#include "rpc/subscriber.hpp"
 
 #include <atomic>
 #include <functional>
@@ -66,13 +67,14 @@ public:
 
     private:
         friend class Methods;
-        Run(Methods& methods, Request request);
+        Run(Methods& methods, Request request, Subscriber* subscriber = nullptr);
         Run(Methods& methods, const Error& error);
         void answer(size_t call);
         void send_run(size_t first, size_t end);
 
         Methods& m_methods;
         Request m_request;
+        Subscriber* m_subscriber{nullptr};
         size_t m_next{0};
         ResponseWriter m_writer;
         /// One snapshot for the request, taken at its first read.
@@ -81,7 +83,7 @@ public:
 
     /// The request in `body`, ready to be run a step at a time (a body that is not a request
     /// makes a run with its error already written).
-    Run begin(std::string_view body);
+    Run begin(std::string_view body, Subscriber* subscriber = nullptr);
 
     /// The response body for a request body ("" when every call was a notification): begin()
     /// and every step at once. Every call of the request reads the same snapshot of the store
