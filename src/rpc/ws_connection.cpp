@@ -19,6 +19,9 @@ namespace {
 
 namespace websocket = beast::websocket;
 
+/// The most of a message read at once.
+constexpr size_t kReadPart = 64 * 1024;
+
 /// The answer to a message whose work threw: JSON-RPC's internal error, for want of its id.
 constexpr std::string_view kInternalError =
     R"({"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}})";
@@ -50,8 +53,8 @@ public:
                                                         /*keep_alive_pings=*/true});
         m_ws.set_option(websocket::stream_base::decorator(
             [](websocket::response_type& res) { res.set(http::field::server, "barrel"); }));
-        // A larger message fails the connection with close code 1009 (message too big).
-        m_ws.read_message_max(m_server.options.max_body_bytes);
+        // Messages are read a part at a time and the size limit is checked here (on_read_part).
+        m_ws.read_message_max(0);
         m_ws.text(true);
         m_ws.async_accept(m_upgrade, [self = shared_self()](beast::error_code ec) {
             self->m_upgrade = {};
@@ -131,17 +134,41 @@ private:
         next();
     }
 
+    /// Reads the next message a part at a time, so that one past the size limit is refused
+    /// once its first bytes past it have come.
     void read() {
         m_reading = true;
-        m_ws.async_read(m_in, [self = shared_self()](beast::error_code ec, size_t) {
-            self->m_reading = false;
-            // A close from the client, a message too big (Beast has sent close code 1009), a
-            // peer gone silent past the idle timeout.
-            if (ec) return self->shut();
-            self->m_held = beast::buffers_to_string(self->m_in.data());
-            self->m_in.consume(self->m_in.size());
-            self->next();
+        m_ws.async_read_some(m_in, kReadPart, [self = shared_self()](beast::error_code ec, size_t) {
+            self->on_read_part(ec);
         });
+    }
+
+    void on_read_part(beast::error_code ec) {
+        // A close from the client, a peer gone silent past the idle timeout, a broken frame.
+        if (ec) {
+            m_reading = false;
+            return shut();
+        }
+        if (m_in.size() > m_server.options.max_body_bytes) return refuse_too_big();
+        if (!m_ws.is_message_done()) return read();
+        m_reading = false;
+        m_held = beast::buffers_to_string(m_in.data());
+        m_in.consume(m_in.size());
+        next();
+    }
+
+    /// The close handshake with code 1009 (message too big). Beast's own limit would close the
+    /// socket while the client still sends the message, and the client would see the
+    /// connection reset (1006) rather than the code; async_close reads and discards the rest
+    /// (within the handshake timeout) before it closes.
+    void refuse_too_big() {
+        m_in.clear();
+        m_in.shrink_to_fit();
+        m_ws.async_close(websocket::close_reason{websocket::close_code::too_big},
+                         [self = shared_self()](beast::error_code) {
+                             self->m_reading = false;
+                             self->shut();
+                         });
     }
 
     /// Runs the work `begin` makes on the server's workers; its messages come back here.

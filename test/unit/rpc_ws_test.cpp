@@ -356,8 +356,10 @@ TEST_F(RpcWs, a_message_over_the_size_limit_closes_with_message_too_big) {
         R"({"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[],"pad":")" +
         std::string(3000, 'x') + "\"}";
     EXPECT_EQ(json::parse((ws.send(padded), ws.receive_text()))["result"], "0x1");
-    ws.send(R"({"jsonrpc":"2.0","id":1,"method":"eth_chainId","pad":")" + std::string(5000, 'x') +
-            "\"}");
+    // Far larger than the limit, so that the client is still sending when the server refuses
+    // it: the close handshake still carries the code (the rest is read and discarded).
+    ws.send(R"({"jsonrpc":"2.0","id":1,"method":"eth_chainId","pad":")" +
+            std::string(4 * 1024 * 1024, 'x') + "\"}");
     const auto [ec, close_code] = ws.read_until_closed();
     EXPECT_EQ(ec, websocket::error::closed) << ec.message();
     EXPECT_EQ(close_code, websocket::close_code::too_big);
