@@ -144,36 +144,41 @@ std::string Subscriptions::new_id() const {
     }
 }
 
-Expected<std::string, Error> Subscriptions::subscribe(const json& params) {
+Expected<Subscriptions::Kind, Error> Subscriptions::kind_of(const json& params) {
     if (!params.is_array() || params.empty() || !params[0].is_string())
         return unexpected(
             Error{code::invalid_params, "expected subscription name as first argument"});
-    const std::string kind_name = params[0].get<std::string>();
-    Kind kind{};
-    if (kind_name == "newHeads") {
+    const std::string name = params[0].get<std::string>();
+    if (name == "newHeads") {
         if (auto p = Params::positional(params, 1, 1); !p) return unexpected(p.error());
-        kind = Kind::new_heads;
-    } else if (kind_name == "newPendingTransactions") {
+        return Kind::new_heads;
+    }
+    if (name == "newPendingTransactions") {
         auto p = Params::positional(params, 1, 2);
         if (!p) return unexpected(p.error());
-        if (p->has(1)) {
-            auto full = p->boolean(1, "fullTx");
-            if (!full) return unexpected(full.error());
-            if (*full)
-                return unexpected(invalid_argument(
-                    1, "fullTx", "full transactions are not sent, only their hashes"));
-        }
-        kind = Kind::pending_transactions;
-    } else if (kind_name == "logs") {
+        if (!p->has(1)) return Kind::pending_transactions;
+        auto full = p->boolean(1, "fullTx");
+        if (!full) return unexpected(full.error());
+        if (*full)
+            return unexpected(
+                invalid_argument(1, "fullTx", "full transactions are not sent, only their hashes"));
+        return Kind::pending_transactions;
+    }
+    if (name == "logs") {
         auto p = Params::positional(params, 2, 2);
         if (!p) return unexpected(p.error());
         if (auto checked = check_log_filter(p->at(1)); !checked) return unexpected(checked.error());
-        kind = Kind::logs;
-    } else {
-        // go-ethereum's words (rpc/errors.go, subscriptionNotFoundError).
-        return unexpected(Error{code::method_not_found,
-                                "no \"" + kind_name + "\" subscription in eth namespace"});
+        return Kind::logs;
     }
+    // go-ethereum's words (rpc/errors.go, subscriptionNotFoundError).
+    return unexpected(
+        Error{code::method_not_found, "no \"" + name + "\" subscription in eth namespace"});
+}
+
+Expected<std::string, Error> Subscriptions::subscribe(const json& params) {
+    auto kind_or = kind_of(params);
+    if (!kind_or) return unexpected(kind_or.error());
+    const Kind kind = *kind_or;
     if (m_subscriptions.size() >= m_limits.max_per_connection)
         return unexpected(Error{
             code::server_error,

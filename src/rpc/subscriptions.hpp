@@ -75,6 +75,8 @@ private:
         bool overflow{false};
     };
 
+    /// The kind eth_subscribe's params name, its arguments checked.
+    static Expected<Kind, Error> kind_of(const json& params);
     void on_block(uint64_t number);
     void on_pending(std::span<const Hash> hashes);
     std::string new_id() const;
