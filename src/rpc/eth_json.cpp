@@ -124,10 +124,9 @@ json eth_receipt(const store::ReceiptRecord& receipt, const store::TransactionRe
     };
 }
 
-json eth_block(const store::HeaderRecord& record, const u256& base_fee, size_t size,
-               json transactions) {
+json eth_header(const store::HeaderRecord& record, const u256& base_fee) {
     const block::Header& h = record.header;
-    json out = {
+    return {
         {"number", json_quantity(h.number)},
         {"hash", json_bytes(record.hash)},
         {"parentHash", json_bytes(h.parent_hash)},
@@ -139,20 +138,23 @@ json eth_block(const store::HeaderRecord& record, const u256& base_fee, size_t s
         {"receiptsRoot", json_bytes(h.receipts_root)},
         {"stateRoot", json_bytes(h.state_root)},
         {"baseFeePerGas", json_quantity(base_fee)},
-        {"size", json_quantity(uint64_t{size})},
         // Ethereum's constants for what barrel's blocks do not have.
         {"nonce", "0x0000000000000000"},
         {"difficulty", "0x0"},
-        {"totalDifficulty", "0x0"},
         {"mixHash", zero_hex(32)},
         {"sha3Uncles", empty_uncles_hash()},
         {"logsBloom", zero_hex(256)},
         {"extraData", "0x"},
     };
-    if (!transactions.is_null()) {
-        out["transactions"] = std::move(transactions);
-        out["uncles"] = json::array();
-    }
+}
+
+json eth_block(const store::HeaderRecord& record, const u256& base_fee, size_t size,
+               json transactions) {
+    json out = eth_header(record, base_fee);
+    out["size"] = json_quantity(uint64_t{size});
+    out["transactions"] = std::move(transactions);
+    out["totalDifficulty"] = "0x0";
+    out["uncles"] = json::array();
     return out;
 }
 

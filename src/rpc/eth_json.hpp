@@ -32,9 +32,12 @@ json eth_transaction(const store::TransactionRecord& record, const u256& base_fe
 json eth_receipt(const store::ReceiptRecord& receipt, const store::TransactionRecord& tx,
                  const u256& base_fee);
 
+/// A committed header as go-ethereum's RPCMarshalHeader writes one (eth_subscribe's newHeads):
+/// a block's fields without its size, transactions, total difficulty and uncles.
+json eth_header(const store::HeaderRecord& header, const u256& base_fee);
+
 /// A committed header as a block: `transactions` are hashes, or transaction objects when full;
-/// `size` is the wire block's length. Without `transactions` (null): the header alone, as
-/// eth_subscribe("newHeads") sends it.
+/// `size` is the wire block's length.
 json eth_block(const store::HeaderRecord& header, const u256& base_fee, size_t size,
                json transactions);
 

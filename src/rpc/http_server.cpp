@@ -1,34 +1,57 @@
 #include "rpc/http_server.hpp"
 
+#include "rpc/connection.hpp"
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <exception>
-#include <list>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <vector>
 
 namespace barrel::rpc {
 
-namespace {
+void log_exception(const char* where) noexcept {
+    try {
+        try {
+            throw;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "rpc: %s: %s\n", where, e.what());
+        } catch (...) {
+            std::fprintf(stderr, "rpc: %s: unknown exception\n", where);
+        }
+    } catch (...) {
+    }
+}
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+Connection::~Connection() {
+    if (m_counted) m_server.open.fetch_sub(1);
+    if (m_unsent > 0) m_server.unsent.fetch_sub(m_unsent);
+    std::lock_guard lock{m_server.sessions_mutex};
+    if (m_enlisted) m_server.sessions.erase(m_entry);
+}
+
+void Connection::enlist() {
+    set_state(State::fresh);
+    std::lock_guard lock{m_server.sessions_mutex};
+    m_entry = m_server.sessions.insert(m_server.sessions.end(), weak_from_this());
+    m_enlisted = true;
+}
+
+void Connection::set_state(State s) noexcept {
+    m_since.store(now_ns(), std::memory_order_relaxed);
+    m_state.store(s, std::memory_order_relaxed);
+}
+
+namespace {
 
 bool is_json_content_type(std::string_view value) {
     // "application/json", any case, optionally followed by parameters ("; charset=utf-8").
@@ -59,20 +82,6 @@ std::string_view trimmed(std::string_view v) {
     return v;
 }
 
-/// One line on stderr for an exception that ended a request; never throws itself.
-void log_exception(const char* where) noexcept {
-    try {
-        try {
-            throw;
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "rpc: %s: %s\n", where, e.what());
-        } catch (...) {
-            std::fprintf(stderr, "rpc: %s: unknown exception\n", where);
-        }
-    } catch (...) {
-    }
-}
-
 /// The default HttpHandler::begin_post: the whole request in one step.
 class OneStep final : public HttpWork {
 public:
@@ -89,70 +98,24 @@ private:
     HttpResponse m_response;
 };
 
-int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 }  // namespace
 
 std::unique_ptr<HttpWork> HttpHandler::begin_post(std::string body) {
     return std::make_unique<OneStep>(*this, std::move(body));
 }
 
-class Session;
+std::unique_ptr<WsHandler> HttpHandler::open_websocket(WsConnection&) { return nullptr; }
 
-struct HttpServer::Impl {
-    HttpOptions options;
-    HttpHandler& handler;
-    asio::io_context ioc;
-    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-    std::optional<tcp::acceptor> acceptor;
-    std::optional<asio::steady_timer> accept_retry;
-    std::vector<std::thread> threads;
-    uint16_t bound_port{0};
-    std::atomic<size_t> open{0};
-    std::atomic<size_t> unsent{0};
-    std::atomic<bool> stopping{false};
-    std::mutex sessions_mutex;
-    std::list<std::weak_ptr<Session>> sessions;
-    FairQueue queue;
-
-    Impl(const HttpOptions& o, HttpHandler& h)
-        : options{o}, handler{h}, queue{std::max(1u, o.workers)} {}
-    void accept();
-    void on_accept(beast::error_code ec, tcp::socket socket);
-    /// At the connection limit: the connection to close so that a new one can be served, if
-    /// any is not executing a request.
-    std::shared_ptr<Session> reclaimable();
-};
-
-/// One connection: read a request, answer it, again while the client keeps it alive. Its
-/// handlers run on its strand; its request's work on the server's queue.
-class Session : public std::enable_shared_from_this<Session> {
+/// An HTTP connection: read a request, answer it, again while the client keeps it alive; or
+/// become a WebSocket connection at an Upgrade.
+class Session final : public Connection {
 public:
-    /// What a connection is doing, for choosing one to close at the connection limit: the
-    /// order of the values is the order of preference. `fresh`: new, nothing received yet;
-    /// `idle`: kept alive after a response, waiting for the next request.
-    enum class State : uint8_t { fresh, idle, reading, writing, executing };
-
     Session(tcp::socket&& socket, HttpServer::Impl& server, bool over_limit)
-        : m_stream{std::move(socket)}, m_server{server}, m_over_limit{over_limit} {}
-    ~Session() {
-        if (!m_over_limit) m_server.open.fetch_sub(1);
-        if (m_unsent > 0) m_server.unsent.fetch_sub(m_unsent);
-        std::lock_guard lock{m_server.sessions_mutex};
-        if (m_registered) m_server.sessions.erase(m_entry);
-    }
+        : Connection{server, !over_limit}, m_stream{std::move(socket)}, m_over_limit{over_limit} {}
 
     void start() {
-        {
-            std::lock_guard lock{m_server.sessions_mutex};
-            m_entry = m_server.sessions.insert(m_server.sessions.end(), weak_from_this());
-            m_registered = true;
-        }
-        asio::dispatch(m_stream.get_executor(), [self = shared_from_this()] {
+        enlist();
+        asio::dispatch(m_stream.get_executor(), [self = shared_self()] {
             if (self->m_over_limit) {
                 self->respond(text(503, "too many connections"), false);
                 return;
@@ -161,31 +124,18 @@ public:
         });
     }
 
-    /// From stop() or the connection limit: closes the socket on the connection's strand.
-    void close() {
-        asio::post(m_stream.get_executor(), [self = shared_from_this()] {
+    void close() override {
+        if (m_handed_over.load()) return;  // its socket is the WebSocket connection's now
+        asio::post(m_stream.get_executor(), [self = shared_self()] {
             beast::error_code ignored;
             self->m_stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
             self->m_stream.close();
         });
     }
 
-    State state() const noexcept { return m_state.load(std::memory_order_relaxed); }
-    /// When the current state began (steady clock, ns).
-    int64_t since() const noexcept { return m_since.load(std::memory_order_relaxed); }
-    /// Whether it may be closed for a new connection: not executing, not a refused one, not
-    /// already chosen.
-    bool reclaimable() const noexcept {
-        return !m_over_limit && state() != State::executing &&
-               !m_claimed.load(std::memory_order_relaxed);
-    }
-    /// Marks the session for closing; false if it already was.
-    bool claim() noexcept { return !m_claimed.exchange(true); }
-
 private:
-    void set_state(State s) noexcept {
-        m_since.store(now_ns(), std::memory_order_relaxed);
-        m_state.store(s, std::memory_order_relaxed);
+    std::shared_ptr<Session> shared_self() {
+        return std::static_pointer_cast<Session>(shared_from_this());
     }
 
     /// Waits for the first byte of a request (unless pipelined bytes are already here): on a
@@ -196,7 +146,7 @@ private:
         m_stream.expires_after(first ? m_server.options.header_timeout
                                      : m_server.options.idle_timeout);
         m_stream.async_read_some(m_buffer.prepare(4096),
-                                 [self = shared_from_this()](beast::error_code ec, size_t n) {
+                                 [self = shared_self()](beast::error_code ec, size_t n) {
                                      if (ec) return self->shut();
                                      self->m_buffer.commit(n);
                                      self->read_header();
@@ -214,7 +164,7 @@ private:
             std::min(m_server.options.header_timeout, m_server.options.read_timeout));
         http::async_read_header(
             m_stream, m_buffer, *m_parser,
-            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+            [self = shared_self()](beast::error_code ec, size_t) { self->on_header(ec); });
     }
 
     void on_header(beast::error_code ec) {
@@ -234,7 +184,7 @@ private:
             m_stream.expires_after(m_server.options.write_timeout);
             return http::async_write(
                 m_stream, *interim,
-                [self = shared_from_this(), interim](beast::error_code write_ec, size_t) {
+                [self = shared_self(), interim](beast::error_code write_ec, size_t) {
                     if (write_ec) return self->shut();
                     self->read_body();
                 });
@@ -247,7 +197,7 @@ private:
         m_stream.expires_at(m_read_deadline);
         http::async_read(
             m_stream, m_buffer, *m_parser,
-            [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+            [self = shared_self()](beast::error_code ec, size_t) { self->on_read(ec); });
     }
 
     void on_read(beast::error_code ec) {
@@ -265,6 +215,11 @@ private:
         if (ec) return respond(text(400, "bad request: " + ec.message()), false);
 
         auto& req = m_parser->get();
+        if (beast::websocket::is_upgrade(req) && !m_server.stopping.load()) {
+            hand_over_slot();
+            m_handed_over.store(true);
+            return start_websocket(m_server, std::move(m_stream), m_parser->release());
+        }
         const bool keep_alive = req.keep_alive() && !m_server.stopping.load();
         if (auto answer = answer_inline(req)) return respond(std::move(*answer), keep_alive);
         execute(std::move(req.body()), keep_alive);
@@ -304,7 +259,7 @@ private:
         }
         auto* raw = work.get();
         m_server.queue.submit(
-            m_flow, std::move(work), [self = shared_from_this(), raw, keep_alive](bool finished) {
+            m_flow, std::move(work), [self = shared_self(), raw, keep_alive](bool finished) {
                 std::optional<HttpResponse> response;
                 if (finished) {
                     try {
@@ -345,7 +300,7 @@ private:
         m_stream.expires_after(m_server.options.write_timeout);
         http::async_write(
             m_stream, *res,
-            [self = shared_from_this(), res, keep_alive](beast::error_code ec, size_t) mutable {
+            [self = shared_self(), res, keep_alive](beast::error_code ec, size_t) mutable {
                 res.reset();
                 if (self->m_unsent > 0) {
                     self->m_server.unsent.fetch_sub(self->m_unsent);
@@ -366,28 +321,22 @@ private:
     beast::flat_buffer m_buffer;
     std::optional<http::request_parser<http::string_body>> m_parser;
     std::chrono::steady_clock::time_point m_read_deadline;
-    HttpServer::Impl& m_server;
     bool m_over_limit;
-    bool m_registered{false};
-    std::list<std::weak_ptr<Session>>::iterator m_entry;
+    std::atomic<bool> m_handed_over{false};
     std::shared_ptr<FairQueue::Flow> m_flow{std::make_shared<FairQueue::Flow>()};
-    size_t m_unsent{0};  ///< this connection's part of Impl::unsent
-    std::atomic<State> m_state{State::fresh};
-    std::atomic<int64_t> m_since{now_ns()};
-    std::atomic<bool> m_claimed{false};
 };
 
-std::shared_ptr<Session> HttpServer::Impl::reclaimable() {
+std::shared_ptr<Connection> HttpServer::Impl::reclaimable() {
     // Collected under the lock, examined and released after it: the last reference to a
     // session may be one of these, and its destructor takes the same lock.
-    std::vector<std::shared_ptr<Session>> live;
+    std::vector<std::shared_ptr<Connection>> live;
     {
         std::lock_guard lock{sessions_mutex};
         live.reserve(sessions.size());
         for (auto& weak : sessions)
             if (auto s = weak.lock()) live.push_back(std::move(s));
     }
-    std::shared_ptr<Session> best;
+    std::shared_ptr<Connection> best;
     for (auto& s : live) {
         if (!s->reclaimable()) continue;
         if (!best || s->state() < best->state() ||
@@ -481,6 +430,10 @@ uint16_t HttpServer::port() const noexcept { return m_impl->bound_port; }
 
 size_t HttpServer::connections() const noexcept { return m_impl->open.load(); }
 
+WsStats HttpServer::ws_stats() const noexcept {
+    return WsStats{m_impl->ws_peak_unsent.load(), m_impl->ws_dropped.load()};
+}
+
 void HttpServer::stop() {
     Impl& s = *m_impl;
     if (s.threads.empty() || s.stopping.exchange(true)) return;
@@ -490,7 +443,7 @@ void HttpServer::stop() {
     });
     // Collected first: the last reference to a session may go here, and its destructor takes
     // the same lock.
-    std::vector<std::shared_ptr<Session>> live;
+    std::vector<std::shared_ptr<Connection>> live;
     {
         std::lock_guard lock{s.sessions_mutex};
         for (auto& weak : s.sessions)

@@ -1,9 +1,10 @@
 #pragma once
-// The HTTP/1.1 side of the node's JSON-RPC service, on Boost.Beast: keep-alive connections,
-// `POST /` with a JSON body for calls and `GET /metrics`, every limit an option. The server
-// knows nothing of JSON-RPC: it hands each POST body to an HttpHandler and writes back what
-// the handler returns. A connection that breaks a limit gets its HTTP error and is closed; the
-// others are served on.
+// The transport of the node's JSON-RPC service, on Boost.Beast: HTTP/1.1 keep-alive
+// connections, `POST /` with a JSON body for calls and `GET /metrics`, and WebSocket
+// connections reached by an HTTP Upgrade on the same port; every limit an option. The server
+// knows nothing of JSON-RPC: it hands each POST body to an HttpHandler, and each WebSocket
+// message to the connection's WsHandler, and writes back what they return. A connection that
+// breaks a limit gets its error and is closed; the others are served on.
 //
 // The I/O threads only read and write. A POST's work runs on the server's workers, a step at
 // a time, in fair order across connections (rpc/fair_queue.hpp), so that no client can delay
@@ -20,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace barrel::rpc {
 
@@ -54,6 +56,11 @@ struct HttpOptions {
     size_t max_unsent_bytes{256 * 1024 * 1024};
     /// A response this small is always sent (the budget above is for large ones).
     static constexpr size_t kAlwaysSent = 64 * 1024;
+    /// Bytes of messages (responses, notifications) a WebSocket connection may hold unsent: a
+    /// message that would pass it, while others wait, drops the connection (a client that does
+    /// not read). A single message is always taken: its size is bounded by the response limit.
+    /// A WebSocket connection's unsent bytes also count against max_unsent_bytes.
+    size_t max_ws_unsent_bytes{16 * 1024 * 1024};
 };
 
 struct HttpResponse {
@@ -69,6 +76,39 @@ public:
     virtual HttpResponse response() = 0;
 };
 
+/// A WebSocket connection, as its WsHandler sees it. Both calls are thread-safe and never
+/// block: an Events listener may make them.
+class WsConnection {
+public:
+    virtual ~WsConnection() = default;
+    /// Asks for the handler's begin_notify() work to run, in the connection's turn; several
+    /// wakes before it runs make one run.
+    virtual void wake() noexcept = 0;
+    /// Closes the connection: its handler has more to send than it may hold.
+    virtual void drop() noexcept = 0;
+};
+
+/// Work whose answer is WebSocket messages, sent in order.
+class WsWork : public SteppedWork {
+public:
+    virtual std::vector<std::string> messages() = 0;
+};
+
+/// One WebSocket connection's side of the handler, made at its upgrade and destroyed with it.
+/// The connection runs one work at a time on the server's workers (its requests and its
+/// notifications are one fairness flow), so a work's messages are queued before the next work
+/// begins: a response is sent before the notifications of a subscription it created.
+class WsHandler {
+public:
+    virtual ~WsHandler() = default;
+    /// The work of a message (a JSON-RPC request); its messages are the response (none for
+    /// notifications only).
+    virtual std::unique_ptr<WsWork> begin_message(std::string text) = 0;
+    /// The work that turns what happened since the last one into notifications; begun after
+    /// WsConnection::wake().
+    virtual std::unique_ptr<WsWork> begin_notify() = 0;
+};
+
 class HttpHandler {
 public:
     virtual ~HttpHandler() = default;
@@ -79,6 +119,17 @@ public:
     virtual std::unique_ptr<HttpWork> begin_post(std::string body);
     /// GET /metrics.
     virtual HttpResponse metrics() = 0;
+    /// The handler of a new WebSocket connection (which outlives it); none (the default): the
+    /// upgrade is refused (HTTP 404).
+    virtual std::unique_ptr<WsHandler> open_websocket(WsConnection& connection);
+};
+
+/// What the server's WebSocket connections have done, for tests and metrics.
+struct WsStats {
+    /// The most bytes one WebSocket connection ever held unsent.
+    size_t peak_unsent{0};
+    /// Connections dropped for holding too much unsent (WsConnection::drop() included).
+    size_t dropped{0};
 };
 
 class HttpServer {
@@ -97,12 +148,13 @@ public:
     /// the threads. Idempotent.
     void stop();
 
-    /// Connections open now (for tests and metrics).
+    /// Connections open now, WebSocket ones included (for tests and metrics).
     size_t connections() const noexcept;
+    WsStats ws_stats() const noexcept;
+
+    struct Impl;  // shared with the connections (rpc/connection.hpp)
 
 private:
-    struct Impl;
-    friend class Session;  // a connection, defined in http_server.cpp
     std::unique_ptr<Impl> m_impl;
 };
 

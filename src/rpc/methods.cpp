@@ -669,16 +669,17 @@ Error rejection_error(BytesView raw, const pool::Rejection& rejection) {
     return Error{code::server_error, rejection.message};
 }
 
-/// What follows an admission: it is counted, the sealer is woken (it may have a full block),
-/// and what was admitted is announced (filters, subscriptions).
+/// What follows an admission: it is counted, announced (filters, subscriptions), and the
+/// sealer is woken (it may have a full block). Announced first, so that a subscriber hears of a
+/// pending transaction before the head of the block that includes it.
 void after_admission(Node& node, std::span<const pool::AdmitResult> admitted) {
     if (node.metrics) node.metrics->on_admitted(admitted);
     std::vector<Hash> hashes;
     for (const auto& a : admitted)
         if (a) hashes.push_back(a->hash);
     if (hashes.empty()) return;
-    if (node.on_admitted) node.on_admitted();
     if (node.events) node.events->publish_pending(hashes);
+    if (node.on_admitted) node.on_admitted();
 }
 
 /// One send alone; a batch's consecutive sends are admitted together instead (Run::send_run).

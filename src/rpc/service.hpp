@@ -1,10 +1,12 @@
 #pragma once
-// The node's JSON-RPC service: the methods behind the HTTP server. /metrics renders the node's
-// metrics (Node::metrics, metrics/node_metrics.hpp), to which the service adds what it sees:
-// requests, their bytes and durations, and the connections open.
+// The node's JSON-RPC service: the methods behind the HTTP server, over HTTP posts and
+// WebSocket messages (each WebSocket connection with its subscriptions, rpc/subscriptions.hpp).
+// /metrics renders the node's metrics (Node::metrics, metrics/node_metrics.hpp), to which the
+// service adds what it sees: requests, their bytes and durations, and the connections open.
 
 #include "rpc/http_server.hpp"
 #include "rpc/methods.hpp"
+#include "rpc/subscriptions.hpp"
 
 #include <string>
 
@@ -13,7 +15,8 @@ namespace barrel::rpc {
 class Service final : public HttpHandler {
 public:
     /// Without `node.metrics`, nothing is counted and GET /metrics answers an empty body.
-    Service(Node& node, const Limits& limits, const HttpOptions& http);
+    Service(Node& node, const Limits& limits, const HttpOptions& http,
+            const SubscriptionLimits& subscriptions = {});
 
     Expected<void, std::string> start() { return m_server.start(); }
     uint16_t port() const noexcept { return m_server.port(); }
@@ -23,10 +26,17 @@ public:
     /// The body's calls, run a step at a time (Methods::Run) on the server's workers.
     std::unique_ptr<HttpWork> begin_post(std::string body) override;
     HttpResponse metrics() override;
+    /// A WebSocket connection's calls and subscriptions.
+    std::unique_ptr<WsHandler> open_websocket(WsConnection& connection) override;
+
+    /// The transport (for tests: its connections, its WebSocket counters).
+    const HttpServer& server() const noexcept { return m_server; }
 
 private:
+    Node& m_node;
     metrics::NodeMetrics* m_metrics;
     Methods m_methods;
+    SubscriptionLimits m_subscription_limits;
     HttpServer m_server;
 };
 

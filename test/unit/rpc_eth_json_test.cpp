@@ -139,9 +139,14 @@ TEST(rpc_eth_json, records_map_to_what_the_documents_mapped_to) {
     const json hashes = json::array({"0x01"});
     EXPECT_EQ(eth_block(header, base_fee, 123, hashes),
               doc_block(header_doc, base_fee, 123, hashes));
-    const json head_only = eth_block(header, base_fee, 123, nullptr);
-    EXPECT_FALSE(head_only.contains("transactions"));
-    EXPECT_FALSE(head_only.contains("uncles"));
+    // newHeads' header: the block without size, transactions, total difficulty and uncles.
+    json head_only = eth_header(header, base_fee);
+    json block_json = eth_block(header, base_fee, 123, hashes);
+    for (const char* key : {"size", "transactions", "totalDifficulty", "uncles"}) {
+        EXPECT_FALSE(head_only.contains(key)) << key;
+        block_json.erase(key);
+    }
+    EXPECT_EQ(head_only, block_json);
 
     std::set<uint64_t> types;
     for (size_t i = 0; i < block.size(); ++i) {
