@@ -11,14 +11,6 @@
 
 namespace barrel {
 
-/// Where a stored transaction sits in its chain: the store's documents add these as
-/// `block_hash`, `block_number` and `index`.
-struct TxLocation {
-    uint64_t block_number{0};
-    Hash block_hash;
-    size_t index{0};
-};
-
 /// Writes the object of to_json (barrel/json/tx_json.hpp) (plus `at`'s fields when given) as the
 /// next value of `w`: the same bytes nlohmann::json::dump() makes of it, without building a DOM.
 void write_tx_json(JsonWriter& w, const tx::Transaction& tx, const Hash& hash,

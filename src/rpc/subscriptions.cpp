@@ -94,15 +94,14 @@ Expected<Subscriptions::Kind, Error> Subscriptions::kind_of(const json& params) 
     const std::string name = params[0].get<std::string>();
     // The name is parameter 0; each kind's own parameters follow it.
     if (name == "newHeads") {
-        constexpr std::string_view names[] = {"name"};
-        if (auto p = decode_params<std::string>(params, names); !p) return unexpected(p.error());
+        if (auto arity = check_arity(params, 1, 1); !arity) return unexpected(arity.error());
         return Kind::new_heads;
     }
     if (name == "newPendingTransactions") {
-        constexpr std::string_view names[] = {"name", "fullTx"};
-        auto p = decode_params<std::string, std::optional<bool>>(params, names);
-        if (!p) return unexpected(p.error());
-        if (std::get<1>(*p).value_or(false))
+        if (auto arity = check_arity(params, 1, 2); !arity) return unexpected(arity.error());
+        auto full = decode<std::optional<bool>>(params, 1, "fullTx");
+        if (!full) return unexpected(full.error());
+        if (full->value_or(false))
             return unexpected(
                 invalid_argument(1, "fullTx", "full transactions are not sent, only their hashes"));
         return Kind::pending_transactions;
@@ -110,9 +109,9 @@ Expected<Subscriptions::Kind, Error> Subscriptions::kind_of(const json& params) 
     if (name == "logs") {
         // The criteria checked as eth_getLogs and eth_newFilter check them (LogFilter::read);
         // barrel emits no logs, so a valid one is never notified.
-        constexpr std::string_view names[] = {"name", "filter"};
-        if (auto p = decode_params<std::string, LogFilter>(params, names); !p)
-            return unexpected(p.error());
+        if (auto arity = check_arity(params, 2, 2); !arity) return unexpected(arity.error());
+        if (auto filter = decode<LogFilter>(params, 1, "filter"); !filter)
+            return unexpected(filter.error());
         return Kind::logs;
     }
     // go-ethereum's words (rpc/errors.go, subscriptionNotFoundError).

@@ -38,4 +38,12 @@ nlohmann::json to_json(const tx::Transaction& tx, const Hash& hash,
 /// (u256: chain_id × 2 + 36 does not fit 64 bits for the largest chain ids).
 u256 json_v(const tx::Transaction& tx);
 
+/// Where a committed transaction sits in its chain: the store's documents add these as
+/// `block_hash`, `block_number` and `index`; its typed record (store/records.hpp) carries them.
+struct TxLocation {
+    uint64_t block_number{0};
+    Hash block_hash;
+    size_t index{0};
+};
+
 }  // namespace barrel
