@@ -8,7 +8,8 @@
 // (node_modules/viem/_esm/utils/errors/getNodeError.js matches go-ethereum's messages).
 //
 // Run by scripts/test.sh: BARREL_NODE=<path to barrel-node> npm test (in test/viem, after npm ci).
-// BARREL_BLOCK_TIME (ms, default 100) is passed as --block-time: 0 seals at once.
+// The node runs at its default block time (0: a block as soon as transactions are pending);
+// BARREL_BLOCK_TIME (ms), when set, is passed as --block-time.
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -27,7 +28,7 @@ import { getNodeError } from "viem/utils";
 
 const NODE = process.env.BARREL_NODE;
 if (!NODE) throw new Error("set BARREL_NODE to the barrel-node binary");
-const BLOCK_TIME = process.env.BARREL_BLOCK_TIME ?? "100";
+const BLOCK_TIME = process.env.BARREL_BLOCK_TIME;
 
 const CHAIN_ID = 1337;
 const BASE_FEE = 7n;  // wei, as go-ethereum's dev mode starts
@@ -110,7 +111,7 @@ describe("viem against barrel-node run", () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-viem-"));
     const datadir = path.join(dir, "d");
     execFileSync(NODE, ["init", "--datadir", datadir, "--genesis", writeGenesis(dir)]);
-    node = startNode(datadir, ["--block-time", BLOCK_TIME]);
+    node = startNode(datadir, BLOCK_TIME === undefined ? [] : ["--block-time", BLOCK_TIME]);
     httpUrl = await node.url;
     wsUrl = httpUrl.replace(/^http:/, "ws:");
     chain = defineChain({
