@@ -8,11 +8,12 @@
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ethers } from "ethers";
+import { startNode as startBarrelNode, writeGenesis } from "../node-harness.mjs";
 
 const NODE = process.env.BARREL_NODE;
 if (!NODE) throw new Error("set BARREL_NODE to the barrel-node binary");
@@ -25,41 +26,9 @@ const wallets = keys.map((k) => new ethers.Wallet(k));
 const RICH = 10n ** 24n;  // wei each funded account starts with
 const poor = new ethers.Wallet("0x" + "99".repeat(32));  // no balance at all
 
-function writeGenesis(dir) {
-  const accounts = {};
-  for (const w of wallets)
-    accounts[w.address.toLowerCase()] = { balance: "0x" + RICH.toString(16), nonce: "0x0" };
-  const genesis = {
-    accounts,
-    base_fee: "0x" + BASE_FEE.toString(16),
-    chain_id: "0x" + CHAIN_ID.toString(16),
-    coinbase: "0x" + "c0".repeat(20),
-    gas_limit: "0x1c9c380",
-    timestamp: "0x0",
-    users: {},
-  };
-  const file = path.join(dir, "genesis.json");
-  writeFileSync(file, JSON.stringify(genesis));
-  return file;
-}
-
-/// Starts `barrel-node run` and resolves once it serves, with its URL and the process.
-function startNode(datadir, extra = []) {
-  const child = spawn(NODE, ["run", "--datadir", datadir, "--http", "127.0.0.1:0", ...extra], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let log = "";
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const url = new Promise((resolve, reject) => {
-    child.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/JSON-RPC on (http:\/\/[0-9.]+:[0-9]+)/);
-      if (m) resolve(m[1]);
-    });
-    exited.then(({ code }) => reject(new Error(`barrel-node run exited (${code}) before serving:\n${log}`)));
-  });
-  return { child, url, exited, log: () => log };
-}
+const genesisFor = (dir) =>
+  writeGenesis(dir, { addresses: wallets.map((w) => w.address), balance: RICH, baseFee: BASE_FEE, chainId: CHAIN_ID });
+const startNode = (datadir, extra = []) => startBarrelNode(NODE, datadir, extra);
 
 /// ethers' provider for a node: the network is fixed (no chain id probe before every call),
 /// receipts are polled quickly, and answers are not reused: blocks come every 100 ms here, and
@@ -86,7 +55,7 @@ describe("ethers.js v6 against barrel-node run", () => {
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-ethers-"));
     datadir = path.join(dir, "d");
-    execFileSync(NODE, ["init", "--datadir", datadir, "--genesis", writeGenesis(dir)]);
+    execFileSync(NODE, ["init", "--datadir", datadir, "--genesis", genesisFor(dir)]);
     node = startNode(datadir, ["--block-time", "100"]);
     provider = providerFor(await node.url);
     signers = wallets.map((w) => w.connect(provider));

@@ -13,8 +13,8 @@
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import {
@@ -25,6 +25,7 @@ import {
 } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getNodeError } from "viem/utils";
+import { startNode as startBarrelNode, writeGenesis } from "../node-harness.mjs";
 
 const NODE = process.env.BARREL_NODE;
 if (!NODE) throw new Error("set BARREL_NODE to the barrel-node binary");
@@ -39,41 +40,9 @@ const poor = privateKeyToAccount(`0x${"99".repeat(32)}`);  // no balance at all
 const SINK = `0x${"5e".repeat(20)}`;  // where the transfers of the tests go
 const ZERO_WORD = `0x${"00".repeat(32)}`;
 
-function writeGenesis(dir) {
-  const alloc = {};
-  for (const a of accounts)
-    alloc[a.address.toLowerCase()] = { balance: `0x${RICH.toString(16)}`, nonce: "0x0" };
-  const genesis = {
-    accounts: alloc,
-    base_fee: `0x${BASE_FEE.toString(16)}`,
-    chain_id: `0x${CHAIN_ID.toString(16)}`,
-    coinbase: `0x${"c0".repeat(20)}`,
-    gas_limit: "0x1c9c380",
-    timestamp: "0x0",
-    users: {},
-  };
-  const file = path.join(dir, "genesis.json");
-  writeFileSync(file, JSON.stringify(genesis));
-  return file;
-}
-
-/// Starts `barrel-node run` and resolves once it serves, with its URL and the process.
-function startNode(datadir, extra = []) {
-  const child = spawn(NODE, ["run", "--datadir", datadir, "--http", "127.0.0.1:0", ...extra], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let log = "";
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  const url = new Promise((resolve, reject) => {
-    child.stderr.on("data", (chunk) => {
-      log += chunk.toString();
-      const m = log.match(/JSON-RPC on (http:\/\/[0-9.]+:[0-9]+)/);
-      if (m) resolve(m[1]);
-    });
-    exited.then(({ code }) => reject(new Error(`barrel-node run exited (${code}) before serving:\n${log}`)));
-  });
-  return { child, url, exited, log: () => log };
-}
+const genesisFor = (dir) =>
+  writeGenesis(dir, { addresses: accounts.map((a) => a.address), balance: RICH, baseFee: BASE_FEE, chainId: CHAIN_ID });
+const startNode = (datadir, extra = []) => startBarrelNode(NODE, datadir, extra);
 
 /// What a promise rejects with.
 async function rejection(promise) {
@@ -110,7 +79,7 @@ describe("viem against barrel-node run", () => {
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-viem-"));
     const datadir = path.join(dir, "d");
-    execFileSync(NODE, ["init", "--datadir", datadir, "--genesis", writeGenesis(dir)]);
+    execFileSync(NODE, ["init", "--datadir", datadir, "--genesis", genesisFor(dir)]);
     node = startNode(datadir, BLOCK_TIME === undefined ? [] : ["--block-time", BLOCK_TIME]);
     httpUrl = await node.url;
     wsUrl = httpUrl.replace(/^http:/, "ws:");
