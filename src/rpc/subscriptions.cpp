@@ -184,9 +184,11 @@ void Subscriptions::on_pending(std::span<const Hash> hashes) {
 }
 
 std::vector<std::string> Subscriptions::notifications() {
+    // Pending hashes first: a transaction is announced (Events) before the sealer is woken to
+    // include it, so when both wait here its hash comes before the head of its block.
     std::vector<std::string> out;
-    head_notifications(out);
     pending_notifications(out);
+    head_notifications(out);
     return out;
 }
 

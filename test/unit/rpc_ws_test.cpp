@@ -341,6 +341,25 @@ TEST_F(RpcWs, new_pending_transactions_after_an_admission) {
     EXPECT_EQ(ws.receive()["params"]["subscription"], heads);
 }
 
+// A transaction is announced before the head of the block that includes it (Methods announces
+// it before waking the sealer); when both wait for a busy connection, the hash still goes first.
+TEST_F(RpcWs, a_pending_hash_comes_before_the_head_of_its_block) {
+    start();
+    WsClient ws{service->port()};
+    const json pending = ws.call("eth_subscribe", {"newPendingTransactions"})["result"];
+    const json heads = ws.call("eth_subscribe", {"newHeads"})["result"];
+    gate.hold("eth_blockNumber");
+    ws.send(R"({"jsonrpc":"2.0","id":9,"method":"eth_blockNumber"})");
+    gate.wait_entered();
+    const std::vector<Hash> admitted{Hash{}};
+    events.publish_pending(admitted);
+    events.publish_block(1, Hash{});
+    gate.release();
+    EXPECT_EQ(ws.receive()["id"], 9);
+    EXPECT_EQ(ws.receive()["params"]["subscription"], pending);
+    EXPECT_EQ(ws.receive()["params"]["subscription"], heads);
+}
+
 TEST_F(RpcWs, subscriptions_per_connection_are_bounded) {
     start({}, SubscriptionLimits{.max_per_connection = 2});
     WsClient ws{service->port()};
