@@ -55,10 +55,10 @@ public:
     template <class Duration>
     void duration(std::string name, std::string value_name, Help help, Duration& target,
                   uint64_t low = 1) {
-        const uint64_t most =
+        constexpr uint64_t most =
             kCenturySeconds * static_cast<uint64_t>(Duration::period::den / Duration::period::num);
         add(std::move(name), std::move(value_name), std::move(help), std::to_string(target.count()),
-            false, [&, low, most](const std::string& n, const std::string& h) {
+            false, [&, low](const std::string& n, const std::string& h) {
                 return m_app
                     .add_option_function<uint64_t>(
                         n, [&](const uint64_t& v) { target = Duration{static_cast<int64_t>(v)}; },

@@ -318,7 +318,10 @@ Expected<CallTx, Error> call_tx(CallObject object, const exec::ChainConfig& conf
         t.type = tx::TxType::legacy;
         t.max_fee_per_gas = t.max_priority_fee_per_gas = object.gas_price.value_or(0);
     }
-    out.data = std::move(object.input ? *object.input : object.data.value_or(Bytes{}));
+    if (object.input)
+        out.data = std::move(*object.input);
+    else if (object.data)
+        out.data = std::move(*object.data);
     t.data = out.data;
     return out;
 }
