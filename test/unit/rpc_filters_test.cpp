@@ -298,16 +298,16 @@ const std::pair<int, std::string> kFilterNotFound{code::server_error, "filter no
 TEST_F(RpcFilterMethods, a_block_filter_answers_the_blocks_committed_since_its_last_poll) {
     const json id = result("eth_newBlockFilter");
     ASSERT_TRUE(id.is_string());
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({id}), json::array());
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({id})), json::array());
     events.publish_block(1, hash_n(1));  // as run's sealer callback does on each commit
     events.publish_block(2, hash_n(2));
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({id}),
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({id})),
               json::array({to_hex(hash_n(1)), to_hex(hash_n(2))}));
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({id}), json::array());
-    EXPECT_EQ(error("eth_getFilterLogs", json::array({id}), kFilterNotFound);  // not a log filter
-    EXPECT_EQ(result("eth_uninstallFilter", json::array({id}), true);
-    EXPECT_EQ(result("eth_uninstallFilter", json::array({id}), false);
-    EXPECT_EQ(error("eth_getFilterChanges", json::array({id}), kFilterNotFound);
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({id})), json::array());
+    EXPECT_EQ(error("eth_getFilterLogs", json::array({id})), kFilterNotFound);  // not a log filter
+    EXPECT_EQ(result("eth_uninstallFilter", json::array({id})), true);
+    EXPECT_EQ(result("eth_uninstallFilter", json::array({id})), false);
+    EXPECT_EQ(error("eth_getFilterChanges", json::array({id})), kFilterNotFound);
     EXPECT_EQ(error("eth_getFilterChanges", {"0x1234"}), kFilterNotFound);
     EXPECT_EQ(error("eth_getFilterChanges", json::array({1})),
               std::make_pair(code::invalid_params,
@@ -339,11 +339,11 @@ TEST_F(RpcFilterMethods, a_pending_filter_answers_what_sends_admitted_alone_or_i
     const json answers = json::parse(methods->handle(batch.dump()));
     ASSERT_EQ(answers.size(), 3u);
     EXPECT_EQ(answers[2]["error"]["message"], "already known");  // not announced twice
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({id}),
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({id})),
               json::array({to_hex(hash_of(a)), to_hex(hash_of(b)), to_hex(hash_of(c))}));
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({id}), json::array());
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({id})), json::array());
     // fullTx: the transactions themselves, as eth_getTransactionByHash has them.
-    const json txs = result("eth_getFilterChanges", json::array({full});
+    const json txs = result("eth_getFilterChanges", json::array({full}));
     ASSERT_EQ(txs.size(), 3u);
     EXPECT_EQ(txs[1]["hash"], to_hex(hash_of(b)));
     EXPECT_EQ(txs[1], result("eth_getTransactionByHash", {to_hex(hash_of(b))}));
@@ -356,21 +356,22 @@ TEST_F(RpcFilterMethods, an_idle_filter_expires_and_then_is_not_found) {
     const json polled = result("eth_newBlockFilter");
     const json idle = result("eth_newFilter", json::array({json::object()}));
     clock.now += std::chrono::minutes{3};
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({polled}), json::array());
-    EXPECT_EQ(result("eth_getFilterLogs", json::array({idle}), json::array());  // not a poll
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({polled})), json::array());
+    EXPECT_EQ(result("eth_getFilterLogs", json::array({idle})), json::array());  // not a poll
     clock.now += std::chrono::minutes{2};
-    EXPECT_EQ(error("eth_getFilterChanges", json::array({idle}), kFilterNotFound);
-    EXPECT_EQ(error("eth_getFilterLogs", json::array({idle}), kFilterNotFound);
-    EXPECT_EQ(result("eth_uninstallFilter", json::array({idle}), false);
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({polled}), json::array());
+    EXPECT_EQ(error("eth_getFilterChanges", json::array({idle})), kFilterNotFound);
+    EXPECT_EQ(error("eth_getFilterLogs", json::array({idle})), kFilterNotFound);
+    EXPECT_EQ(result("eth_uninstallFilter", json::array({idle})), false);
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({polled})), json::array());
     clock.now += std::chrono::minutes{5};
-    EXPECT_EQ(error("eth_getFilterChanges", json::array({polled}), kFilterNotFound);
+    EXPECT_EQ(error("eth_getFilterChanges", json::array({polled})), kFilterNotFound);
 }
 
 TEST_F(RpcFilterMethods, log_filters_take_the_ranges_go_ethereum_takes) {
     const json id = result("eth_newFilter", {{{"fromBlock", "0x0"}, {"toBlock", "latest"}}});
-    EXPECT_EQ(result("eth_getFilterChanges", json::array({id}), json::array());  // barrel emits no logs
-    EXPECT_EQ(result("eth_getFilterLogs", json::array({id}), json::array());
+    EXPECT_EQ(result("eth_getFilterChanges", json::array({id})),
+              json::array());  // barrel emits no logs
+    EXPECT_EQ(result("eth_getFilterLogs", json::array({id})), json::array());
     EXPECT_TRUE(result("eth_newFilter", json::array({json::object()})).is_string());
     EXPECT_TRUE(result("eth_newFilter", {{{"fromBlock", "0x1"}, {"toBlock", "0x1"}}}).is_string());
     EXPECT_TRUE(result("eth_newFilter", {{{"fromBlock", "earliest"}}}).is_string());
@@ -390,7 +391,7 @@ TEST_F(RpcFilterMethods, log_filters_take_the_ranges_go_ethereum_takes) {
     EXPECT_EQ(error("eth_newFilter"), invalid("missing value for required argument 0"));
     // A filter whose range is past the head: its logs are refused as eth_getLogs would be.
     const json ahead = result("eth_newFilter", {{{"fromBlock", "0x1"}, {"toBlock", "0x1"}}});
-    EXPECT_EQ(error("eth_getFilterLogs", json::array({ahead}),
+    EXPECT_EQ(error("eth_getFilterLogs", json::array({ahead})),
               invalid("block range extends beyond current head block"));
 }
 

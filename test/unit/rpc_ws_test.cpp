@@ -220,8 +220,8 @@ TEST_F(RpcWs, subscribe_and_unsubscribe) {
     EXPECT_NE(id, other);
     EXPECT_TRUE(is_subscription_id(
         ws.call("eth_subscribe", {"logs", {{"address", to_hex(account(0))}}})["result"]));
-    EXPECT_EQ(ws.call("eth_unsubscribe", json::array({id})["result"], true);
-    EXPECT_EQ(ws.call("eth_unsubscribe", json::array({id})["result"], false);
+    EXPECT_EQ(ws.call("eth_unsubscribe", json::array({id}))["result"], true);
+    EXPECT_EQ(ws.call("eth_unsubscribe", json::array({id}))["result"], false);
     EXPECT_EQ(ws.call("eth_unsubscribe", {"0x1"})["result"], false);
     // Unsubscribed: the next block is not notified (the next message is the call's answer).
     events.publish_block(1, Hash{});
@@ -368,7 +368,7 @@ TEST_F(RpcWs, subscriptions_per_connection_are_bounded) {
     EXPECT_EQ(
         ws.call("eth_subscribe", {"newPendingTransactions"})["error"],
         json({{"code", code::server_error}, {"message", "too many subscriptions (limit 2)"}}));
-    ASSERT_EQ(ws.call("eth_unsubscribe", json::array({first})["result"], true);
+    ASSERT_EQ(ws.call("eth_unsubscribe", json::array({first}))["result"], true);
     EXPECT_TRUE(is_subscription_id(ws.call("eth_subscribe", {"newHeads"})["result"]));
     // The bound is per connection.
     WsClient other{service->port()};
