@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <string>
+
 namespace barrel::store {
 
 using nlohmann::json;
@@ -21,7 +24,7 @@ class Fields {
 public:
     Fields(const json& object, std::string path) : m_object{object}, m_path{std::move(path)} {}
 
-    bool ok() const noexcept { return m_failed == nullptr; }
+    bool ok() const noexcept { return !m_failed.has_value(); }
     std::string failure() const { return *m_failed; }
 
     uint64_t u64(const char* key) {
@@ -69,7 +72,7 @@ public:
         if (!inner.ok()) fail_at(inner.failure());
     }
     void fail_at(std::string path) {
-        if (ok()) m_failed = std::make_shared<std::string>(std::move(path));
+        if (ok()) m_failed = std::move(path);
     }
     std::string path(const char* key) const { return m_path.empty() ? key : m_path + "." + key; }
 
@@ -83,7 +86,7 @@ private:
 
     const json& m_object;
     std::string m_path;
-    std::shared_ptr<std::string> m_failed;
+    std::optional<std::string> m_failed;  ///< the first failing field's path
 };
 
 Expected<json, std::string> parse_object(std::string_view text) {
