@@ -9,6 +9,11 @@
 #   scripts/deps.sh --node   also Node.js and npm (the real-client tests: test/ethers, test/viem,
 #                            test/cast), unless a `node` and an `npm` are already on PATH (a
 #                            nodesource or nvm install counts)
+#   scripts/deps.sh --cometbft   also the `cometbft` binary of the release barrel speaks
+#                            (`go install`, about 4 minutes once; then found in `go env GOPATH`/bin)
+#
+# The build also needs Go (1.22 or later, on PATH or in /usr/local/go/bin): it fetches CometBFT's
+# .proto files with `go mod download`. Debian 12's golang-go is too old; https://go.dev/dl/.
 #
 # Runs `apt-get update` only when something has to be installed; uses sudo when not root.
 set -euo pipefail
@@ -19,8 +24,10 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev libcli11-dev
     libsimdjson-dev             # the node's JSON-RPC request parser, barrel-load's response reader
     prometheus-cpp-dev          # the node's /metrics (src/metrics/)
+    protobuf-compiler libprotobuf-dev  # CometBFT's ABCI messages (cmake/AbciProto.cmake)
 )
 
+want_cometbft=0
 for arg in "$@"; do
     case "$arg" in
         # The /metrics test parses a scrape with an independent parser; the RPC limits test is
@@ -34,10 +41,28 @@ for arg in "$@"; do
             if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
                 packages+=(nodejs npm)
             fi ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --cometbft) want_cometbft=1 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "error: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done
+
+# The CometBFT release the ABCI messages are generated from (cmake/AbciProto.cmake): one version.
+cometbft_version=v0.38.26
+go_bin=$(command -v go || echo /usr/local/go/bin/go)
+if [[ ! -x $go_bin ]]; then
+    echo "error: Go is needed (CometBFT's .proto files, the cometbft binary): https://go.dev/dl/" >&2
+    exit 1
+fi
+if [[ $want_cometbft == 1 ]]; then
+    cometbft_bin="$("$go_bin" env GOPATH)/bin/cometbft"
+    if [[ -x $cometbft_bin ]] && "$cometbft_bin" version 2>/dev/null | grep -qx "${cometbft_version#v}"; then
+        echo "deps: cometbft ${cometbft_version} present ($cometbft_bin)"
+    else
+        echo "deps: building cometbft ${cometbft_version} (go install, a few minutes once)"
+        "$go_bin" install "github.com/cometbft/cometbft/cmd/cometbft@${cometbft_version}"
+    fi
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -58,7 +58,7 @@ werror=OFF
 deps_args=(--test)
 [[ " ${phases[*]} " == *" fuzz "* || " ${phases[*]} " == *" asan "* ]] && deps_args+=(--fuzz)
 [[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
-[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node)
+[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node --cometbft)
 "$repo/scripts/deps.sh" "${deps_args[@]}"
 
 # Sanitizer run-time options, exported for the build too: gtest_discover_tests runs the test

@@ -1,0 +1,72 @@
+#pragma once
+// What the ABCI server (server.hpp) calls: one method per ABCI 2.0 request of CometBFT v0.38
+// (DESIGN.md, "Network"). The messages are CometBFT's own, generated from its .proto files
+// (cmake/AbciProto.cmake).
+//
+// Threads: the server reads CometBFT's four connections (consensus, mempool, query, snapshot) on
+// a thread each and calls the application from all of them at once; requests of one connection
+// come one at a time and in order. An implementation serialises what must be (CometBFT itself
+// holds the mempool across Commit, so CheckTx never overlaps a commit it could observe half done).
+//
+// Errors: a method that cannot answer (the store failed) returns a message; the server answers
+// with ResponseException, on which CometBFT stops the node rather than go on with an application
+// whose state it cannot know. A request that is merely wrong (a transaction the pool refuses, a
+// proposal barrel would not produce) is answered in the response itself (CheckTx's code,
+// ProcessProposal's REJECT), never as an exception.
+
+#include <barrel/core/expected.hpp>
+
+#include <tendermint/abci/types.pb.h>
+
+#include <string>
+
+namespace barrel::abci {
+
+namespace pb = ::tendermint::abci;
+
+template <class Response>
+using Answer = Expected<Response, std::string>;
+
+class Application {
+public:
+    virtual ~Application() = default;
+
+    // Query connection.
+    virtual Answer<pb::ResponseInfo> info(const pb::RequestInfo& request) = 0;
+    virtual Answer<pb::ResponseQuery> query(const pb::RequestQuery& request) = 0;
+
+    // Mempool connection.
+    virtual Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) = 0;
+
+    // Consensus connection, in this order per height: [InitChain once] PrepareProposal (the
+    // proposer) / ProcessProposal (every validator, possibly several per height: one per
+    // round), ExtendVote / VerifyVoteExtension (only if vote extensions are enabled),
+    // FinalizeBlock, Commit.
+    virtual Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain& request) = 0;
+    virtual Answer<pb::ResponsePrepareProposal> prepare_proposal(
+        const pb::RequestPrepareProposal& request) = 0;
+    virtual Answer<pb::ResponseProcessProposal> process_proposal(
+        const pb::RequestProcessProposal& request) = 0;
+    virtual Answer<pb::ResponseExtendVote> extend_vote(const pb::RequestExtendVote& request) = 0;
+    virtual Answer<pb::ResponseVerifyVoteExtension> verify_vote_extension(
+        const pb::RequestVerifyVoteExtension& request) = 0;
+    virtual Answer<pb::ResponseFinalizeBlock> finalize_block(
+        const pb::RequestFinalizeBlock& request) = 0;
+    virtual Answer<pb::ResponseCommit> commit(const pb::RequestCommit& request) = 0;
+
+    // Snapshot connection (state sync; barrel offers no snapshots).
+    virtual Answer<pb::ResponseListSnapshots> list_snapshots(
+        const pb::RequestListSnapshots& request) = 0;
+    virtual Answer<pb::ResponseOfferSnapshot> offer_snapshot(
+        const pb::RequestOfferSnapshot& request) = 0;
+    virtual Answer<pb::ResponseLoadSnapshotChunk> load_snapshot_chunk(
+        const pb::RequestLoadSnapshotChunk& request) = 0;
+    virtual Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
+        const pb::RequestApplySnapshotChunk& request) = 0;
+};
+
+/// Answers one request with `app` (Echo and Flush by themselves): the Response the server writes
+/// back, ResponseException when the application could not answer or the request has no value.
+pb::Response dispatch(Application& app, const pb::Request& request);
+
+}  // namespace barrel::abci

@@ -1,0 +1,77 @@
+#include "abci/application.hpp"
+
+#include <utility>
+
+namespace barrel::abci {
+
+namespace {
+
+pb::Response exception(std::string message) {
+    pb::Response response;
+    response.mutable_exception()->set_error(std::move(message));
+    return response;
+}
+
+/// `answer`'s value moved into the Response field `mutable_field` gives, or an exception.
+template <class R, class Field>
+pb::Response respond(Answer<R> answer, Field mutable_field) {
+    if (!answer) return exception(std::move(answer).error());
+    pb::Response response;
+    *(response.*mutable_field)() = std::move(answer).value();
+    return response;
+}
+
+}  // namespace
+
+pb::Response dispatch(Application& app, const pb::Request& request) {
+    using R = pb::Response;
+    switch (request.value_case()) {
+        case pb::Request::kEcho: {
+            pb::Response response;
+            response.mutable_echo()->set_message(request.echo().message());
+            return response;
+        }
+        case pb::Request::kFlush: {
+            pb::Response response;
+            response.mutable_flush();
+            return response;
+        }
+        case pb::Request::kInfo: return respond(app.info(request.info()), &R::mutable_info);
+        case pb::Request::kInitChain:
+            return respond(app.init_chain(request.init_chain()), &R::mutable_init_chain);
+        case pb::Request::kQuery: return respond(app.query(request.query()), &R::mutable_query);
+        case pb::Request::kCheckTx:
+            return respond(app.check_tx(request.check_tx()), &R::mutable_check_tx);
+        case pb::Request::kCommit: return respond(app.commit(request.commit()), &R::mutable_commit);
+        case pb::Request::kListSnapshots:
+            return respond(app.list_snapshots(request.list_snapshots()),
+                           &R::mutable_list_snapshots);
+        case pb::Request::kOfferSnapshot:
+            return respond(app.offer_snapshot(request.offer_snapshot()),
+                           &R::mutable_offer_snapshot);
+        case pb::Request::kLoadSnapshotChunk:
+            return respond(app.load_snapshot_chunk(request.load_snapshot_chunk()),
+                           &R::mutable_load_snapshot_chunk);
+        case pb::Request::kApplySnapshotChunk:
+            return respond(app.apply_snapshot_chunk(request.apply_snapshot_chunk()),
+                           &R::mutable_apply_snapshot_chunk);
+        case pb::Request::kPrepareProposal:
+            return respond(app.prepare_proposal(request.prepare_proposal()),
+                           &R::mutable_prepare_proposal);
+        case pb::Request::kProcessProposal:
+            return respond(app.process_proposal(request.process_proposal()),
+                           &R::mutable_process_proposal);
+        case pb::Request::kExtendVote:
+            return respond(app.extend_vote(request.extend_vote()), &R::mutable_extend_vote);
+        case pb::Request::kVerifyVoteExtension:
+            return respond(app.verify_vote_extension(request.verify_vote_extension()),
+                           &R::mutable_verify_vote_extension);
+        case pb::Request::kFinalizeBlock:
+            return respond(app.finalize_block(request.finalize_block()),
+                           &R::mutable_finalize_block);
+        case pb::Request::VALUE_NOT_SET: break;
+    }
+    return exception("request with no known value");
+}
+
+}  // namespace barrel::abci
