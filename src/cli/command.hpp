@@ -96,8 +96,12 @@ Command get_user_command();
 Command get_block_command();
 Command get_tx_command();
 Command get_receipt_command();
-Command recover_command();  // recover_command.cpp
-Command run_command();      // run_command.cpp: the node service
+Command recover_command();       // recover_command.cpp
+Command run_command();           // run_command.cpp: the node service
+Command testnet_init_command();  // testnet_command.cpp: a local network on CometBFT
+Command testnet_start_command();
+Command testnet_stop_command();
+Command testnet_join_command();
 
 // ---- Helpers for handlers (input.cpp) --------------------------------------------------------
 

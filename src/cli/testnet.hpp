@@ -1,0 +1,188 @@
+#pragma once
+// Internal to the cli module: the parts of `barrel-node testnet` (testnet_command.cpp) that tests
+// check without processes: the node layout (ports, paths, addresses), the few edits made to the
+// config.toml and genesis.json CometBFT writes, DIR/testnet.json, and the process and HTTP
+// helpers the commands start, watch and stop the nodes with.
+//
+// A testnet folder (docs/network.md):
+//   DIR/testnet.json      every node's addresses, paths and log files (Testnet below)
+//   DIR/genesis.json      barrel's genesis, as given (or the default dev genesis)
+//   DIR/nodeI/            node I: a CometBFT home (config/, data/) and barrel's datadir (barrel/),
+//                         barrel.log, cometbft.log, barrel.pid, cometbft.pid, abci.sock
+
+#include <barrel/core/expected.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace barrel::cli::testnet {
+
+// ---- Layout
+// --------------------------------------------------------------------------------------
+
+inline constexpr uint64_t kDefaultBasePort = 26600;
+/// Node I's ports are base + kPortStride·I + the offsets below.
+inline constexpr uint64_t kPortStride = 10;
+inline constexpr uint64_t kP2pOffset = 0;
+inline constexpr uint64_t kCometRpcOffset = 1;
+inline constexpr uint64_t kJsonRpcOffset = 2;
+inline constexpr uint64_t kAbciOffset = 3;  ///< used when the node's Unix socket path is too long
+inline constexpr size_t kMaxNodes = 100;
+inline constexpr uint64_t kDefaultTimeoutCommitMs = 1000;
+/// A Unix socket path longer than this does not fit sockaddr_un (108 bytes on Linux, 104 on
+/// others, with the NUL); the node's ABCI address is then TCP.
+inline constexpr size_t kMaxUnixSocketPath = 100;
+
+struct NodePorts {
+    uint16_t p2p{0};
+    uint16_t cometbft_rpc{0};
+    uint16_t json_rpc{0};
+    uint16_t abci{0};
+};
+
+/// Node `index`'s ports from `base`, or "the ports of node I from base P run past 65535".
+Expected<NodePorts, std::string> node_ports(uint64_t base, size_t index);
+
+/// One node of a testnet, as testnet.json lists it. Paths are absolute.
+struct Node {
+    size_t index{0};
+    bool validator{true};
+    std::string node_id;  ///< CometBFT's node ID (hex of its node key's address)
+    std::string home;     ///< CometBFT's home (DIR/nodeI)
+    std::string datadir;  ///< barrel's (DIR/nodeI/barrel)
+    NodePorts ports;
+    std::string abci;  ///< unix:///…/abci.sock or tcp://127.0.0.1:PORT
+
+    std::string json_rpc_url() const;      ///< http://127.0.0.1:PORT
+    std::string cometbft_rpc_url() const;  ///< http://127.0.0.1:PORT
+    std::string p2p_address() const;       ///< ID@127.0.0.1:PORT
+    std::string barrel_log() const;        ///< HOME/barrel.log
+    std::string cometbft_log() const;      ///< HOME/cometbft.log
+    std::string barrel_pid_file() const;
+    std::string cometbft_pid_file() const;
+};
+
+/// Node `index` of a testnet in `dir` (absolute): its paths, ports and ABCI address.
+Expected<Node, std::string> make_node(const std::string& dir, size_t index, bool validator,
+                                      uint64_t base_port, std::string node_id);
+
+/// DIR/testnet.json.
+struct Testnet {
+    std::string dir;  ///< absolute
+    std::string chain_id;
+    uint64_t base_port{kDefaultBasePort};
+    uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
+    std::vector<Node> nodes;
+
+    std::string genesis_path() const;  ///< DIR/genesis.json: barrel's genesis
+};
+
+std::string testnet_file(const std::string& dir);  ///< DIR/testnet.json
+
+/// testnet.json's text (one node per array element, the URLs a user copies), and back. The
+/// parse checks what the commands rely on; its errors name the member: "nodes.2.home: missing".
+std::string to_json_text(const Testnet& net);
+Expected<Testnet, std::string> parse_testnet(std::string_view text);
+
+// ---- CometBFT's files
+// ----------------------------------------------------------------------------
+
+/// A TOML basic string: "…" with `"` and `\` escaped.
+std::string toml_string(std::string_view s);
+
+/// `text` (a TOML file such as CometBFT's config.toml) with the value of `key` in `[section]`
+/// ("" for the keys before the first section) replaced by `value` (a TOML literal: a quoted
+/// string, true, a number). Only single-line `key = value` entries; the rest of the file,
+/// comments included, is kept byte for byte. The key must be there (CometBFT writes every
+/// key): "config.toml: no key 'laddr' in [p2p]".
+Expected<std::string, std::string> set_toml_value(std::string_view text, std::string_view section,
+                                                  std::string_view key, std::string_view value);
+
+/// What a node's config.toml is given.
+struct NodeConfig {
+    const Node* node{nullptr};
+    std::vector<std::string> persistent_peers;  ///< ID@HOST:PORT
+    uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
+};
+
+/// CometBFT's config.toml for `config.node`: moniker, proxy_app (its ABCI address), abci =
+/// "socket", the RPC and P2P listen addresses on its loopback ports, its persistent peers,
+/// duplicate loopback IPs allowed and the address book not strict (every node is 127.0.0.1),
+/// timeout_commit, Prometheus off (barrel's /metrics reports the node).
+Expected<std::string, std::string> configure_node(std::string_view config_toml,
+                                                  const NodeConfig& config);
+
+/// CometBFT's genesis.json (as `cometbft testnet` or `init` writes it) with `app_state` set to
+/// barrel's genesis text, byte for byte (CometBFT hands `app_state` to InitChain as raw JSON).
+/// Errors: "genesis.json: not a JSON object" and the like.
+Expected<std::string, std::string> with_app_state(std::string_view cometbft_genesis,
+                                                  std::string_view barrel_genesis);
+
+/// The `chain_id` of a CometBFT genesis.json.
+Expected<std::string, std::string> cometbft_chain_id(std::string_view cometbft_genesis);
+
+/// The dev genesis `testnet init` uses without --genesis: chain id 1337, base fee 7 wei, a
+/// 30,000,000 gas limit, and kDevAccount (the first account of the well-known "test test … junk"
+/// mnemonic, public: never for value) funded with 10^24 wei.
+std::string default_genesis_text();
+inline constexpr std::string_view kDevAccount = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266";
+inline constexpr std::string_view kDevKey =
+    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+// ---- Processes -------------------------------------------------------------------------------
+
+/// What a finished child process printed (stdout and stderr together) and its exit status
+/// (128 + N for a signal N).
+struct Finished {
+    int status{0};
+    std::string output;
+};
+
+/// Runs `argv` (argv[0] a path) to completion; "cannot run 'PATH': REASON" if it cannot start.
+Expected<Finished, std::string> run_program(const std::vector<std::string>& argv);
+
+/// Starts `argv` detached: its own session and process group, stdin /dev/null, stdout and
+/// stderr appended to `log`, not a child of this process (it outlives it). Returns its pid, or
+/// "cannot start 'PATH': REASON" (the exec's errno included).
+Expected<int, std::string> spawn_detached(const std::vector<std::string>& argv,
+                                          const std::string& log);
+
+/// Whether process `pid` runs (not a zombie) with `marker` among its arguments: a pid file left
+/// over by a process that died, whose pid another process now has, is not taken for it.
+bool process_running(int pid, std::string_view marker);
+
+/// The pid in `pid_file` if that process runs with `marker` among its arguments.
+std::optional<int> running_pid(const std::string& pid_file, std::string_view marker);
+
+/// Sends `signal` to the process group of `pid` (spawn_detached made it the leader), or to the
+/// process alone if the group is gone.
+void signal_group(int pid, int signal);
+
+/// The last `lines` lines of the file at `path` ("" if it cannot be read).
+std::string tail_of_file(const std::string& path, size_t lines);
+
+// ---- HTTP on loopback ------------------------------------------------------------------------
+
+struct HttpAnswer {
+    int status{0};
+    std::string body;
+};
+
+/// One HTTP/1.1 request to `url` (http://HOST:PORT[/PATH], HOST a numeric IPv4 address) on a
+/// new connection, `Connection: close`; POST with `body` as application/json if it is given.
+/// Fails with a reason (connection refused, timed out, a malformed answer).
+Expected<HttpAnswer, std::string> http_request(const std::string& url,
+                                               const std::optional<std::string>& body,
+                                               std::chrono::milliseconds timeout);
+
+/// barrel's head over JSON-RPC (eth_blockNumber) at `json_rpc_url`.
+Expected<uint64_t, std::string> barrel_height(const std::string& json_rpc_url);
+/// CometBFT's latest block height (`/status`) at `rpc_url`.
+Expected<uint64_t, std::string> cometbft_height(const std::string& rpc_url);
+
+}  // namespace barrel::cli::testnet

@@ -1,0 +1,365 @@
+// `barrel-node testnet`'s processes and HTTP probes (testnet.hpp): programs run to completion
+// (cometbft testnet, init, show-node-id), nodes started detached and found again by their pid
+// files, and the one-request HTTP client that asks a node whether it answers.
+//
+// Between fork() and exec() only async-signal-safe calls run: the command line may be called
+// from a multi-threaded process (the unit tests), where anything else could deadlock.
+
+#include <barrel/core/uint256.hpp>
+
+#include "testnet.hpp"
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace barrel::cli::testnet {
+
+namespace {
+
+/// argv as execve wants it; the strings stay owned by `args`.
+std::vector<char*> exec_argv(const std::vector<std::string>& args) {
+    std::vector<char*> v;
+    v.reserve(args.size() + 1);
+    for (const auto& a : args) v.push_back(const_cast<char*>(a.c_str()));
+    v.push_back(nullptr);
+    return v;
+}
+
+/// Closes a descriptor when it goes out of scope.
+class Fd {
+public:
+    explicit Fd(int fd = -1) noexcept : m_fd{fd} {}
+    ~Fd() { reset(); }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const noexcept { return m_fd; }
+    void reset(int fd = -1) noexcept {
+        if (m_fd >= 0) ::close(m_fd);
+        m_fd = fd;
+    }
+
+private:
+    int m_fd;
+};
+
+/// Reads exactly sizeof(int) bytes, or fewer at end of file; retried on EINTR.
+ssize_t read_int(int fd, int& value) {
+    size_t got = 0;
+    auto* p = reinterpret_cast<char*>(&value);
+    while (got < sizeof value) {
+        const ssize_t n = ::read(fd, p + got, sizeof value - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? -1 : static_cast<ssize_t>(got);
+        got += static_cast<size_t>(n);
+    }
+    return static_cast<ssize_t>(got);
+}
+
+void write_int(int fd, int value) {
+    // In a child before exec: nothing to do about a failed write but exit, which the caller does.
+    [[maybe_unused]] const ssize_t n = ::write(fd, &value, sizeof value);
+}
+
+int wait_status(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+}  // namespace
+
+Expected<Finished, std::string> run_program(const std::vector<std::string>& argv) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0)
+        return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
+    int report[2];  // the exec's errno, if it fails; closed by a successful exec
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+        ::close(out[0]);
+        ::close(out[1]);
+        return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
+    }
+    Fd out_read{out[0]}, out_write{out[1]}, report_read{report[0]}, report_write{report[1]};
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    Fd null_fd{null};
+    auto args = exec_argv(argv);
+    const pid_t pid = ::fork();
+    if (pid < 0) return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
+    if (pid == 0) {
+        if (null >= 0) ::dup2(null, STDIN_FILENO);
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(out[1], STDERR_FILENO);
+        ::execve(args[0], args.data(), environ);
+        write_int(report[1], errno);
+        ::_exit(127);
+    }
+    out_write.reset();
+    report_write.reset();
+    std::string output;
+    char buffer[4096];
+    for (;;) {
+        const ssize_t n = ::read(out_read.get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        output.append(buffer, static_cast<size_t>(n));
+    }
+    int exec_errno = 0;
+    const bool exec_failed = read_int(report_read.get(), exec_errno) == sizeof exec_errno;
+    const int status = wait_status(pid);
+    if (exec_failed)
+        return unexpected("cannot run '" + argv[0] + "': " + std::strerror(exec_errno));
+    return Finished{status, std::move(output)};
+}
+
+Expected<int, std::string> spawn_detached(const std::vector<std::string>& argv,
+                                          const std::string& log) {
+    auto failure = [&](int error) {
+        return unexpected("cannot start '" + argv[0] + "': " + std::strerror(error));
+    };
+    Fd log_fd{::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)};
+    if (log_fd.get() < 0)
+        return unexpected("cannot open the log '" + log + "': " + std::strerror(errno));
+    Fd null_fd{::open("/dev/null", O_RDONLY | O_CLOEXEC)};
+    int report[2];  // the grandchild's pid, then the exec's errno if it fails
+    if (::pipe2(report, O_CLOEXEC) != 0) return failure(errno);
+    Fd report_read{report[0]}, report_write{report[1]};
+    auto args = exec_argv(argv);
+    const int log_raw = log_fd.get();
+    const int null_raw = null_fd.get();
+    // Two forks: the intermediate child starts a new session and exits at once, so the node is
+    // nobody's child here (init, or the nearest subreaper, reaps it) and outlives this process.
+    const pid_t child = ::fork();
+    if (child < 0) return failure(errno);
+    if (child == 0) {
+        ::setsid();
+        const pid_t node = ::fork();
+        if (node < 0) {
+            write_int(report[1], -1);
+            write_int(report[1], errno);
+            ::_exit(1);
+        }
+        if (node == 0) {
+            ::setpgid(0, 0);  // its own process group: `testnet stop` signals the group
+            if (null_raw >= 0) ::dup2(null_raw, STDIN_FILENO);
+            ::dup2(log_raw, STDOUT_FILENO);
+            ::dup2(log_raw, STDERR_FILENO);
+            ::execve(args[0], args.data(), environ);
+            write_int(report[1], errno);
+            ::_exit(127);
+        }
+        write_int(report[1], node);
+        ::_exit(0);
+    }
+    report_write.reset();
+    wait_status(child);
+    int pid = 0;
+    if (read_int(report_read.get(), pid) != sizeof pid) return failure(EIO);
+    int exec_errno = 0;
+    const ssize_t n = read_int(report_read.get(), exec_errno);  // end of file: exec'd
+    if (pid < 0) return failure(n == sizeof exec_errno ? exec_errno : EAGAIN);
+    if (n == sizeof exec_errno) return failure(exec_errno);
+    return pid;
+}
+
+bool process_running(int pid, std::string_view marker) {
+    if (pid <= 0) return false;
+    std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    // "PID (COMM) STATE …": COMM may hold spaces and parentheses, so the state follows the last
+    // ')'.
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos || close + 2 >= line.size()) return false;
+    const char state = line[close + 2];
+    if (state == 'Z' || state == 'X') return false;  // dead, not yet reaped
+    std::ifstream cmdline{"/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary};
+    for (std::string arg; std::getline(cmdline, arg, '\0');)
+        if (arg == marker) return true;
+    return false;
+}
+
+std::optional<int> running_pid(const std::string& pid_file, std::string_view marker) {
+    std::ifstream in{pid_file};
+    std::string text;
+    if (!std::getline(in, text)) return std::nullopt;
+    const auto pid = parse_u64(text);
+    if (!pid || *pid == 0 || *pid > 0x7fffffff) return std::nullopt;
+    const int p = static_cast<int>(*pid);
+    if (!process_running(p, marker)) return std::nullopt;
+    return p;
+}
+
+void signal_group(int pid, int signal) {
+    if (::kill(-pid, signal) != 0) ::kill(pid, signal);
+}
+
+std::string tail_of_file(const std::string& path, size_t lines) {
+    std::ifstream in{path};
+    std::deque<std::string> last;
+    for (std::string line; std::getline(in, line);) {
+        last.push_back(std::move(line));
+        if (last.size() > lines) last.pop_front();
+    }
+    std::string out;
+    for (const auto& l : last) out += l + "\n";
+    return out;
+}
+
+// ---- HTTP ------------------------------------------------------------------------------------
+
+namespace {
+
+struct Url {
+    std::string host;
+    uint16_t port{0};
+    std::string path;
+};
+
+Expected<Url, std::string> parse_url(const std::string& url) {
+    const std::string scheme = "http://";
+    if (url.rfind(scheme, 0) != 0) return unexpected("not an http:// URL: '" + url + "'");
+    const std::string rest = url.substr(scheme.size());
+    const size_t slash = rest.find('/');
+    const std::string authority = rest.substr(0, slash);
+    const size_t colon = authority.rfind(':');
+    if (colon == std::string::npos) return unexpected("no port in '" + url + "'");
+    const auto port = parse_u64(authority.substr(colon + 1));
+    if (!port || *port == 0 || *port > 65535) return unexpected("bad port in '" + url + "'");
+    return Url{authority.substr(0, colon), static_cast<uint16_t>(*port),
+               slash == std::string::npos ? "/" : rest.substr(slash)};
+}
+
+/// Waits until `fd` is ready for `events` or the deadline passes.
+bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point deadline) {
+    for (;;) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return false;
+        pollfd p{fd, events, 0};
+        const int r = ::poll(&p, 1, static_cast<int>(left.count()));
+        if (r > 0) return true;
+        if (r < 0 && errno != EINTR) return false;
+    }
+}
+
+}  // namespace
+
+Expected<HttpAnswer, std::string> http_request(const std::string& url,
+                                               const std::optional<std::string>& body,
+                                               std::chrono::milliseconds timeout) {
+    auto parsed = parse_url(url);
+    if (!parsed) return unexpected(parsed.error());
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(parsed->port);
+    if (::inet_pton(AF_INET, parsed->host.c_str(), &address.sin_addr) != 1)
+        return unexpected("not a numeric IPv4 host: '" + parsed->host + "'");
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    Fd fd{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
+    if (fd.get() < 0) return unexpected(std::string{std::strerror(errno)});
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+        if (errno != EINPROGRESS) return unexpected(std::string{std::strerror(errno)});
+        if (!wait_ready(fd.get(), POLLOUT, deadline)) return unexpected(std::string{"timed out"});
+        int error = 0;
+        socklen_t len = sizeof error;
+        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len);
+        if (error != 0) return unexpected(std::string{std::strerror(error)});
+    }
+    std::string request = (body ? "POST " : "GET ") + parsed->path +
+                          " HTTP/1.1\r\nHost: " + parsed->host + ":" +
+                          std::to_string(parsed->port) + "\r\nConnection: close\r\n";
+    if (body)
+        request +=
+            "Content-Type: application/json\r\nContent-Length: " + std::to_string(body->size()) +
+            "\r\n";
+    request += "\r\n";
+    if (body) request += *body;
+    for (size_t sent = 0; sent < request.size();) {
+        if (!wait_ready(fd.get(), POLLOUT, deadline)) return unexpected(std::string{"timed out"});
+        const ssize_t n =
+            ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n < 0) return unexpected(std::string{std::strerror(errno)});
+        sent += static_cast<size_t>(n);
+    }
+    constexpr size_t kMaxAnswer = size_t{4} << 20;  // a status or a block number: far smaller
+    std::string answer;
+    char buffer[8192];
+    for (;;) {
+        if (!wait_ready(fd.get(), POLLIN, deadline)) return unexpected(std::string{"timed out"});
+        const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n < 0) return unexpected(std::string{std::strerror(errno)});
+        if (n == 0) break;
+        answer.append(buffer, static_cast<size_t>(n));
+        if (answer.size() > kMaxAnswer) return unexpected(std::string{"answer too large"});
+    }
+    // "HTTP/1.1 200 OK\r\n…\r\n\r\nBODY"; a chunked body is not expected from either server for
+    // an answer this small, and would fail to parse as JSON, which the callers report.
+    if (answer.rfind("HTTP/1.", 0) != 0 || answer.size() < 12)
+        return unexpected(std::string{"not an HTTP answer"});
+    const auto status = parse_u64(answer.substr(9, 3));
+    const size_t head_end = answer.find("\r\n\r\n");
+    if (!status || head_end == std::string::npos)
+        return unexpected(std::string{"not an HTTP answer"});
+    return HttpAnswer{static_cast<int>(*status), answer.substr(head_end + 4)};
+}
+
+namespace {
+
+constexpr std::chrono::milliseconds kProbeTimeout{2000};
+
+Expected<nlohmann::json, std::string> json_answer(const Expected<HttpAnswer, std::string>& a) {
+    if (!a) return unexpected(a.error());
+    if (a->status != 200) return unexpected("HTTP status " + std::to_string(a->status));
+    auto doc = nlohmann::json::parse(a->body, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return unexpected(std::string{"not JSON"});
+    return doc;
+}
+
+}  // namespace
+
+Expected<uint64_t, std::string> barrel_height(const std::string& json_rpc_url) {
+    auto doc = json_answer(http_request(
+        json_rpc_url, R"({"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]})",
+        kProbeTimeout));
+    if (!doc) return unexpected(doc.error());
+    const auto it = doc->find("result");
+    if (it == doc->end() || !it->is_string()) return unexpected(std::string{"no result"});
+    const auto height = parse_u64(it->get<std::string>());
+    if (!height) return unexpected(std::string{"not a block number"});
+    return *height;
+}
+
+Expected<uint64_t, std::string> cometbft_height(const std::string& rpc_url) {
+    auto doc = json_answer(http_request(rpc_url + "/status", std::nullopt, kProbeTimeout));
+    if (!doc) return unexpected(doc.error());
+    const nlohmann::json* v = &*doc;
+    for (const char* name : {"result", "sync_info", "latest_block_height"}) {
+        if (!v->is_object() || !v->contains(name))
+            return unexpected(std::string{"no result.sync_info.latest_block_height"});
+        v = &(*v)[name];
+    }
+    if (!v->is_string()) return unexpected(std::string{"no result.sync_info.latest_block_height"});
+    const auto height = parse_u64(v->get<std::string>());
+    if (!height) return unexpected(std::string{"not a block height"});
+    return *height;
+}
+
+}  // namespace barrel::cli::testnet
