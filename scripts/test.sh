@@ -9,7 +9,9 @@
 #   style    clang-format-14 --dry-run -Werror over every tracked C++ file (.clang-format)
 #   release  RelWithDebInfo (gcc): unit tests, official Ethereum vectors, micro-benchmark smoke run,
 #            real clients against barrel-node run (ethers.js, viem and foundry's cast: test/ethers,
-#            test/viem, test/cast, npm ci); every ctest but the fault suite's (ctest -LE faults)
+#            test/viem, test/cast, npm ci), a 4-validator network on CometBFT (test/network:
+#            barrel-node testnet, real cometbft processes); every ctest but the fault suite's
+#            (ctest -LE faults)
 #   faults   the release binaries under a full disk (an ENOSPC shim at every write position, a
 #            full tmpfs where mount works; with CI set a refused mount fails), damaged datadirs
 #            and endless inputs (test/fault/faults.py, the ctest `faults`: ctest -L faults; its
@@ -31,7 +33,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
 
 phases=(style release faults asan tsan fuzz)
 while [[ $# -gt 0 ]]; do
@@ -108,7 +110,10 @@ phase_release() {
     configure_release
     build build/release
     run_ctest build/release -LE faults
-    wallet_test build/release
+    local failed=0
+    wallet_test build/release || failed=1
+    network_test build/release || failed=1
+    return "$failed"
 }
 
 # Real clients against the node, each pinned by its test/<client>/package-lock.json (installed by
@@ -132,6 +137,20 @@ wallet_test() {
         echo "real clients failed against barrel-node: ${failed[*]}" >&2
         return 1
     fi
+}
+
+# A network of barrel nodes on CometBFT (test/network): `barrel-node testnet init` writes 4
+# validators on loopback, `testnet start` starts them (real `cometbft` processes, the binary
+# scripts/deps.sh --cometbft built), ethers.js sends through node 0; validators are killed,
+# stopped and restarted, and a full node joins. About two minutes; the timeout turns a hang into
+# a failure that leaves CI time to report it.
+network_test() {
+    local dir=$1 go_bin
+    go_bin=$(command -v go || echo /usr/local/go/bin/go)
+    (cd "$repo/test/network" &&
+        npm ci --no-audit --no-fund --loglevel=error --prefer-offline --cache "$repo/build/npm-cache" &&
+        BARREL_NODE="$repo/$dir/src/barrel-node" COMETBFT="$("$go_bin" env GOPATH)/bin/cometbft" \
+            timeout 420 npm test) || { echo "the network test failed" >&2; return 1; }
 }
 
 phase_faults() {

@@ -34,6 +34,9 @@ inline constexpr uint64_t kJsonRpcOffset = 2;
 inline constexpr uint64_t kAbciOffset = 3;  ///< used when the node's Unix socket path is too long
 inline constexpr size_t kMaxNodes = 100;
 inline constexpr uint64_t kDefaultTimeoutCommitMs = 1000;
+/// Transactions per broadcast_tx_async batch barrel hands its CometBFT (`run --cometbft-batch`),
+/// and the batch size each node's CometBFT accepts (rpc.max_request_batch_size; 10 by default).
+inline constexpr size_t kBroadcastBatch = 100;
 /// A Unix socket path longer than this does not fit sockaddr_un (108 bytes on Linux, 104 on
 /// others, with the NUL); the node's ABCI address is then TCP.
 inline constexpr size_t kMaxUnixSocketPath = 100;
@@ -111,7 +114,8 @@ struct NodeConfig {
 };
 
 /// CometBFT's config.toml for `config.node`: moniker, proxy_app (its ABCI address), abci =
-/// "socket", the RPC and P2P listen addresses on its loopback ports, its persistent peers,
+/// "socket", the RPC and P2P listen addresses on its loopback ports, RPC batches of
+/// kBroadcastBatch calls, its persistent peers,
 /// duplicate loopback IPs allowed and the address book not strict (every node is 127.0.0.1),
 /// timeout_commit, Prometheus off (barrel's /metrics reports the node).
 Expected<std::string, std::string> configure_node(std::string_view config_toml,

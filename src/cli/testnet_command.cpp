@@ -325,6 +325,8 @@ std::vector<std::string> barrel_argv(const std::string& self, const Node& n) {
             n.abci,
             "--cometbft-rpc",
             n.cometbft_rpc_url(),
+            "--cometbft-batch",
+            std::to_string(kBroadcastBatch),
             "--http",
             "127.0.0.1:" + std::to_string(n.ports.json_rpc)};
 }

@@ -1,0 +1,358 @@
+// A network of barrel nodes on CometBFT, on loopback, with real processes: `barrel-node testnet
+// init` writes 4 validators, `testnet start` starts them (each a `cometbft node` and a
+// `barrel-node run --abci`), and ethers.js v6 sends transfers through node 0's JSON-RPC. Then:
+// - the transfers are mined on every node with the same block hashes, state roots (CometBFT's app
+//   hashes) and balances;
+// - one validator SIGKILLed (both processes) while transactions flow: the chain goes on; started
+//   again, it catches up (replay + block sync) to the same hashes;
+// - two of four stopped: no block is committed (heights stay put: a negative check that cannot
+//   pass by luck, as it only ever asserts "no new height");
+// - one brought back: the chain resumes, and every transaction node 0 accepted has a receipt on
+//   every node;
+// - `testnet join`: a late full node (not a validator) block-syncs to the same head.
+// Every wait polls with a generous deadline (CI's machine is busy); a failure prints the tail of
+// every node's logs.
+//
+// Run by scripts/test.sh: BARREL_NODE=<path to barrel-node> [COMETBFT=<path>] npm test (in
+// test/network, after npm ci).
+
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { ethers } from "ethers";
+import { writeGenesis } from "../node-harness.mjs";
+
+const NODE = process.env.BARREL_NODE;
+if (!NODE) throw new Error("set BARREL_NODE to the barrel-node binary");
+const COMETBFT = process.env.COMETBFT ? ["--cometbft", process.env.COMETBFT] : [];
+
+const VALIDATORS = 4;
+const TIMEOUT_COMMIT_MS = 250;
+const CHAIN_ID = 1337n;
+const BASE_FEE = 7n;
+const RICH = 10n ** 24n;
+const keys = [1, 2, 3, 4, 5, 6].map((i) => "0x" + (0x100 + i).toString(16).padStart(64, "0"));
+const wallets = keys.map((k) => new ethers.Wallet(k));
+const recipients = [1, 2, 3, 4].map((i) => "0x" + ("ee" + i.toString().padStart(2, "0")).repeat(10));
+const DEADLINE_MS = 120_000;  // for any one wait: generous, the machine is shared
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const run = promisify(execFile);
+
+/// `barrel-node testnet ARGS…`: its stdout, or an error holding what it printed.
+async function testnet(...args) {
+  const withComet = ["init", "start", "join"].includes(args[0]) ? COMETBFT : [];
+  try {
+    const { stdout } = await run(NODE, ["testnet", ...args, ...withComet], { encoding: "utf8" });
+    return stdout;
+  } catch (e) {
+    throw new Error(`barrel-node testnet ${args.join(" ")} failed (${e.code}):\n${e.stdout}${e.stderr}`);
+  }
+}
+
+/// One JSON-RPC call (or a batch, given an array of [method, params]) over HTTP.
+async function rpc(url, method, params = []) {
+  const batch = Array.isArray(method);
+  const body = batch
+    ? method.map(([m, p], id) => ({ jsonrpc: "2.0", id, method: m, params: p }))
+    : { jsonrpc: "2.0", id: 1, method, params };
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const json = await res.json();
+  const one = (a) => {
+    if (a.error) throw new Error(`${url}: ${JSON.stringify(a.error)}`);
+    return a.result;
+  };
+  if (!batch) return one(json);
+  return json.sort((a, b) => a.id - b.id).map(one);
+}
+
+async function cometbft(url, pathAndQuery) {
+  const res = await fetch(url + pathAndQuery);
+  const json = await res.json();
+  if (json.error) throw new Error(`${url}${pathAndQuery}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
+
+/// Polls `probe` until it returns a truthy value; fails naming `what` and the last answer.
+async function waitFor(what, probe, deadlineMs = DEADLINE_MS) {
+  const end = Date.now() + deadlineMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e.message;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last})`);
+    await sleep(200);
+  }
+}
+
+/// Whether every port of `count` nodes from `base` is free on loopback.
+async function portsFree(base, count) {
+  for (let i = 0; i < count * 10; i++) {
+    if (i % 10 > 3) continue;
+    const free = await new Promise((resolve) => {
+      const s = net.createServer();
+      s.once("error", () => resolve(false));
+      s.listen(base + i, "127.0.0.1", () => s.close(() => resolve(true)));
+    });
+    if (!free) return false;
+  }
+  return true;
+}
+
+describe("a 4-validator barrel network on CometBFT", () => {
+  let dir, netDir, info, nodes, provider, signers, flow;
+  const height = async (node) => Number(await rpc(node.json_rpc, "eth_blockNumber"));
+  const cometHeight = async (node) =>
+    Number((await cometbft(node.cometbft_rpc, "/status")).sync_info.latest_block_height);
+
+  function dumpLogs() {
+    if (!info) return;
+    for (const n of info.nodes)
+      for (const [which, file] of Object.entries(n.logs)) {
+        if (!existsSync(file)) continue;
+        const lines = readFileSync(file, "utf8").trimEnd().split("\n").slice(-40);
+        console.error(`--- node ${n.index} ${which}: the last lines of ${file} ---\n${lines.join("\n")}`);
+      }
+  }
+
+  /// A test step whose failure also prints the nodes' logs.
+  const step = (name, fn) =>
+    it(name, { timeout: 300_000 }, async () => {
+      try {
+        await fn();
+      } catch (e) {
+        dumpLogs();
+        throw e;
+      }
+    });
+
+  /// Block hashes and state roots of heights from..to on `node` (inclusive).
+  async function blocks(node, from, to) {
+    const out = [];
+    for (let h = from; h <= to; h += 50) {
+      const calls = [];
+      for (let k = h; k <= Math.min(to, h + 49); k++) calls.push(["eth_getBlockByNumber", [ethers.toQuantity(k), false]]);
+      for (const b of await rpc(node.json_rpc, calls)) out.push({ hash: b.hash, stateRoot: b.stateRoot, number: Number(b.number) });
+    }
+    return out;
+  }
+
+  /// CometBFT's block hash and app hash of heights from..to on `node`.
+  async function cometBlocks(node, from, to) {
+    const out = new Map();
+    for (let h = from; h <= to; h += 20) {
+      const r = await cometbft(node.cometbft_rpc, `/blockchain?minHeight=${h}&maxHeight=${Math.min(to, h + 19)}`);
+      for (const m of r.block_metas)
+        out.set(Number(m.header.height), { hash: m.block_id.hash, appHash: m.header.app_hash.toLowerCase() });
+    }
+    return out;
+  }
+
+  /// Every node in `which` has height `h` or more; returns their heights.
+  const reach = (which, h, what) =>
+    waitFor(what ?? `nodes ${which.map((n) => n.index)} at height ${h}`, async () => {
+      const hs = await Promise.all(which.map(height));
+      return hs.every((x) => x >= h) && hs;
+    });
+
+  /// The same blocks 0..h on every node in `which`, and CometBFT's app hash of height k+1 is
+  /// barrel's state root of height k (the genesis state root for height 1).
+  async function sameChain(which, h) {
+    const reference = await blocks(which[0], 0, h);
+    const refComet = await cometBlocks(which[0], 1, h);
+    for (let k = 0; k < h; k++)
+      assert.equal("0x" + refComet.get(k + 1).appHash, reference[k].stateRoot, `app hash of height ${k + 1} on node ${which[0].index}`);
+    for (const n of which.slice(1)) {
+      assert.deepEqual(await blocks(n, 0, h), reference, `node ${n.index}'s blocks 0..${h}`);
+      assert.deepEqual(await cometBlocks(n, 1, h), refComet, `node ${n.index}'s CometBFT blocks 1..${h}`);
+    }
+  }
+
+  /// Transfers sent one after another through node 0 while the test does other things. Nonces are
+  /// counted here: a send that node 0 accepted (a hash came back) used its nonce.
+  class Flow {
+    constructor() {
+      this.accepted = [];
+      this.errors = [];
+      this.stopped = false;
+      this.nonces = wallets.map(() => 0);
+    }
+    async start() {
+      this.nonces = await Promise.all(wallets.map((w) => provider.getTransactionCount(w.address, "pending")));
+      this.done = this.loop();
+    }
+    async loop() {
+      for (let k = 0; !this.stopped; k++) {
+        const i = k % signers.length;
+        try {
+          const tx = await signers[i].sendTransaction({
+            type: 2, chainId: CHAIN_ID, nonce: this.nonces[i], to: recipients[k % recipients.length],
+            value: 1000n + BigInt(k), gasLimit: 21000n, maxFeePerGas: 1000n, maxPriorityFeePerGas: 1n,
+          });
+          this.nonces[i]++;
+          this.accepted.push(tx.hash);
+        } catch (e) {
+          this.errors.push(e.shortMessage ?? e.message);
+          if (this.errors.length > 20) throw new Error(`sends keep failing: ${this.errors.slice(-3)}`);
+        }
+        await sleep(40);
+      }
+    }
+    async stop() {
+      this.stopped = true;
+      await this.done;
+      assert.deepEqual(this.errors, [], "node 0 refused transfers");
+    }
+  }
+
+  /// Every hash has a receipt on every node in `which`.
+  const receiptsEverywhere = (which, hashes) =>
+    waitFor(`receipts of ${hashes.length} accepted transfers on nodes ${which.map((n) => n.index)}`, async () => {
+      for (const n of which)
+        for (let i = 0; i < hashes.length; i += 50) {
+          const rs = await rpc(n.json_rpc, hashes.slice(i, i + 50).map((h) => ["eth_getTransactionReceipt", [h]]));
+          const missing = rs.findIndex((r) => r === null);
+          if (missing >= 0) return false;
+          for (const r of rs) assert.equal(r.status, "0x1");
+        }
+      return true;
+    });
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "barrel-network-"));
+    netDir = path.join(dir, "net");
+    const genesis = writeGenesis(dir, { addresses: wallets.map((w) => w.address), balance: RICH, baseFee: BASE_FEE, chainId: CHAIN_ID });
+    let base;
+    for (let attempt = 0; ; attempt++) {
+      base = 20000 + 10 * Math.floor(Math.random() * 3000);
+      if (await portsFree(base, VALIDATORS + 1)) break;
+      if (attempt > 20) throw new Error("no free range of loopback ports");
+    }
+    const out = await testnet("init", "--dir", netDir, "--validators", `${VALIDATORS}`, "--genesis", genesis,
+      "--base-port", `${base}`, "--timeout-commit", `${TIMEOUT_COMMIT_MS}`);
+    assert.match(out, /^testnet of 4 validators in /);
+    info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
+    nodes = info.nodes;
+    provider = new ethers.JsonRpcProvider(nodes[0].json_rpc, Number(CHAIN_ID), {
+      staticNetwork: true, batchMaxCount: 1, pollingInterval: 100, cacheTimeout: -1,
+    });
+    signers = wallets.map((w) => w.connect(provider));
+  });
+
+  after(async () => {
+    if (flow && !flow.stopped) {
+      flow.stopped = true;
+      await flow.done?.catch(() => {});
+    }
+    provider?.destroy();
+    if (netDir && existsSync(path.join(netDir, "testnet.json"))) await testnet("stop", "--dir", netDir, "--kill").catch(() => {});
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  step("testnet start starts every node; they agree on the genesis block", async () => {
+    const out = await testnet("start", "--dir", netDir, "--timeout", "120");
+    assert.match(out, /^node +JSON-RPC +CometBFT RPC +height\n/);
+    for (const n of nodes) assert.match(out, new RegExp(`\\n${n.index} +${n.json_rpc} +${n.cometbft_rpc} +[1-9][0-9]*\\n`));
+    assert.match(await testnet("start", "--dir", netDir, "--node", "1"), /^node 1 is already running\n/);
+    const genesis = await Promise.all(nodes.map((n) => rpc(n.json_rpc, "eth_getBlockByNumber", ["0x0", false])));
+    for (const g of genesis) assert.equal(g.hash, genesis[0].hash);
+    for (const n of nodes) assert.equal(await rpc(n.json_rpc, "eth_chainId"), ethers.toQuantity(CHAIN_ID));
+  });
+
+  step("transfers sent through node 0 are mined on every node: same blocks, app hashes, balances", async () => {
+    const sent = [];
+    for (let k = 0; k < 24; k++) {
+      const i = k % signers.length;
+      sent.push(await signers[i].sendTransaction({
+        type: 2, chainId: CHAIN_ID, nonce: Math.floor(k / signers.length), to: recipients[k % recipients.length],
+        value: 10n ** 15n + BigInt(k), gasLimit: 21000n, maxFeePerGas: 1000n, maxPriorityFeePerGas: 1n,
+      }));
+    }
+    const receipts = await Promise.all(sent.map((tx) => tx.wait(1, DEADLINE_MS)));
+    const last = Math.max(...receipts.map((r) => r.blockNumber));
+    await reach(nodes, last);
+    await receiptsEverywhere(nodes, sent.map((t) => t.hash));
+    await sameChain(nodes, last);
+    // The balances at that height: equal on every node, and what the receipts say.
+    const expected = new Map();
+    const add = (a, v) => expected.set(a.toLowerCase(), (expected.get(a.toLowerCase()) ?? 0n) + v);
+    for (const w of wallets) add(w.address, RICH);
+    for (const r of receipts) {
+      const tx = sent.find((t) => t.hash === r.hash);
+      add(tx.from, -(tx.value + r.gasUsed * r.gasPrice));
+      add(tx.to, tx.value);
+    }
+    for (const n of nodes)
+      for (const [address, balance] of expected)
+        assert.equal(BigInt(await rpc(n.json_rpc, "eth_getBalance", [address, ethers.toQuantity(last)])), balance,
+          `balance of ${address} on node ${n.index}`);
+  });
+
+  step("a validator SIGKILLed while transactions flow: the chain goes on; restarted, it catches up", async () => {
+    flow = new Flow();
+    await flow.start();
+    await sleep(1000);
+    assert.match(await testnet("stop", "--dir", netDir, "--node", "3", "--kill"), /^node 3 killed\n/);
+    assert.match(await testnet("stop", "--dir", netDir, "--node", "3"), /^node 3 is not running\n/);
+    const atKill = await height(nodes[0]);
+    const live = nodes.slice(0, 3);
+    await reach(live, atKill + 8, `the 3 live validators 8 blocks past ${atKill}`);
+    const atRestart = await height(nodes[0]);
+    assert.match(await testnet("start", "--dir", netDir, "--node", "3", "--timeout", "120"), /\n3 +http/);
+    await reach(nodes, atRestart + 4, `node 3 caught up past ${atRestart}`);
+    await sameChain(nodes, atRestart + 4);
+  });
+
+  step("two of four stopped: no block is committed; one back: the chain resumes, nothing accepted is lost", async () => {
+    await testnet("stop", "--dir", netDir, "--node", "2");
+    await testnet("stop", "--dir", netDir, "--node", "3");
+    const live = nodes.slice(0, 2);
+    // A height whose precommits were on their way when the two stopped may still land: let it,
+    // then no height may follow (2 of 4 votes are under CometBFT's two thirds).
+    await sleep(3000);
+    const stalled = await Promise.all(live.map(height));
+    const cometStalled = await Promise.all(live.map(cometHeight));
+    await sleep(12 * TIMEOUT_COMMIT_MS + 4000);  // past timeout_commit and a propose timeout
+    assert.deepEqual(await Promise.all(live.map(height)), stalled, "barrel heights while 2 of 4 are down");
+    assert.deepEqual(await Promise.all(live.map(cometHeight)), cometStalled, "CometBFT heights while 2 of 4 are down");
+    const acceptedWhileHalted = flow.accepted.length;
+
+    await testnet("start", "--dir", netDir, "--node", "2", "--timeout", "120");
+    const three = nodes.slice(0, 3);
+    await reach(three, Math.max(...stalled) + 3, "the chain resumed with 3 of 4");
+    await flow.stop();
+    assert.ok(flow.accepted.length > acceptedWhileHalted, "transfers accepted after the restart");
+    await receiptsEverywhere(three, flow.accepted);
+    await testnet("start", "--dir", netDir, "--node", "3", "--timeout", "120");
+    const head = await height(nodes[0]);
+    await reach(nodes, head);
+    await receiptsEverywhere(nodes, flow.accepted);
+    await sameChain(nodes, head);
+  });
+
+  step("testnet join: a late full node reaches the same head", async () => {
+    const out = await testnet("join", "--dir", netDir, "--timeout", "120");
+    assert.match(out, /^node 4 joins as a full node/);
+    info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
+    assert.equal(info.nodes.length, 5);
+    const joined = info.nodes[4];
+    assert.equal(joined.validator, false);
+    const head = await height(nodes[0]);
+    await reach([joined], head, `node 4 synced to ${head}`);
+    await sameChain([nodes[0], joined], head);
+    await receiptsEverywhere([joined], flow.accepted);
+    nodes = info.nodes;
+    const stopped = await testnet("stop", "--dir", netDir);
+    for (const n of nodes) assert.match(stopped, new RegExp(`node ${n.index} stopped\\n`));
+  });
+});
