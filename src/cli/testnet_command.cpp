@@ -475,9 +475,17 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     const std::string cometbft = find_cometbft(args);
 
     const fs::path final_path{dir};
+    // DIR's missing parents are made, and removed again if init fails.
+    fs::path first_missing;
+    for (fs::path p = final_path.parent_path(); !p.empty() && !fs::exists(p, ec);
+         p = p.parent_path()) {
+        first_missing = p;
+        if (p == p.root_path()) break;
+    }
     fs::create_directories(final_path.parent_path(), ec);
     if (ec)
         fail("cannot create " + squote(final_path.parent_path().string()) + ": " + ec.message());
+    BuildFolder made_parents{first_missing.string()};
     BuildFolder build{(final_path.parent_path() / ("." + final_path.filename().string() + ".init-" +
                                                    std::to_string(::getpid())))
                           .string()};
@@ -518,6 +526,7 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     write_text(tmp + "/testnet.json", to_json_text(net));
     if (auto moved = io::rename_durably(tmp, dir); !moved) fail(moved.error().message);
     build.release();
+    made_parents.release();
 
     const Hash root = chain::state_root(genesis);
     const Hash block0 = block::hash_of(chain::genesis_header(genesis));

@@ -387,6 +387,12 @@ TEST(cli_testnet, init_refuses_every_bad_argument_leaving_nothing) {
         init_error(scratch, {"--dir", dir, "--validators", "2", "--cometbft", fake}, only_fake),
         "error: cometbft testnet failed (exit status 3): ERROR: this fake cometbft does not "
         "'testnet'\n");
+    // Parents made for DIR go too.
+    EXPECT_EQ(
+        init_error(scratch, {"--dir", scratch / "a/b/net", "--validators", "2", "--cometbft", fake},
+                   only_fake),
+        "error: cometbft testnet failed (exit status 3): ERROR: this fake cometbft does not "
+        "'testnet'\n");
     // DIR in use.
     test::write_text(scratch / "file", "x");
     EXPECT_EQ(
