@@ -127,9 +127,9 @@ describe("a 4-validator barrel network on CometBFT", () => {
 
   /// A test step whose failure also prints the nodes' logs.
   const step = (name, fn) =>
-    it(name, { timeout: 300_000 }, async () => {
+    it(name, { timeout: 300_000 }, async (t) => {
       try {
-        await fn();
+        await fn(t);
       } catch (e) {
         dumpLogs();
         throw e;
@@ -269,7 +269,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
     for (const n of nodes) assert.equal(await rpc(n.json_rpc, "eth_chainId"), ethers.toQuantity(CHAIN_ID));
   });
 
-  step("transfers sent through node 0 are mined on every node: same blocks, app hashes, balances", async () => {
+  step("transfers sent through node 0 are mined on every node: same blocks, app hashes, balances", async (t) => {
     const sent = [];
     for (let k = 0; k < 24; k++) {
       const i = k % signers.length;
@@ -280,6 +280,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
     }
     const receipts = await Promise.all(sent.map((tx) => tx.wait(1, DEADLINE_MS)));
     const last = Math.max(...receipts.map((r) => r.blockNumber));
+    t.diagnostic(`${sent.length} transfers in blocks ${Math.min(...receipts.map((r) => r.blockNumber))} to ${last}`);
     await reach(nodes, last);
     await receiptsEverywhere(nodes, sent.map((t) => t.hash));
     await sameChain(nodes, last);
@@ -298,7 +299,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
           `balance of ${address} on node ${n.index}`);
   });
 
-  step("a validator SIGKILLed while transactions flow: the chain goes on; restarted, it catches up", async () => {
+  step("a validator SIGKILLed while transactions flow: the chain goes on; restarted, it catches up", async (t) => {
     flow = new Flow();
     await flow.start();
     await sleep(1000);
@@ -311,9 +312,10 @@ describe("a 4-validator barrel network on CometBFT", () => {
     assert.match(await testnet("start", "--dir", netDir, "--node", "3", "--timeout", "120"), /\n3 +http/);
     await reach(nodes, atRestart + 4, `node 3 caught up past ${atRestart}`);
     await sameChain(nodes, atRestart + 4);
+    t.diagnostic(`node 3 killed at height ${atKill}, restarted at ${atRestart}, caught up; ${flow.accepted.length} transfers sent so far`);
   });
 
-  step("two of four stopped: no block is committed; one back: the chain resumes, nothing accepted is lost", async () => {
+  step("two of four stopped: no block is committed; one back: the chain resumes, nothing accepted is lost", async (t) => {
     await testnet("stop", "--dir", netDir, "--node", "2");
     await testnet("stop", "--dir", netDir, "--node", "3");
     const live = nodes.slice(0, 2);
@@ -326,6 +328,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
     assert.deepEqual(await Promise.all(live.map(height)), stalled, "barrel heights while 2 of 4 are down");
     assert.deepEqual(await Promise.all(live.map(cometHeight)), cometStalled, "CometBFT heights while 2 of 4 are down");
     const acceptedWhileHalted = flow.accepted.length;
+    t.diagnostic(`halted at heights ${stalled} (CometBFT ${cometStalled}) with ${acceptedWhileHalted} transfers accepted`);
 
     await testnet("start", "--dir", netDir, "--node", "2", "--timeout", "120");
     const three = nodes.slice(0, 3);
@@ -338,9 +341,10 @@ describe("a 4-validator barrel network on CometBFT", () => {
     await reach(nodes, head);
     await receiptsEverywhere(nodes, flow.accepted);
     await sameChain(nodes, head);
+    t.diagnostic(`resumed; ${flow.accepted.length} accepted transfers, each with its receipt on every node at height ${head}`);
   });
 
-  step("testnet join: a late full node reaches the same head", async () => {
+  step("testnet join: a late full node reaches the same head", async (t) => {
     const out = await testnet("join", "--dir", netDir, "--timeout", "120");
     assert.match(out, /^node 4 joins as a full node/);
     info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
@@ -350,6 +354,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
     const head = await height(nodes[0]);
     await reach([joined], head, `node 4 synced to ${head}`);
     await sameChain([nodes[0], joined], head);
+    t.diagnostic(`node 4 synced blocks 1 to ${head}`);
     await receiptsEverywhere([joined], flow.accepted);
     nodes = info.nodes;
     const stopped = await testnet("stop", "--dir", netDir);
