@@ -71,8 +71,7 @@ const json* answer(const json& batch, int id) {
 Expected<RpcEndpoint, std::string> parse_rpc_url(std::string_view url) {
     constexpr std::string_view scheme = "http://";
     const auto bad = [&](std::string_view why) {
-        return unexpected("--cometbft-rpc: " + std::string{why} + ", got '" + std::string{url} +
-                          "'");
+        return unexpected(std::string{why} + ", got '" + std::string{url} + "'");
     };
     if (!url.starts_with(scheme)) return bad("expected http://HOST:PORT");
     std::string_view rest = url.substr(scheme.size());
