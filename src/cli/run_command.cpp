@@ -155,6 +155,12 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     config.http.threads = config.http.workers;
     if (!config.cometbft_rpc.empty() && config.abci.empty())
         fail("--cometbft-rpc needs --abci (a node on its own has no CometBFT)");
+    // Every validator builds each decided block itself: a fee recipient of one node's own
+    // would give it another state root than the others', and halt it at the next height.
+    if (!config.abci.empty() && config.coinbase)
+        fail(
+            "--coinbase cannot be used with --abci: every node of a network builds the same "
+            "blocks (the fee recipient is the genesis coinbase)");
 
     auto opened = Node::open(std::move(config), ctx.err);
     if (!opened) fail(opened.error());

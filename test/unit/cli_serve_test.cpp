@@ -124,6 +124,9 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
         {{"--cometbft-rpc", "http://127.0.0.1:26657"},
          "error: --cometbft-rpc needs --abci (a node on its own has no CometBFT)"},
         {{"--cometbft-batch", "0"}, "error: --cometbft-batch: must be at least 1"},
+        {{"--abci", "tcp://127.0.0.1:26658", "--coinbase", "0x" + std::string(40, '1')},
+         "error: --coinbase cannot be used with --abci: every node of a network builds the same "
+         "blocks (the fee recipient is the genesis coinbase)"},
     };
     for (const auto& c : cases) {
         std::vector<std::string> args{"run"};
