@@ -247,7 +247,7 @@ TEST(abci_frame, a_payload_that_is_not_a_request) {
     EXPECT_EQ(parse_request(Bytes{0x00}).error(), "a frame of 1 bytes that is not a Request");
     EXPECT_EQ(parse_request(Bytes{0xff, 0xff, 0xff}).error(),
               "a frame of 3 bytes that is not a Request");
-    // Field 2 (echo) as a length-delimited message of 5 bytes with only 1 present.
+    // Field 2 (flush) as a message of 5 bytes, of which 1 is there.
     EXPECT_EQ(parse_request(Bytes{0x12, 0x05, 0x0a}).error(),
               "a frame of 3 bytes that is not a Request");
 }
