@@ -172,6 +172,8 @@ struct Server::Impl {
     void reap_finished();
     size_t threads() const;
     void serve(Connection& connection);
+    /// Serves `connection` until it ends; why it did ("closed by the peer", "closed: <error>").
+    std::string exchange(Connection& connection);
     pb::Response answer(const pb::Request& request);
     void stop();
 };
@@ -347,61 +349,53 @@ pb::Response Server::Impl::answer(const pb::Request& request) {
 
 void Server::Impl::serve(Connection& c) {
     const std::string name = "abci: connection " + std::to_string(c.id);
+    std::string ending;  // why it closed, logged unless the server is stopping
+    try {
+        ending = exchange(c);
+    } catch (const std::exception& e) {
+        ending = std::string{"failed: "} + e.what();  // no memory for a frame or a response
+    }
+    c.serving.store(false, std::memory_order_release);
+    if (!ending.empty() && !stopping.load()) {
+        log(name + " " + ending);  // before the peer sees the close: tests wait on it
+    }
+    std::lock_guard lock{c.close_mutex};
+    boost::system::error_code ec;
+    c.socket.close(ec);
+    c.closed = true;
+}
+
+std::string Server::Impl::exchange(Connection& c) {
     FrameReader reader{config.max_frame_bytes};
     std::vector<uint8_t> chunk(kReadChunk);
-    Bytes out;
-    std::string ending;  // the log line that closes the connection, if one is due
+    Bytes out;  // the answers since the last write
     boost::system::error_code ec;
-    for (bool open = true; open;) {
+    for (;;) {
         const size_t n = c.socket.read_some(asio::buffer(chunk), ec);
-        if (ec) {
-            if (stopping.load()) {
-                ending.clear();
-            } else if (ec == asio::error::eof || ec == asio::error::connection_reset) {
-                ending = name + " closed by the peer" +
-                         (reader.between_frames() ? "" : " in the middle of a frame");
-            } else {
-                ending = name + " closed: reading failed: " + ec.message();
-            }
-            break;
+        if (ec == asio::error::eof || ec == asio::error::connection_reset) {
+            return reader.between_frames() ? "closed by the peer"
+                                           : "closed by the peer in the middle of a frame";
         }
+        if (ec) return "closed: reading failed: " + ec.message();
         reader.feed({chunk.data(), n});
         for (;;) {
             auto frame = reader.next();
-            if (!frame) {
-                ending = name + " closed: " + frame.error();
-                open = false;
-                break;
-            }
+            if (!frame) return "closed: " + frame.error();
             if (!frame->has_value()) break;  // the rest of the frame is still to come
             auto request = parse_request(**frame);
-            if (!request) {
-                ending = name + " closed: " + request.error();
-                open = false;
-                break;
-            }
+            if (!request) return "closed: " + request.error();
             const pb::Response response = answer(*request);
             append_frame(response, out);
             // The client waits for Flush's answer; an exception is written at once, since
             // CometBFT stops on it and may not flush again.
             if (request->has_flush() || response.has_exception() || out.size() > kWriteEarlyBytes) {
                 asio::write(c.socket, asio::buffer(out), ec);
-                if (ec) {
-                    ending =
-                        stopping.load() ? "" : name + " closed: writing failed: " + ec.message();
-                    open = false;
-                    break;
-                }
+                if (ec) return "closed: writing failed: " + ec.message();
                 out.clear();
                 if (out.capacity() > kWriteEarlyBytes) Bytes{}.swap(out);
             }
         }
     }
-    c.serving.store(false, std::memory_order_release);
-    if (!ending.empty()) log(ending);  // before the peer sees the close: tests wait on it
-    std::lock_guard lock{c.close_mutex};
-    c.socket.close(ec);
-    c.closed = true;
 }
 
 void Server::Impl::stop() {
