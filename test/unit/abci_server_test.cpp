@@ -471,6 +471,21 @@ TEST(abci_server, stop_with_idle_connections_returns) {
     }
 }
 
+TEST(abci_server, stop_while_writing_to_a_client_that_does_not_read_returns) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    Client client{server->address()};
+    // An answer of 16 MiB, more than the sockets' buffers hold while the client reads nothing:
+    // the server's thread blocks writing it, until stop() shuts the socket down.
+    pb::Request big = info();
+    big.mutable_info()->set_version(std::string(16u << 20, 'v'));
+    client.send({big, flush()});
+    ASSERT_TRUE(app.wait_for_calls(1));
+    server->stop();
+    EXPECT_EQ(server->threads(), 0u);
+}
+
 TEST(abci_server, connections_that_come_and_go_are_joined) {
     // More connections one after another than may be open at once: the finished ones' threads
     // are joined as new ones arrive, and none is refused.
