@@ -184,7 +184,7 @@ Expected<void, std::string> Server::Impl::listen(const ParsedAddress& parsed) {
 
 Expected<void, std::string> Server::Impl::listen_tcp(const ParsedAddress& parsed) {
     is_tcp = true;
-    const std::string wanted = "tcp://" + parsed.host + ":" + std::to_string(parsed.port);
+    const std::string& wanted = config.address;
     boost::system::error_code ec;
     tcp::endpoint endpoint;
     const auto ip = asio::ip::make_address(parsed.host, ec);

@@ -314,6 +314,17 @@ TEST(abci_server, tcp_port_0_reports_the_bound_port) {
     EXPECT_GT(std::stoi(address.substr(address.rfind(':') + 1)), 0);
 }
 
+TEST(abci_server, a_host_name_is_resolved_to_its_ipv4_address) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://localhost:0"}, app, log);
+    ASSERT_TRUE(server->address().starts_with("tcp://127.0.0.1:")) << server->address();
+    Client client{server->address()};
+    client.send({echo("by name"), flush()});
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+}
+
 TEST(abci_server, responses_wait_for_the_flush) {
     FakeApp app;
     LogLines log;
