@@ -80,6 +80,22 @@ bool is_node_failure(const pipeline::PipelineError& e) noexcept {
     return false;
 }
 
+/// Whether `checked` is the block a template with `context` around `txs` seals into: the same
+/// header but for what execution fills in, and the same transaction bytes.
+bool is_sealed_from(const pipeline::CheckedBlock& checked, const block::Header& context,
+                    std::span<const BytesView> txs) {
+    block::Header h = *checked.block().header;
+    h.gas_used = context.gas_used;
+    h.txs_root = context.txs_root;
+    h.receipts_root = context.receipts_root;
+    h.state_root = context.state_root;
+    const auto& ours = checked.block().tx_encodings;
+    return h == context && std::equal(ours.begin(), ours.end(), txs.begin(), txs.end(),
+                                      [](BytesView a, BytesView b) {
+                                          return std::equal(a.begin(), a.end(), b.begin(), b.end());
+                                      });
+}
+
 /// "block 0x…, state root 0x…, chain id 7": what identifies a genesis.
 std::string genesis_identity(const Hash& hash, const block::Header& h) {
     return "block 0 " + to_hex(hash) + ", state root " + to_hex(h.state_root) + ", chain id " +
@@ -216,6 +232,13 @@ Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
     h.gas_limit = m_store.genesis().gas_limit;
     h.chain_id = m_store.genesis().config.chain_id;
 
+    // This node's own proposal, checked by its PrepareProposal on the same head.
+    if (m_prepared && is_sealed_from(*m_prepared, h, txs)) {
+        pipeline::CheckedBlock prepared = std::move(*m_prepared);
+        m_prepared.reset();
+        return prepared;
+    }
+
     // Only the verify stage looks senders up (admission only inserts), and the consensus calls
     // run one at a time: the difference of the hit counts is this block's.
     block::SenderCache* cache = m_pipeline.sender_cache();
@@ -240,6 +263,7 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
     // transactions by nonce, so any prefix of it is a valid block.
     const size_t max_bytes = static_cast<size_t>(std::max<int64_t>(0, request.max_tx_bytes()));
     const uint64_t gas_limit = m_store.genesis().gas_limit;
+    m_prepared.reset();
     pb::ResponsePrepareProposal response;
     // Each failure a transaction is to blame for drops it, so this ends; bounded all the same,
     // like the sealer's rounds, by a block's worth of drops.
@@ -260,6 +284,7 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
         m_pool.abandon_taken();
         if (checked) {
             for (const BytesView t : txs) response.add_txs(string_of(t));
+            m_prepared = std::move(checked).value();
             return response;
         }
         const auto blamed = checked.error().error
@@ -377,6 +402,7 @@ Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/
     sealed.transactions = block.tx_hashes;
     m_finalized.reset();
     m_kept.clear();
+    m_prepared.reset();
     if (m_observer.on_committed) m_observer.on_committed(sealed);
     // Every block is kept: barrel serves the whole chain over JSON-RPC.
     pb::ResponseCommit response;

@@ -86,7 +86,8 @@ struct Observer {
     /// when FinalizeBlock had no kept outcome): of its `transactions`, how many senders the
     /// verify stage found in the sender cache (the rest it recovered). On a validator that
     /// received the transactions by gossip, CheckTx recovered each sender once: every one hits.
-    /// A block that failed before verify (malformed) counts none.
+    /// A block that failed before verify (malformed) counts none. The node's own proposal is
+    /// not checked again at ProcessProposal (PrepareProposal did), so it is not reported twice.
     std::function<void(std::string_view call, uint64_t height, size_t transactions,
                        size_t senders_cached)>
         on_checked{};
@@ -155,6 +156,9 @@ private:
     std::mutex m_consensus;
     std::vector<Kept> m_kept;         ///< this height's checked proposals, the newest last
     std::optional<Kept> m_finalized;  ///< what FinalizeBlock decided, for Commit
+    /// The block this node's last PrepareProposal checked: its own proposal comes back through
+    /// ProcessProposal, which takes it instead of executing the same block again.
+    std::optional<pipeline::CheckedBlock> m_prepared;
 
     /// The committed head as Info reports it: a copy, since Store::head() is the committing
     /// thread's.

@@ -407,18 +407,27 @@ TEST_F(AbciApp, a_height_from_proposal_to_commit) {
     EXPECT_LT(position.at(txs[1]), position.at(txs[2]));
     EXPECT_LT(position.at(txs[3]), position.at(txs[4]));
 
+    // Every sender was known: CheckTx had recovered each once.
+    ASSERT_EQ(node.heard.checked.size(), 1u);
+    EXPECT_EQ(node.heard.checked[0].call, "prepare_proposal");
+    EXPECT_EQ(node.heard.checked[0].height, 1u);
+    EXPECT_EQ(node.heard.checked[0].transactions, 5u);
+    EXPECT_EQ(node.heard.checked[0].senders_cached, 5u);
+
+    // Another block of the same transactions (another time: another round's) is checked.
+    auto other = node.app.process_proposal(proposal(1, proposed, cometbft_hash(1, 1), kTime + 1));
+    ASSERT_TRUE(other) << other.error();
+    EXPECT_EQ(other->status(), pb::ResponseProcessProposal::ACCEPT);
+    ASSERT_EQ(node.heard.checked.size(), 2u);
+    EXPECT_EQ(node.heard.checked[1].call, "process_proposal");
+    EXPECT_EQ(node.heard.checked[1].senders_cached, 5u);
+    // Its own proposal comes back: PrepareProposal checked it, it is not executed again.
     const std::string hash = cometbft_hash(1);
     auto processed = node.app.process_proposal(proposal(1, proposed, hash));
     ASSERT_TRUE(processed) << processed.error();
     EXPECT_EQ(processed->status(), pb::ResponseProcessProposal::ACCEPT);
     EXPECT_TRUE(node.heard.rejected.empty());
-    // Every sender was known: CheckTx had recovered each once.
-    ASSERT_EQ(node.heard.checked.size(), 2u);
-    EXPECT_EQ(node.heard.checked[0].call, "prepare_proposal");
-    EXPECT_EQ(node.heard.checked[1].call, "process_proposal");
-    EXPECT_EQ(node.heard.checked[1].height, 1u);
-    EXPECT_EQ(node.heard.checked[1].transactions, 5u);
-    EXPECT_EQ(node.heard.checked[1].senders_cached, 5u);
+    EXPECT_EQ(node.heard.checked.size(), 2u);
 
     auto finalized = node.app.finalize_block(decided(1, proposed, hash));
     ASSERT_TRUE(finalized) << finalized.error();
@@ -465,8 +474,8 @@ TEST_F(AbciApp, a_height_from_proposal_to_commit) {
     for (const Bytes& t : txs) EXPECT_TRUE(node.store->receipt(tx::hash_of(t)).value());
     EXPECT_EQ(node.heard.calls,
               (std::vector<std::string>{"check_tx", "check_tx", "check_tx", "check_tx", "check_tx",
-                                        "prepare_proposal", "process_proposal", "finalize_block",
-                                        "info", "commit", "info"}));
+                                        "prepare_proposal", "process_proposal", "process_proposal",
+                                        "finalize_block", "info", "commit", "info"}));
 }
 
 TEST_F(AbciApp, a_validator_that_heard_the_transactions_by_gossip_recovers_no_sender_again) {
