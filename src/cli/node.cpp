@@ -180,11 +180,22 @@ void Node::make_application() {
                          std::string{reason} + "\n");
             },
         .on_finalized = [this](uint64_t, int32_t round) { m_metrics->set_round(round); },
+        .on_checked =
+            [this](std::string_view call, uint64_t height, size_t transactions, size_t cached) {
+                // Only blocks with transactions: an idle network makes an empty block per
+                // timeout_commit.
+                if (transactions == 0) return;
+                log_line("abci: " + std::string{call} + " height " + std::to_string(height) + ": " +
+                         std::to_string(transactions) + " txs, senders cached " +
+                         std::to_string(cached) + "/" + std::to_string(transactions) + "\n");
+            },
+        .on_dropped = [this](const seal::Dropped& d) { on_dropped(d); },
     };
     m_app = std::make_unique<abci::ChainApp>(
         *m_store, *m_pipeline, *m_pool,
         abci::ChainConfig{.max_block_txs = m_config.seal.max_block_txs,
-                          .coinbase = m_config.seal.coinbase},
+                          .coinbase = m_config.seal.coinbase,
+                          .version = std::string{kClientVersion}},
         std::move(observer));
 }
 
