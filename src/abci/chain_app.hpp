@@ -10,12 +10,19 @@
 // - PrepareProposal: the pool's selection, as the sealer takes it, within max_tx_bytes and the
 //   block gas limit; CometBFT's own list is ignored.
 // - ProcessProposal: the block the proposal's transactions make at this height (header from the
-//   request: number = height, timestamp = its time in seconds, parent = the head, coinbase = the
-//   genesis's) checked by the pipeline without committing; REJECT for anything barrel would
-//   refuse; the outcome kept by the proposal's hash for FinalizeBlock.
+//   request: number = height, timestamp = its time in seconds, parent = the head, coinbase =
+//   ChainConfig::coinbase) checked by the pipeline without committing (check_template); REJECT
+//   for anything barrel would refuse; the outcome kept by the proposal's hash for FinalizeBlock.
 // - FinalizeBlock: that outcome (or the same check, during replay and block sync); app_hash =
-//   the state root; nothing persisted. Commit: the one atomic store commit, then the pool.
+//   the state root; nothing persisted. Commit: the one atomic store commit of exactly that
+//   outcome (commit_checked), then the pool.
 // Crash rules: barrel may be behind CometBFT after a crash, never ahead; the handshake replays.
+//
+// Determinism: every validator must run with the same ChainConfig (max_block_txs and coinbase
+// decide what a proposal may hold and the header's hash), as they share the genesis.
+// Threads: the consensus calls run one at a time under a lock of their own; Info reads a copy of
+// the head under another, so it never waits for a block; CheckTx needs only the pool, which is
+// thread-safe.
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/pipeline/pipeline.hpp>
@@ -27,7 +34,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace barrel::abci {
 
@@ -36,7 +48,25 @@ struct ChainConfig {
     size_t max_block_txs{2500};
     /// The fee recipient of every block (DESIGN.md: the genesis coinbase).
     Address coinbase{};
+    /// Info's `version`: the software's ("barrel/v0.1.0"), which CometBFT logs at the handshake.
+    std::string version{};
 };
+
+/// Info's app_version: the version of barrel's state machine, which CometBFT writes into every
+/// block header, so every node must report the same.
+inline constexpr uint64_t kAppVersion = 1;
+
+/// CheckTx's code for a transaction the pool refused: 1 + the pool::RejectCode, in the enum's
+/// order (malformed 1, oversized 2, invalid 3, invalid_sender 4, exceeds_block_gas_limit 5,
+/// fee_cap_below_base_fee 6, already_known 7 (never sent: already known is 0), nonce_too_low 8,
+/// nonce_too_high 9, insufficient_funds 10, replacement_underpriced 11, account_limit 12,
+/// pool_full 13, state_unreadable 14). The log is the pool's go-ethereum message. A store that
+/// cannot be read during CheckTx is code 14, not an error: the mempool loses one transaction
+/// and the node goes on, where an error would stop CometBFT.
+uint32_t check_tx_code(pool::RejectCode code) noexcept;
+/// CheckTx's code for a recheck of a transaction the pool no longer holds (a block included it,
+/// replaced it or made it invalid): CometBFT's mempool drops it.
+inline constexpr uint32_t kNoLongerPooled = 100;
 
 /// What the node hears from the application (metrics, subscriptions, the log line).
 struct Observer {
@@ -44,11 +74,26 @@ struct Observer {
     std::function<void(const seal::Sealed&)> on_committed{};
     /// Every ABCI call, with how long the application took ("finalize_block", 12.5).
     std::function<void(std::string_view call, double ms)> on_call{};
-    /// A proposal was rejected at `height`, and why (a PipelineError's description).
+    /// A proposal was rejected at `height`, and why: a PipelineError's description ("block 3:
+    /// execute: transaction 1: nonce_mismatch"), or one of the app's own rules ("block 3: 2501
+    /// transactions, more than max_block_txs (2500)", "block 3: transaction 0: empty").
     std::function<void(uint64_t height, std::string_view reason)> on_rejected{};
-    /// A height was finalized in `round` (FinalizeBlock's decided_last_commit round is the
-    /// previous height's; this is the round of the proposal that was decided, when known).
+    /// Height `height` was decided in `round`. CometBFT tells the round of a height only with
+    /// the next one (FinalizeBlock's decided_last_commit), so this comes at FinalizeBlock of
+    /// height + 1, for every height from 1 on.
     std::function<void(uint64_t height, int32_t round)> on_finalized{};
+    /// A block was checked (`call`: "prepare_proposal", "process_proposal" or "finalize_block"
+    /// when FinalizeBlock had no kept outcome): of its `transactions`, how many senders the
+    /// verify stage found in the sender cache (the rest it recovered). On a validator that
+    /// received the transactions by gossip, CheckTx recovered each sender once: every one hits.
+    /// A block that failed before verify (malformed) counts none. The node's own proposal is
+    /// not checked again at ProcessProposal (PrepareProposal did), so it is not reported twice.
+    std::function<void(std::string_view call, uint64_t height, size_t transactions,
+                       size_t senders_cached)>
+        on_checked{};
+    /// PrepareProposal dropped a pooled transaction its block failed on (as the sealer does) and
+    /// built the block again without it.
+    std::function<void(const seal::Dropped&)> on_dropped{};
 };
 
 class ChainApp final : public Application {
@@ -79,7 +124,46 @@ public:
     Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
         const pb::RequestApplySnapshotChunk& request) override;
 
-    // (private state: the helper implementing this adds what it needs)
+private:
+    /// A proposal checked by ProcessProposal: CometBFT's block hash and barrel's checked block.
+    struct Kept {
+        std::string hash;
+        pipeline::CheckedBlock block;
+    };
+    /// Why a check failed, and whose fault that is.
+    struct Refusal {
+        std::string reason;  ///< a PipelineError's description, or the app's own rule
+        /// The node's own failure (the store could not be read), not the block's: never a
+        /// REJECT, always an error (CometBFT stops rather than vote on a state it cannot read).
+        bool node_failure{false};
+        std::optional<pipeline::PipelineError> error;  ///< the pipeline's, when it failed there
+    };
+
+    /// Checks the block `txs` make at `height` (decode, verify, execute, seal; nothing written)
+    /// and reports the sender cache's hits for `call`. Under m_consensus.
+    Expected<pipeline::CheckedBlock, Refusal> check(std::string_view call, int64_t height,
+                                                    const google::protobuf::Timestamp& time,
+                                                    std::span<const BytesView> txs);
+
+    store::Store& m_store;
+    pipeline::Pipeline& m_pipeline;
+    pool::Pool& m_pool;
+    ChainConfig m_config;
+    Observer m_observer;
+
+    /// The consensus connection's calls, one at a time (CometBFT sends them so; the lock makes
+    /// it the app's guarantee too), and what they keep between them.
+    std::mutex m_consensus;
+    std::vector<Kept> m_kept;         ///< this height's checked proposals, the newest last
+    std::optional<Kept> m_finalized;  ///< what FinalizeBlock decided, for Commit
+    /// The block this node's last PrepareProposal checked: its own proposal comes back through
+    /// ProcessProposal, which takes it instead of executing the same block again.
+    std::optional<pipeline::CheckedBlock> m_prepared;
+
+    /// The committed head as Info reports it: a copy, since Store::head() is the committing
+    /// thread's.
+    mutable std::mutex m_head_mutex;
+    store::Head m_head;
 };
 
 }  // namespace barrel::abci

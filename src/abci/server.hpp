@@ -24,13 +24,21 @@ namespace barrel::abci {
 struct ServerConfig {
     /// tcp://HOST:PORT (port 0: one the system picks; address() tells which) or unix://PATH.
     std::string address;
-    /// Largest frame accepted, checked before anything is allocated for it. CometBFT's own
-    /// bound (abci/types: maxMsgSize) is 100 MiB; a proposal of max_tx_bytes fits well within.
-    size_t max_frame_bytes{100u << 20};
+    /// Largest frame accepted, checked before anything is allocated for it (1 to 2^31 - 1,
+    /// protobuf's own bound; CometBFT's, abci/types maxMsgSize, is the same). A proposal holds
+    /// up to the block's max_bytes of transactions (21 MiB by default, at most 100 MB:
+    /// types.MaxBlockSizeBytes); the default leaves room for the largest with its framing.
+    size_t max_frame_bytes{128u << 20};
+    /// Connections open at once (each has a thread). CometBFT opens four, and again after each
+    /// restart, while the old ones may not be closed yet; one more is closed with a log line.
+    size_t max_connections{16};
 };
 
 class Server {
 public:
+    /// Receives the server's log lines (no newline), "abci: connection 3 from 127.0.0.1:53012
+    /// opened", "abci: connection 3 closed: frame of ... bytes exceeds the limit of ...", one
+    /// call at a time, from the server's threads.
     using Log = std::function<void(std::string_view line)>;
 
     /// Listens on `config.address` and serves each connection on a thread of its own until
@@ -42,11 +50,16 @@ public:
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
-    /// Closes the listener and every connection and joins their threads.
+    /// Closes the listener and every connection and joins their threads (a connection inside
+    /// an application call is closed once the call returns). Removes a unix:// socket file.
     void stop();
 
     /// Where it listens, with the port resolved: tcp://127.0.0.1:40123, unix:///path.
     std::string address() const;
+
+    /// Connection threads not yet joined: the open connections, and closed ones until the next
+    /// connection arrives (or stop()), which joins them.
+    size_t threads() const;
 
 private:
     struct Impl;

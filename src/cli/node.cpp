@@ -42,10 +42,12 @@ void raise_open_files_limit() {
 
 /// `cache` counts only the verify stage's look-ups (admission inserts without looking up), so
 /// its hit rate is that of the sealed blocks' senders.
-std::string sealed_line(const seal::Sealed& s, const block::SenderCache::Stats& cache) {
+/// `what`: "sealed block" (the local sealer's), "committed height" (CometBFT's).
+std::string sealed_line(std::string_view what, const seal::Sealed& s,
+                        const block::SenderCache::Stats& cache) {
     const auto& t = s.result.times;
     std::ostringstream line;
-    line << std::fixed << std::setprecision(2) << "sealed block " << s.result.number << ": "
+    line << std::fixed << std::setprecision(2) << what << " " << s.result.number << ": "
          << s.result.transactions << " txs, decode " << t.decode_ms << " ms, verify " << t.verify_ms
          << " ms, execute " << t.execute_ms << " ms, commit " << t.commit_ms << " ms; pool "
          << s.pool.pending << " pending, " << s.pool.queued << " queued; sender cache "
@@ -74,7 +76,10 @@ Expected<std::unique_ptr<Node>, std::string> Node::open(NodeConfig config, std::
     std::unique_ptr<Node> node{new Node{std::move(config), log, stop_signals}};
     if (auto opened = node->open_store(); !opened) return unexpected(opened.error());
     if (auto opened = node->open_journal(); !opened) return unexpected(opened.error());
-    if (node->m_config.local_sealer) node->make_sealer();
+    if (!node->m_config.abci.empty())
+        node->make_application();
+    else if (node->m_config.local_sealer)
+        node->make_sealer();
     return node;
 }
 
@@ -106,6 +111,20 @@ Expected<void, std::string> Node::open_store() {
         m_metrics->sample_pool(m_pool->status());
         m_metrics->sample_sender_cache(m_cache->stats());
         m_metrics->sample_store(m_store->write_failed());
+        if (m_comet) {
+            const abci::EngineStatus e = m_comet->status();
+            const abci::CometClient::Counts n = m_comet->counts();
+            m_metrics->sample_engine({.reachable = e.reachable,
+                                      .height = e.height,
+                                      .catching_up = e.catching_up,
+                                      .peers = e.peers,
+                                      .validators = e.validators,
+                                      .voting_power = e.voting_power,
+                                      .own_power = e.own_power,
+                                      .broadcast = n.broadcast,
+                                      .refused = n.refused,
+                                      .dropped = n.dropped});
+        }
     });
     return {};
 }
@@ -148,10 +167,83 @@ void Node::make_sealer() {
         [this](const seal::Dropped& d) { on_dropped(d); });
 }
 
+void Node::make_application() {
+    m_metrics->enable_consensus();
+    abci::Observer observer{
+        .on_committed = [this](const seal::Sealed& s) { on_committed(s); },
+        .on_call = [this](std::string_view call,
+                          double ms) { m_metrics->on_abci_call(call, ms / 1000); },
+        .on_rejected =
+            [this](uint64_t height, std::string_view reason) {
+                m_metrics->on_proposal_rejected();
+                log_line("abci: rejected a proposal at height " + std::to_string(height) + ": " +
+                         std::string{reason} + "\n");
+            },
+        .on_finalized = [this](uint64_t, int32_t round) { m_metrics->set_round(round); },
+        .on_checked =
+            [this](std::string_view call, uint64_t height, size_t transactions, size_t cached) {
+                // Only blocks with transactions: an idle network makes an empty block per
+                // timeout_commit.
+                if (transactions == 0) return;
+                log_line("abci: " + std::string{call} + " height " + std::to_string(height) + ": " +
+                         std::to_string(transactions) + " txs, senders cached " +
+                         std::to_string(cached) + "/" + std::to_string(transactions) + "\n");
+            },
+        .on_dropped = [this](const seal::Dropped& d) { on_dropped(d); },
+    };
+    m_app = std::make_unique<abci::ChainApp>(
+        *m_store, *m_pipeline, *m_pool,
+        abci::ChainConfig{.max_block_txs = m_config.seal.max_block_txs,
+                          .coinbase = m_config.seal.coinbase,
+                          .version = std::string{kClientVersion}},
+        std::move(observer));
+}
+
+Expected<void, std::string> Node::start_consensus() {
+    if (!m_config.cometbft_rpc.empty()) {
+        auto endpoint = abci::parse_rpc_url(m_config.cometbft_rpc);
+        if (!endpoint) return unexpected(endpoint.error());
+        m_comet = std::make_unique<abci::CometClient>(
+            std::move(endpoint).value(), m_config.cometbft,
+            [this](std::string_view line) { log_line(std::string{line} + "\n"); });
+        m_comet->start();
+        // What the journal brought back is known to no other node yet (CometBFT's mempool is
+        // not persisted): handed over like a new admission.
+        const auto pooled = m_pool->all();
+        std::vector<BytesView> encodings;
+        encodings.reserve(pooled.size());
+        for (const pool::TxPtr& t : pooled) encodings.emplace_back(t->encoding);
+        m_comet->broadcast(encodings);
+    }
+    auto server =
+        abci::Server::start(abci::ServerConfig{.address = m_config.abci}, *m_app,
+                            [this](std::string_view line) { log_line(std::string{line} + "\n"); });
+    if (!server) return unexpected(server.error());
+    m_abci = std::move(server).value();
+    log_line("barrel-node run: ABCI application on " + m_abci->address() +
+             (m_comet ? "; transactions handed to CometBFT at " + m_config.cometbft_rpc : "") +
+             "\n");
+    return {};
+}
+
+rpc::NetworkStatus Node::network_status() const {
+    const abci::EngineStatus e = m_comet->status();
+    return rpc::NetworkStatus{.peers = e.peers,
+                              .catching_up = e.catching_up,
+                              .starting_height = m_start_head.number,
+                              .highest_height = e.height};
+}
+
+void Node::log_line(const std::string& line) {
+    std::lock_guard lock{m_log_mutex};
+    m_log << line << std::flush;
+}
+
 void Node::on_committed(const seal::Sealed& s) {
     m_metrics->on_sealed(s);
     m_events.publish_block(s.result.number, s.result.hash);
-    const std::string line = sealed_line(s, m_cache->stats());
+    const std::string line =
+        sealed_line(m_app ? "committed height" : "sealed block", s, m_cache->stats());
     std::lock_guard lock{m_log_mutex};
     if (std::exchange(m_store_in_error, false))
         m_log << "barrel-node run: the store resumed after its write error; sealing goes on\n";
@@ -180,18 +272,25 @@ void Node::on_dropped(const seal::Dropped& d) {
 }
 
 Expected<void, std::string> Node::start() {
+    // CometBFT's client first: admissions hand it what they admit from the first request on.
+    if (m_app)
+        if (auto started = start_consensus(); !started) return started;
     seal::Sealer* sealer = m_sealer.get();
-    m_rpc_node = std::make_unique<rpc::Node>(
-        rpc::Node{.store = *m_store,
-                  .pool = *m_pool,
-                  .client_version = std::string{kClientVersion},
-                  .on_admitted =
-                      [sealer] {
-                          if (sealer != nullptr) sealer->notify();
-                      },
-                  .events = &m_events,
-                  .metrics = m_metrics.get(),
-                  .allow_unprotected_txs = m_config.allow_unprotected_txs});
+    abci::CometClient* comet = m_comet.get();
+    m_rpc_node = std::make_unique<rpc::Node>(rpc::Node{
+        .store = *m_store,
+        .pool = *m_pool,
+        .client_version = std::string{kClientVersion},
+        .on_admitted =
+            [sealer, comet](std::span<const BytesView> admitted) {
+                if (sealer != nullptr) sealer->notify();
+                if (comet != nullptr) comet->broadcast(admitted);
+            },
+        .network = comet ? std::function<rpc::NetworkStatus()>{[this] { return network_status(); }}
+                         : std::function<rpc::NetworkStatus()>{},
+        .events = &m_events,
+        .metrics = m_metrics.get(),
+        .allow_unprotected_txs = m_config.allow_unprotected_txs});
     m_service = std::make_unique<rpc::Service>(*m_rpc_node, m_config.limits, m_config.http);
     if (auto started = m_service->start(); !started) return started;
     if (m_sealer) m_sealing = std::thread{[sealer] { sealer->run(); }};
@@ -219,6 +318,10 @@ int Node::wait() {
 
 void Node::halt() {
     if (m_service) m_service->stop();  // no more requests: the pool only shrinks from here
+    // CometBFT loses its application: it stops too (testnet stop stops both anyway). A call in
+    // progress (a Commit) finishes first; the store's commit is atomic either way.
+    if (m_abci) m_abci->stop();
+    if (m_comet) m_comet->stop();
     if (m_sealer) m_sealer->stop();
     if (m_sealing.joinable()) m_sealing.join();
     if (m_pool) m_pool->journal_to(nullptr, 0);

@@ -4,11 +4,12 @@
 // JSON-RPC service (rpc/) and, as a part that can be left out, the local sealer (seal/) on its
 // own thread. Data flows rpc → pool → seal → pipeline → store, and queries rpc → store.
 //
-// open → start → wait → stop. A node whose blocks come from consensus instead (issue 31's
-// `run --abci`) opens, starts, waits and stops the same node with `local_sealer` off: it builds
-// and commits blocks through pool() and pipeline() itself and reports each committed block with
-// on_committed(), as the sealer's callback does, so metrics, subscriptions and the log line are
-// the same.
+// open → start → wait → stop. A node whose blocks come from consensus instead (`run --abci`,
+// DESIGN.md "Network") is the same node with the ABCI application (abci/chain_app.hpp) in the
+// sealer's place: CometBFT connects to the ABCI server and decides every block; each committed
+// block is reported through on_committed(), as the sealer's are, so metrics, subscriptions and
+// the log line are the same. Transactions admitted over JSON-RPC are handed to CometBFT's RPC
+// (abci/cometbft_client.hpp) to be gossiped.
 //
 // Lifecycle: the pool journal in the datadir is re-admitted at open, then appended to as the pool
 // admits; stop() ends intake (the HTTP server), lets the sealer finish the block in flight,
@@ -23,6 +24,9 @@
 #include <barrel/seal/sealer.hpp>
 #include <barrel/store/store.hpp>
 
+#include "abci/chain_app.hpp"
+#include "abci/cometbft_client.hpp"
+#include "abci/server.hpp"
 #include "metrics/node_metrics.hpp"
 #include "rpc/events.hpp"
 #include "rpc/service.hpp"
@@ -49,8 +53,17 @@ struct NodeConfig {
     rpc::HttpOptions http = default_http();
     rpc::Limits limits;
     bool allow_unprotected_txs{false};
-    /// Off: no local sealer; blocks come from elsewhere (consensus), reported by on_committed().
+    /// Off: no local sealer; blocks come from elsewhere, reported by on_committed() (a test's
+    /// driver, or CometBFT when `abci` is set).
     bool local_sealer{true};
+    /// Consensus from CometBFT: where the ABCI server listens (tcp://HOST:PORT, unix://PATH).
+    /// Set: no local sealer.
+    std::string abci;
+    /// CometBFT's RPC (http://HOST:PORT), to hand admitted transactions to and to hear the
+    /// network's state from; empty: neither (transactions reach other nodes only in this node's
+    /// proposals).
+    std::string cometbft_rpc;
+    abci::ClientConfig cometbft;
 
     /// One thread per core reads and writes the connections, and as many run their calls: a
     /// request's serial parts (parsing, the pool's locked step, the response) then overlap
@@ -96,6 +109,11 @@ private:
     Expected<void, std::string> open_store();
     Expected<void, std::string> open_journal();
     void make_sealer();
+    void make_application();
+    /// Starts the ABCI server and the CometBFT client (run --abci).
+    Expected<void, std::string> start_consensus();
+    rpc::NetworkStatus network_status() const;
+    void log_line(const std::string& line);
     void on_seal_error(const pipeline::PipelineError& e);
     void on_dropped(const seal::Dropped& d);
     /// Ends the sealer's thread and the journal's appends (idempotent).
@@ -121,6 +139,9 @@ private:
     rpc::Events m_events;
     std::unique_ptr<seal::Sealer> m_sealer;
     std::thread m_sealing;
+    std::unique_ptr<abci::ChainApp> m_app;
+    std::unique_ptr<abci::CometClient> m_comet;
+    std::unique_ptr<abci::Server> m_abci;
     std::unique_ptr<rpc::Node> m_rpc_node;
     std::unique_ptr<rpc::Service> m_service;
 };

@@ -88,6 +88,35 @@ void bind_server(BoundOptions& o, NodeConfig& c) {
            c.allow_unprotected_txs);
 }
 
+/// `--abci`: tcp://HOST:PORT or unix://PATH; what is wrong with it, or "".
+std::string parse_abci_address(const std::string& text, std::string& address) {
+    const bool tcp = text.starts_with("tcp://") && text.size() > 6;
+    const bool unix_socket = text.starts_with("unix://") && text.size() > 7;
+    if (!tcp && !unix_socket) return "expected tcp://HOST:PORT or unix://PATH, got '" + text + "'";
+    address = text;
+    return {};
+}
+
+/// The options of a node whose blocks come from CometBFT.
+void bind_network(BoundOptions& o, NodeConfig& c) {
+    o.value("--abci", "ADDRESS",
+            {"Take blocks from CometBFT: serve its ABCI connections at tcp://HOST:PORT or "
+             "unix://PATH instead of sealing (--block-time is then CometBFT's timeout_commit)"},
+            "", [&c](const std::string& text) { return parse_abci_address(text, c.abci); });
+    o.value("--cometbft-rpc", "URL",
+            {"CometBFT's RPC (http://HOST:PORT): admitted transactions are handed to it to "
+             "gossip, and eth_syncing, net_peerCount and /metrics read the network from it"},
+            "", [&c](const std::string& text) {
+                if (auto endpoint = abci::parse_rpc_url(text); !endpoint) return endpoint.error();
+                c.cometbft_rpc = text;
+                return std::string{};
+            });
+    o.count("--cometbft-batch",
+            {"Transactions per broadcast_tx_async batch (CometBFT's rpc.max_request_batch_size "
+             "bounds it)"},
+            c.cometbft.batch, {1, 10'000});
+}
+
 /// Every option of `run`, bound into `c`.
 void bind_run_options(BoundOptions& o, NodeConfig& c) {
     o.value(
@@ -104,6 +133,7 @@ void bind_run_options(BoundOptions& o, NodeConfig& c) {
     bind_sealer(o, c);
     bind_pool(o, c.pool);
     bind_server(o, c);
+    bind_network(o, c);
 }
 
 /// The options' specs, from a binding to the defaults (kept: the specs view its strings).
@@ -123,6 +153,14 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     bind_run_options(bound, config);
     bound.apply(args);
     config.http.threads = config.http.workers;
+    if (!config.cometbft_rpc.empty() && config.abci.empty())
+        fail("--cometbft-rpc needs --abci (a node on its own has no CometBFT)");
+    // Every validator builds each decided block itself: a fee recipient of one node's own
+    // would give it another state root than the others', and halt it at the next height.
+    if (!config.abci.empty() && config.coinbase)
+        fail(
+            "--coinbase cannot be used with --abci: every node of a network builds the same "
+            "blocks (the fee recipient is the genesis coinbase)");
 
     auto opened = Node::open(std::move(config), ctx.err);
     if (!opened) fail(opened.error());
@@ -150,7 +188,10 @@ Command run_command() {
             "stderr. Admitted transactions are appended to DIR/transactions.rlp as they are\n"
             "admitted (re-admitted at the next start, also after a SIGKILL). SIGINT or SIGTERM:\n"
             "stop taking requests, finish the block in flight, rewrite the journal with the\n"
-            "pool, exit 0.",
+            "pool, exit 0.\n"
+            "With --abci, the node is the application of a CometBFT node instead (DESIGN.md,\n"
+            "\"Network\"; `barrel-node testnet` makes a local network): CometBFT decides every\n"
+            "block, no sealer runs, and with --cometbft-rpc sent transactions are gossiped.",
         .handler = run_handler,
     };
 }

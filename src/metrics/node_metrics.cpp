@@ -113,7 +113,61 @@ struct NodeMetrics::Impl {
 
     std::mutex cache_mutex;         ///< cache_seen, for renders at once
     std::function<void()> sampler;  ///< set before the metrics are served, then only read
+
+    struct Consensus;
+    std::unique_ptr<Consensus> consensus;  ///< set by enable_consensus, before serving
 };
+
+struct NodeMetrics::Impl::Consensus {
+    explicit Consensus(prometheus::Registry& r);
+
+    std::array<Histogram*, std::size(kAbciCalls)> calls{};
+    Counter& proposals_rejected;
+    Gauge& round;
+    Gauge& height;
+    Gauge& catching_up;
+    Gauge& reachable;
+    Gauge& peers;
+    Gauge& validators;
+    Gauge& voting_power;
+    Gauge& own_power;
+    Family<Counter>& handed;
+    Counter& broadcast;
+    Counter& refused;
+    Counter& dropped;
+
+    std::mutex mutex;   ///< seen, for renders at once
+    EngineSample seen;  ///< the counts when last sampled
+};
+
+NodeMetrics::Impl::Consensus::Consensus(prometheus::Registry& r)
+    : proposals_rejected{counter(r, "barrel_abci_proposals_rejected_total",
+                                 "Proposals this node's ProcessProposal rejected.")},
+      round{gauge(r, "barrel_consensus_round",
+                  "The round the last committed height was decided in (0: its first proposal).")},
+      height{gauge(r, "barrel_cometbft_height", "CometBFT's latest committed height.")},
+      catching_up{gauge(r, "barrel_cometbft_catching_up",
+                        "1 while CometBFT catches up with its network (block sync), else 0.")},
+      reachable{gauge(r, "barrel_cometbft_reachable",
+                      "1 if CometBFT's RPC answered the last poll, else 0.")},
+      peers{gauge(r, "barrel_cometbft_peers", "Peers CometBFT is connected to.")},
+      validators{gauge(r, "barrel_cometbft_validators", "Validators in the current set.")},
+      voting_power{
+          gauge(r, "barrel_cometbft_voting_power", "Voting power of the current validator set.")},
+      own_power{gauge(r, "barrel_cometbft_own_voting_power",
+                      "This node's voting power (0: not a validator).")},
+      handed{counter_family(r, "barrel_cometbft_broadcast_transactions_total",
+                            "Transactions admitted over JSON-RPC handed to CometBFT's mempool "
+                            "(broadcast_tx_async): accepted, refused by CometBFT (already in its "
+                            "cache, mempool full) or dropped unsent (queue full).")},
+      broadcast{handed.Add({{"result", "accepted"}})},
+      refused{handed.Add({{"result", "refused"}})},
+      dropped{handed.Add({{"result", "dropped"}})} {
+    auto& family = histogram_family(r, "barrel_abci_call_duration_seconds",
+                                    "Time the application took to answer each ABCI call.");
+    for (size_t i = 0; i < calls.size(); ++i)
+        calls[i] = &family.Add({{"call", std::string{kAbciCalls[i]}}}, duration_buckets());
+}
 
 NodeMetrics::Impl::Impl(const Options& options)
     : stage_duration{histogram_family(
@@ -258,6 +312,47 @@ void NodeMetrics::on_http_request(size_t body_bytes, double seconds) {
 
 void NodeMetrics::set_connections(size_t open) {
     m_impl->connections.Set(static_cast<double>(open));
+}
+
+void NodeMetrics::enable_consensus() {
+    if (!m_impl->consensus) m_impl->consensus = std::make_unique<Impl::Consensus>(m_impl->registry);
+}
+
+void NodeMetrics::on_abci_call(std::string_view call, double seconds) {
+    if (!m_impl->consensus) return;
+    const auto* it = std::find(std::begin(kAbciCalls), std::end(kAbciCalls), call);
+    if (it != std::end(kAbciCalls))
+        m_impl->consensus->calls[static_cast<size_t>(it - std::begin(kAbciCalls))]->Observe(
+            seconds);
+}
+
+void NodeMetrics::on_proposal_rejected() {
+    if (m_impl->consensus) m_impl->consensus->proposals_rejected.Increment();
+}
+
+void NodeMetrics::set_round(int64_t round) {
+    if (m_impl->consensus) m_impl->consensus->round.Set(static_cast<double>(round));
+}
+
+void NodeMetrics::sample_engine(const EngineSample& sample) {
+    if (!m_impl->consensus) return;
+    Impl::Consensus& c = *m_impl->consensus;
+    c.height.Set(static_cast<double>(sample.height));
+    c.catching_up.Set(sample.catching_up ? 1 : 0);
+    c.reachable.Set(sample.reachable ? 1 : 0);
+    c.peers.Set(static_cast<double>(sample.peers));
+    c.validators.Set(static_cast<double>(sample.validators));
+    c.voting_power.Set(static_cast<double>(sample.voting_power));
+    c.own_power.Set(static_cast<double>(sample.own_power));
+    std::lock_guard lock{c.mutex};
+    // Cumulative counts, followed by their growth since the last sample.
+    const auto follow = [](Counter& counter, uint64_t now, uint64_t& seen) {
+        if (now > seen) counter.Increment(static_cast<double>(now - seen));
+        seen = std::max(seen, now);
+    };
+    follow(c.broadcast, sample.broadcast, c.seen.broadcast);
+    follow(c.refused, sample.refused, c.seen.refused);
+    follow(c.dropped, sample.dropped, c.seen.dropped);
 }
 
 void NodeMetrics::set_sampler(std::function<void()> sampler) {

@@ -55,6 +55,37 @@ std::vector<double> duration_buckets();
 /// Buckets of barrel_block_transactions: 1-2-5 steps below `max_block_txs`, then it.
 std::vector<double> block_transactions_buckets(size_t max_block_txs);
 
+/// What the node's consensus engine (CometBFT) last said, and what was handed to it: sampled
+/// into barrel_cometbft_* (cumulative counts, as the client counts them).
+struct EngineSample {
+    bool reachable{false};
+    uint64_t height{0};
+    bool catching_up{false};
+    size_t peers{0};
+    size_t validators{0};
+    int64_t voting_power{0};
+    int64_t own_power{0};
+    uint64_t broadcast{0};
+    uint64_t refused{0};
+    uint64_t dropped{0};
+};
+
+/// The ABCI calls timed by barrel_abci_call_duration_seconds, one series each.
+inline constexpr std::string_view kAbciCalls[] = {"info",
+                                                  "init_chain",
+                                                  "query",
+                                                  "check_tx",
+                                                  "prepare_proposal",
+                                                  "process_proposal",
+                                                  "extend_vote",
+                                                  "verify_vote_extension",
+                                                  "finalize_block",
+                                                  "commit",
+                                                  "list_snapshots",
+                                                  "offer_snapshot",
+                                                  "load_snapshot_chunk",
+                                                  "apply_snapshot_chunk"};
+
 class NodeMetrics {
 public:
     explicit NodeMetrics(const Options& options = {});
@@ -91,6 +122,17 @@ public:
     /// One HTTP request carrying a JSON-RPC body, and the time taken to answer it.
     void on_http_request(size_t body_bytes, double seconds);
     void set_connections(size_t open);
+
+    // ---- Consensus (run --abci) -----------------------------------------------------------
+    /// Registers the consensus families (a lone sealer's scrape has none). Before the others
+    /// below, which do nothing until then; call once, before the metrics are served.
+    void enable_consensus();
+    /// One ABCI call (a kAbciCalls name) and the application's time on it.
+    void on_abci_call(std::string_view call, double seconds);
+    void on_proposal_rejected();
+    /// The round the last height was decided in (0: the first proposal was accepted).
+    void set_round(int64_t round);
+    void sample_engine(const EngineSample& sample);
 
     // ---- Rendering -------------------------------------------------------------------------
     /// Called at the start of every render(), to sample what the node counts elsewhere (it

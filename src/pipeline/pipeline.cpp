@@ -82,6 +82,37 @@ std::string describe(const PipelineError& e) {
 }
 
 namespace {
+/// Whether an execution error is the fault of the transaction it names (else of the state).
+bool blames_transaction(exec::ExecErrorCode code) noexcept {
+    switch (code) {
+        case exec::ExecErrorCode::nonce_mismatch:
+        case exec::ExecErrorCode::insufficient_balance:
+        case exec::ExecErrorCode::fee_cap_below_base_fee:
+        case exec::ExecErrorCode::gas_price_below_base_fee:
+        case exec::ExecErrorCode::block_gas_exceeded:
+        case exec::ExecErrorCode::balance_overflow: return true;
+        case exec::ExecErrorCode::missing_header:
+        case exec::ExecErrorCode::missing_senders:
+        case exec::ExecErrorCode::state_unreadable:
+        case exec::ExecErrorCode::state_corrupt: return false;
+    }
+    return false;
+}
+}  // namespace
+
+std::optional<Blame> blamed_transaction(const PipelineError& e) {
+    if (const auto* x = std::get_if<exec::ExecError>(&e.error)) {
+        if (!blames_transaction(x->code)) return std::nullopt;
+        return Blame{x->tx_index, std::string{exec::to_string(x->code)}};
+    }
+    // A template holds only pooled transactions, which admission checked, but a pool is a
+    // library others may feed differently: decode and verify may still name one.
+    if (const auto* b = std::get_if<block::BlockError>(&e.error); b && b->tx_index)
+        return Blame{*b->tx_index, std::string{block::to_string(b->code)}};
+    return std::nullopt;
+}
+
+namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -177,7 +208,8 @@ exec::ExecOptions exec_options(const Config& config) noexcept {
 
 Pipeline::Pipeline(store::Store& store, const Config& config) : m_store{store}, m_config{config} {}
 
-Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t index) {
+Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t index,
+                                                            bool is_template) {
     Decoded d;
     d.index = index;
     const auto t0 = Clock::now();
@@ -186,7 +218,7 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t i
     d.times.decode_ms = ms_since(t0);
     if (!decoded) return unexpected(PipelineError{Stage::decode, peeked, index, decoded.error()});
     d.block = std::move(decoded).value();
-    d.is_template = m_sealing;
+    d.is_template = is_template;
     if (d.is_template) return d;  // not a block yet: it has no hash to be stored under
     auto stored = is_stored(d);
     if (!stored) return unexpected(stored.error());
@@ -212,8 +244,9 @@ Expected<void, PipelineError> Pipeline::verify(Decoded& d) {
     return {};
 }
 
-Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wire, size_t index) {
-    auto d = decode(std::move(wire), index);
+Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wire, size_t index,
+                                                                       bool is_template) {
+    auto d = decode(std::move(wire), index, is_template);
     if (!d) return d;
     // A block the store already has needs no verification.
     if (d->already_stored) return d;
@@ -224,13 +257,20 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wir
 Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& parent,
                                                 const state::StateReader& state) {
     block::Header& h = *d.block.header;
-    if (d.is_template) {
-        h.parent_hash = parent.hash;
-        h.number = parent.number + 1;
-    }
     auto fail = [&](Stage stage, StageError error) {
         return unexpected(PipelineError{stage, h.number, d.index, std::move(error)});
     };
+    if (d.is_template) {
+        // A template that names its place (a consensus height, the head it was built on) must
+        // be this parent's child; one that does not (a sealer's) is made its child.
+        const bool names_number = h.number != 0 && h.number != parent.number + 1;
+        const bool names_parent = h.parent_hash != Hash{} && h.parent_hash != parent.hash;
+        if (names_number || names_parent)
+            return fail(Stage::link, LinkError{LinkErrorCode::not_child_of_head, h.number,
+                                               h.parent_hash, parent.number, parent.hash});
+        h.parent_hash = parent.hash;
+        h.number = parent.number + 1;
+    }
     if (auto linked = check_link(h, parent); !linked) return fail(Stage::link, linked.error());
 
     const auto t0 = Clock::now();
@@ -268,7 +308,7 @@ Expected<void, block::BlockError> Pipeline::seal(Decoded& d, const exec::Outcome
     return {};
 }
 
-Expected<BlockResult, PipelineError> Pipeline::commit(Decoded& d) {
+Expected<BlockResult, PipelineError> Pipeline::commit(const Decoded& d) {
     BlockResult r;
     r.number = d.block.header->number;
     r.hash = d.block.hash;
@@ -294,7 +334,7 @@ Expected<BlockResult, PipelineError> Pipeline::execute_and_commit(Decoded& d) {
 }
 
 Expected<BlockResult, PipelineError> Pipeline::import_block(Bytes wire) {
-    auto d = decode_and_verify(std::move(wire), 0);
+    auto d = decode_and_verify(std::move(wire), 0, false);
     if (!d) return unexpected(d.error());
     return execute_and_commit(*d);
 }
@@ -360,7 +400,7 @@ private:
     Item decode_and_verify(Item item) {
         const size_t index = (*item)->index;
         Bytes wire = std::move((*item)->block.wire);
-        auto d = m_pipeline.decode(std::move(wire), index);
+        auto d = m_pipeline.decode(std::move(wire), index, m_pipeline.m_sealing);
         if (d && !d->already_stored)
             if (auto verified = m_pipeline.verify(*d); !verified)
                 d->verify_error = verified.error();
@@ -488,7 +528,7 @@ Expected<void, PipelineError> Pipeline::import_stream(const BlockSource& next,
         for (size_t index = 0;; ++index) {
             auto wire = next();
             if (!wire) return {};
-            auto d = decode_and_verify(std::move(*wire), index);
+            auto d = decode_and_verify(std::move(*wire), index, m_sealing);
             if (!d) return unexpected(d.error());
             auto r = execute_and_commit(*d);
             if (!r) return unexpected(r.error());
@@ -509,7 +549,7 @@ Expected<void, PipelineError> Pipeline::seal_stream(const BlockSource& templates
 }
 
 Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
-    auto d = decode_and_verify(std::move(wire), 0);
+    auto d = decode_and_verify(std::move(wire), 0, false);
     if (!d) return unexpected(d.error());
     const block::Header& h = *d->block.header;
     const store::Head& head = m_store.head();
@@ -530,5 +570,32 @@ Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
     check.outcome = std::move(outcome).value();
     return check;
 }
+
+Expected<CheckedBlock, PipelineError> Pipeline::check_template(Bytes template_wire) {
+    auto d = decode_and_verify(std::move(template_wire), 0, true);
+    if (!d) return unexpected(d.error());
+    // The head is read once: the block is linked to, and executed over, the same one.
+    const store::Head head = m_store.head();
+    if (auto e = execute(*d, head, m_store); !e) return unexpected(e.error());
+    return CheckedBlock{std::make_unique<Decoded>(std::move(d).value())};
+}
+
+Expected<BlockResult, PipelineError> Pipeline::commit_checked(const CheckedBlock& checked) {
+    const Decoded& d = *checked.m_decoded;
+    // The same parent hash is the same parent state: the outcome still applies.
+    if (auto linked = check_link(*d.block.header, m_store.head()); !linked)
+        return unexpected(
+            PipelineError{Stage::link, d.block.header->number, d.index, linked.error()});
+    return commit(d);
+}
+
+CheckedBlock::CheckedBlock(std::unique_ptr<Pipeline::Decoded> decoded) noexcept
+    : m_decoded{std::move(decoded)} {}
+CheckedBlock::CheckedBlock(CheckedBlock&&) noexcept = default;
+CheckedBlock& CheckedBlock::operator=(CheckedBlock&&) noexcept = default;
+CheckedBlock::~CheckedBlock() = default;
+const block::Block& CheckedBlock::block() const noexcept { return m_decoded->block; }
+const exec::Outcome& CheckedBlock::outcome() const noexcept { return *m_decoded->outcome; }
+const StageTimes& CheckedBlock::times() const noexcept { return m_decoded->times; }
 
 }  // namespace barrel::pipeline

@@ -150,12 +150,23 @@ Expected<state::Account, Error> account_of(const Context& c, const Address& a) {
 Result client_version(Context& c) { return json(c.node.client_version); }
 Result net_version(Context& c) { return json(std::to_string(c.config().chain_id)); }
 Result chain_id(Context& c) { return json_quantity(c.config().chain_id); }
-Result syncing(Context&) { return json(false); }
+/// false, or go-ethereum's progress object while the node catches up with its network.
+Result syncing(Context& c) {
+    if (!c.node.network) return json(false);
+    const NetworkStatus status = c.node.network();
+    if (!status.catching_up) return json(false);
+    const uint64_t current = c.view.head().number;
+    return json{{"startingBlock", json_quantity(status.starting_height)},
+                {"currentBlock", json_quantity(current)},
+                {"highestBlock", json_quantity(std::max(status.highest_height, current))}};
+}
 Result accounts(Context&) { return json::array(); }
 Result head_number(Context& c) { return json_quantity(c.view.head().number); }
-/// A single sealer has no peers, and its RPC port is open.
+/// Its RPC port is open. A lone sealer has no peers; a network node has its engine's.
 Result net_listening(Context&) { return json(true); }
-Result net_peer_count(Context&) { return json_quantity(uint64_t{0}); }
+Result net_peer_count(Context& c) {
+    return json_quantity(uint64_t{c.node.network ? c.node.network().peers : 0});
+}
 Result web3_sha3(Context&, Bytes data) { return json_bytes(keccak256(data)); }
 
 Result get_balance(Context& c, Address address, std::optional<BlockRef> block) {
@@ -672,24 +683,31 @@ Error rejection_error(BytesView raw, const pool::Rejection& rejection) {
     return Error{code::server_error, rejection.message};
 }
 
-/// What follows an admission: it is counted, announced (filters, subscriptions), and the
-/// sealer is woken (it may have a full block). Announced first, so that a subscriber hears of a
-/// pending transaction before the head of the block that includes it.
-void after_admission(Node& node, std::span<const pool::AdmitResult> admitted) {
+/// What follows an admission of `raws`: it is counted, announced (filters, subscriptions),
+/// and handed to the node (the sealer is woken: it may have a full block; a network node gives
+/// them to its engine). Announced first, so that a subscriber hears of a pending transaction
+/// before the head of the block that includes it.
+void after_admission(Node& node, std::span<const BytesView> raws,
+                     std::span<const pool::AdmitResult> admitted) {
     if (node.metrics) node.metrics->on_admitted(admitted);
     std::vector<Hash> hashes;
-    for (const auto& a : admitted)
-        if (a) hashes.push_back(a->hash);
+    std::vector<BytesView> encodings;
+    for (size_t i = 0; i < admitted.size(); ++i) {
+        if (!admitted[i]) continue;
+        hashes.push_back(admitted[i]->hash);
+        encodings.push_back(raws[i]);
+    }
     if (hashes.empty()) return;
     if (node.events) node.events->publish_pending(hashes);
-    if (node.on_admitted) node.on_admitted();
+    if (node.on_admitted) node.on_admitted(encodings);
 }
 
 /// One send alone; a batch's consecutive sends are admitted together instead (Run::send_run).
 Result send_raw_transaction(Context& c, Bytes raw) {
     if (auto ok = check_protection(c.node, raw); !ok) return unexpected(ok.error());
     const pool::AdmitResult admitted = c.node.pool.admit_one(raw);
-    after_admission(c.node, {&admitted, 1});
+    const BytesView view{raw};
+    after_admission(c.node, {&view, 1}, {&admitted, 1});
     if (!admitted) return unexpected(rejection_error(raw, admitted.error()));
     return json_bytes(admitted->hash);
 }
@@ -1099,7 +1117,7 @@ void Methods::Run::send_run(size_t first, size_t end) {
         if (!raws.empty()) {
             const std::vector<BytesView> views{raws.begin(), raws.end()};
             admitted = node.pool.admit(views);
-            after_admission(node, admitted);
+            after_admission(node, views, admitted);
         }
         for (size_t k = 0; k < raw_of.size(); ++k) {
             if (raw_of[k] == SIZE_MAX) continue;

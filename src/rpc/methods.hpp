@@ -19,11 +19,21 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace barrel::rpc {
+
+/// A node's view of its network, as its consensus engine reports it.
+struct NetworkStatus {
+    size_t peers{0};
+    /// Catching up (block sync, replay): the highest height heard of, beside the node's head.
+    bool catching_up{false};
+    uint64_t starting_height{0};  ///< the head when catching up began
+    uint64_t highest_height{0};
+};
 
 /// What the methods read and write. The node owns all of it and outlives the methods.
 struct Node {
@@ -33,8 +43,13 @@ struct Node {
     /// The priority fee eth_maxPriorityFeePerGas suggests (and eth_gasPrice adds to the base
     /// fee): 1 gwei, what go-ethereum's dev mode suggests.
     u256 suggested_tip{1'000'000'000};
-    /// Called after a request admitted transactions (the sealer may have a full block now).
-    std::function<void()> on_admitted{};
+    /// Called after a request admitted transactions, with their encodings (the node's hand-off:
+    /// the local sealer may have a full block now; on a network, CometBFT is given them to
+    /// gossip).
+    std::function<void(std::span<const BytesView> admitted)> on_admitted{};
+    /// Where the node stands against its network (eth_syncing, net_peerCount); none: a lone
+    /// sealer, never syncing and without peers.
+    std::function<NetworkStatus()> network{};
     /// Called before each call runs (a seam for tests: a call that throws).
     std::function<void(const Call&)> before_call{};
     /// Where admitted transactions are announced (filters, subscriptions); none: not announced.

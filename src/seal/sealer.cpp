@@ -4,44 +4,8 @@
 #include <algorithm>
 #include <optional>
 #include <utility>
-#include <variant>
 
 namespace barrel::seal {
-
-namespace {
-
-/// Whether an execution error is the fault of the transaction it names (else of the state).
-bool blames_transaction(exec::ExecErrorCode code) noexcept {
-    switch (code) {
-        case exec::ExecErrorCode::nonce_mismatch:
-        case exec::ExecErrorCode::insufficient_balance:
-        case exec::ExecErrorCode::fee_cap_below_base_fee:
-        case exec::ExecErrorCode::gas_price_below_base_fee:
-        case exec::ExecErrorCode::block_gas_exceeded:
-        case exec::ExecErrorCode::balance_overflow: return true;
-        case exec::ExecErrorCode::missing_header:
-        case exec::ExecErrorCode::missing_senders:
-        case exec::ExecErrorCode::state_unreadable:
-        case exec::ExecErrorCode::state_corrupt: return false;
-    }
-    return false;
-}
-
-/// The transaction a failed block names as the cause, and the reason's name: an execution error
-/// of its own, or one its decode or verify stage found in it (a template holds only pooled
-/// transactions, which admission checked, but a pool is a library others may feed differently).
-/// Nothing for a failure of the block as a whole or of the store.
-std::optional<std::pair<size_t, std::string>> blamed_transaction(const pipeline::PipelineError& e) {
-    if (const auto* x = std::get_if<exec::ExecError>(&e.error)) {
-        if (!blames_transaction(x->code)) return std::nullopt;
-        return std::pair{x->tx_index, std::string{exec::to_string(x->code)}};
-    }
-    if (const auto* b = std::get_if<block::BlockError>(&e.error); b && b->tx_index)
-        return std::pair{*b->tx_index, std::string{block::to_string(b->code)}};
-    return std::nullopt;
-}
-
-}  // namespace
 
 Bytes block_template(const pool::Selection& selection, const Config& config, uint64_t gas_limit,
                      uint64_t chain_id, uint64_t timestamp) {
@@ -173,9 +137,9 @@ bool Sealer::drop_blamed(const pipeline::PipelineError& e) {
     std::optional<Dropped> dropped;
     {
         std::lock_guard lock{m_mutex};
-        const auto blamed = blamed_transaction(e);
-        if (blamed && !m_in_flight.empty() && blamed->first < m_in_flight.front().size()) {
-            dropped = Dropped{m_in_flight.front()[blamed->first], blamed->second, e};
+        const auto blamed = pipeline::blamed_transaction(e);
+        if (blamed && !m_in_flight.empty() && blamed->tx_index < m_in_flight.front().size()) {
+            dropped = Dropped{m_in_flight.front()[blamed->tx_index], blamed->reason, e};
             // A transaction the block failed on leaves the pool, so the next block does not
             // fail the same way; its sender's later ones wait behind the gap it leaves.
             m_pool.drop(dropped->transaction);

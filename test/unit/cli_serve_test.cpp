@@ -115,6 +115,18 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
         {{"--coinbase", "0x12"},
          "error: --coinbase: expected an address (20 bytes, 40 hex digits), got '0x12'"},
         {{"--coinbase", "0xzz"}, "error: --coinbase: invalid hex digit 'z' at position 3"},
+        {{"--abci", "127.0.0.1:26658"},
+         "error: --abci: expected tcp://HOST:PORT or unix://PATH, got '127.0.0.1:26658'"},
+        {{"--abci", "unix://"},
+         "error: --abci: expected tcp://HOST:PORT or unix://PATH, got 'unix://'"},
+        {{"--cometbft-rpc", "127.0.0.1:26657"},
+         "error: --cometbft-rpc: expected http://HOST:PORT, got '127.0.0.1:26657'"},
+        {{"--cometbft-rpc", "http://127.0.0.1:26657"},
+         "error: --cometbft-rpc needs --abci (a node on its own has no CometBFT)"},
+        {{"--cometbft-batch", "0"}, "error: --cometbft-batch: must be at least 1"},
+        {{"--abci", "tcp://127.0.0.1:26658", "--coinbase", "0x" + std::string(40, '1')},
+         "error: --coinbase cannot be used with --abci: every node of a network builds the same "
+         "blocks (the fee recipient is the genesis coinbase)"},
     };
     for (const auto& c : cases) {
         std::vector<std::string> args{"run"};

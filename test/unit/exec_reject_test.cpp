@@ -337,7 +337,8 @@ TEST(exec_reject, check_seal_reports_each_mismatch) {
     EXPECT_EQ(e->txs_root, empty_keccak());
     EXPECT_EQ(e->receipts_root, empty_keccak());
     EXPECT_TRUE(e->writes.empty());
-    EXPECT_EQ(e->state_root, state::next_state_root(parent_root, {}));
+    // Nothing written: the parent's root, unchanged (docs/formats.md).
+    EXPECT_EQ(e->state_root, parent_root);
 }
 
 }  // namespace

@@ -362,6 +362,53 @@ TEST_F(RpcMethods, code_is_empty_and_storage_zero_at_every_block_that_exists) {
               invalid("invalid argument 1 (slot): want a hex string"));
 }
 
+TEST_F(RpcMethods, a_network_node_reports_its_engine_in_syncing_and_peer_count) {
+    NetworkStatus status{.peers = 3};
+    node->network = [&status] { return status; };
+    EXPECT_EQ(result("eth_syncing"), false);
+    EXPECT_EQ(result("net_peerCount"), "0x3");
+    // Catching up: go-ethereum's progress object; the current block is the node's head (2).
+    status = {.peers = 1, .catching_up = true, .starting_height = 1, .highest_height = 40};
+    EXPECT_EQ(result("eth_syncing"),
+              (json{{"startingBlock", "0x1"}, {"currentBlock", "0x2"}, {"highestBlock", "0x28"}}));
+    // The engine behind the node's own head: the highest block is never below the current one.
+    status.highest_height = 1;
+    EXPECT_EQ(result("eth_syncing")["highestBlock"], "0x2");
+}
+
+TEST_F(RpcMethods, the_node_is_handed_exactly_the_encodings_admitted) {
+    std::vector<Bytes> handed;
+    node->on_admitted = [&handed](std::span<const BytesView> admitted) {
+        for (BytesView e : admitted) handed.emplace_back(e.begin(), e.end());
+    };
+    const Bytes one = transfer(0);
+    result("eth_sendRawTransaction", {to_hex(one)});
+    ASSERT_EQ(handed, std::vector<Bytes>{one});
+    // A batch: what the pool refuses (a duplicate, garbage) is not handed over; the rest is,
+    // in the batch's order.
+    handed.clear();
+    const Bytes two = transfer(1);
+    const Bytes three = transfer(2);
+    json batch = json::array();
+    for (const Bytes* raw : {&two, &one, &three})
+        batch.push_back({{"jsonrpc", "2.0"},
+                         {"id", batch.size()},
+                         {"method", "eth_sendRawTransaction"},
+                         {"params", json::array({to_hex(*raw)})}});
+    batch.push_back({{"jsonrpc", "2.0"},
+                     {"id", 9},
+                     {"method", "eth_sendRawTransaction"},
+                     {"params", json::array({"0x1234"})}});
+    send(batch.dump());
+    EXPECT_EQ(handed, (std::vector<Bytes>{two, three}));
+    // Nothing admitted: the node is not called.
+    handed.clear();
+    bool called = false;
+    node->on_admitted = [&called](std::span<const BytesView>) { called = true; };
+    error("eth_sendRawTransaction", {to_hex(one)});
+    EXPECT_FALSE(called);
+}
+
 TEST_F(RpcMethods, net_and_web3_facts) {
     EXPECT_EQ(result("net_listening"), true);
     EXPECT_EQ(result("net_peerCount"), "0x0");  // a single sealer

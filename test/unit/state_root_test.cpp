@@ -62,8 +62,10 @@ TEST(state_root, write_set_encoding_is_the_documented_bytes) {
     // state_root = keccak256(parent state_root ‖ keccak256(encoding))
     EXPECT_EQ(state::next_state_root(parent, ws),
               keccak256(concat({bytes_of(parent), bytes_of(keccak256(encoding))})));
-    // An empty write set hashes the empty string.
+    // An empty write set hashes the empty string, and chains to the parent's root unchanged (an
+    // empty block keeps its parent's state root).
     EXPECT_EQ(state::hash_of({}), keccak256(BytesView{}));
+    EXPECT_EQ(state::next_state_root(parent, {}), parent);
 }
 
 /// The encoder works in runs of entries (in parallel when asked); the hash must not see the seams,

@@ -6,6 +6,9 @@
 /// execution of block N+1 while block N commits), keeping blocks in order, each commit atomic and
 /// at most `max_in_flight` blocks in memory.
 /// `check_proposal` is the consensus entry point: execute a proposed block without committing.
+/// `check_template` and `commit_checked` split seal_stream for a consensus node that builds the
+/// block from its proposal's transactions: seal it without committing (vote), then commit exactly
+/// what was checked once it is decided.
 
 #include <barrel/block/block.hpp>
 #include <barrel/block/sender_cache.hpp>
@@ -13,6 +16,7 @@
 #include <barrel/store/store.hpp>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -92,6 +96,19 @@ struct PipelineError {
 /// "block 7: verify: transaction 12: invalid_tx: high_s"
 std::string describe(const PipelineError& e);
 
+/// The transaction a failed block names as the cause, and the reason's name.
+struct Blame {
+    size_t tx_index{0};
+    /// An exec::ExecErrorCode's name ("nonce_mismatch", …) or, from decode or verify, a
+    /// block::BlockErrorCode's ("invalid_tx", …). A metric label.
+    std::string reason;
+};
+/// Whom a failed block blames: an execution error of a transaction's own (a nonce, a balance, a
+/// fee below the base fee, the block's gas), or one its decode or verify stage found in it.
+/// Nothing for a failure of the block as a whole or of the store. A block producer drops the
+/// blamed transaction and builds the block again without it (the sealer, a consensus proposer).
+std::optional<Blame> blamed_transaction(const PipelineError& e);
+
 struct Config {
     bool parallel{true};  ///< false: every stage on the calling thread
     block::SenderCache* sender_cache{nullptr};
@@ -110,6 +127,8 @@ struct ProposalCheck {
     exec::Outcome outcome;  ///< roots, receipts and write set; nothing was written
     StageTimes times;
 };
+
+class CheckedBlock;
 
 class Pipeline {
 public:
@@ -139,31 +158,71 @@ public:
     /// verify), an exec::ExecError, or a store::StoreError if the store could not be read.
     Expected<ProposalCheck, PipelineError> check_proposal(Bytes wire);
 
+    /// "Seal without committing": a template (as seal_stream takes them) goes through decode,
+    /// verify and execute against the head, the execute stage making it the head's child and
+    /// filling in gas used and roots; nothing is written. A template that names its place (a
+    /// consensus height: its number, or its parent hash, non-zero) must be the head's child, else
+    /// a LinkError (`not_child_of_head`). A failure's error is the stage's, as for seal_stream.
+    Expected<CheckedBlock, PipelineError> check_template(Bytes template_wire);
+
+    /// "Commit a checked outcome": commits the block check_template sealed, with the outcome it
+    /// computed (no second execution), in the one atomic store commit. Refused at the link stage
+    /// if the block no longer follows the head (the head moved since the check: the outcome is
+    /// that of another state), else the commit stage's store error.
+    Expected<BlockResult, PipelineError> commit_checked(const CheckedBlock& checked);
+
+    /// The sender cache the verify stage consults (Config::sender_cache), for a caller that
+    /// counts its hits around a check.
+    block::SenderCache* sender_cache() const noexcept { return m_config.sender_cache; }
+
 private:
     struct Decoded;
     class Stream;  // import_stream's filters and the state they share
     friend struct testing::Access;
+    friend class CheckedBlock;
 
-    /// Decodes a block and looks up whether the store has it already.
-    Expected<Decoded, PipelineError> decode(Bytes wire, size_t index);
+    /// Decodes a block and looks up whether the store has it already; a template (is_template)
+    /// is not looked up: it is no block yet.
+    Expected<Decoded, PipelineError> decode(Bytes wire, size_t index, bool is_template);
     Expected<bool, PipelineError> is_stored(const Decoded& d) const;
     /// Recovers the senders of a decoded block (stage 2).
     Expected<void, PipelineError> verify(Decoded& d);
     /// A template's header filled in from its outcome, and the block re-encoded around it.
     Expected<void, block::BlockError> seal(Decoded& d, const exec::Outcome& outcome) const;
     /// decode, then verify unless the block is stored already.
-    Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index);
+    Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index, bool is_template);
     /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
     Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
                                           const state::StateReader& state);
     /// Commits an executed block (or reports a skipped one).
-    Expected<BlockResult, PipelineError> commit(Decoded& d);
+    Expected<BlockResult, PipelineError> commit(const Decoded& d);
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
 
     store::Store& m_store;
     Config m_config;
     bool m_sealing{false};  ///< seal_stream is running: blocks are templates
     const testing::StreamHooks* m_stream_hooks{nullptr};
+};
+
+/// A block Pipeline::check_template sealed and executed, not committed: what a consensus node
+/// keeps between its vote and the decision, and hands to Pipeline::commit_checked. Move-only.
+class CheckedBlock {
+public:
+    CheckedBlock(CheckedBlock&&) noexcept;
+    CheckedBlock& operator=(CheckedBlock&&) noexcept;
+    ~CheckedBlock();
+
+    /// The sealed block: its header carries its place, gas used and the outcome's roots; its
+    /// senders are filled in.
+    const block::Block& block() const noexcept;
+    const exec::Outcome& outcome() const noexcept;
+    /// Decode, verify and execute (commit is commit_checked's).
+    const StageTimes& times() const noexcept;
+
+private:
+    friend class Pipeline;
+    explicit CheckedBlock(std::unique_ptr<Pipeline::Decoded> decoded) noexcept;
+    std::unique_ptr<Pipeline::Decoded> m_decoded;
 };
 
 }  // namespace barrel::pipeline

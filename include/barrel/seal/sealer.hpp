@@ -43,8 +43,7 @@ struct Config {
 /// it left the pool, and the block was sealed again at once without it.
 struct Dropped {
     Hash transaction;
-    /// The failure's code name: an exec::ExecErrorCode ("nonce_mismatch", …) or, from decode or
-    /// verify, a block::BlockErrorCode ("invalid_tx", …). A metric label.
+    /// The failure's code name (pipeline::Blame::reason): a metric label.
     std::string reason;
     pipeline::PipelineError error;  ///< the failed block's error, naming the transaction's index
 };

@@ -67,7 +67,8 @@ struct WriteSet {
 /// the entries on the calling thread's task arena (the hashing itself is one serial sponge).
 Hash hash_of(const WriteSet& writes, bool parallel = false);
 
-/// The chained state commitment: keccak256(parent_state_root ‖ hash_of(writes)).
+/// The chained state commitment: keccak256(parent_state_root ‖ hash_of(writes)), or the
+/// parent's root itself when `writes` is empty (an empty block changes no state, nor its root).
 Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes, bool parallel = false);
 
 /// Hash functor for user names (chosen by callers, so keyed like FixedBytesHasher).

@@ -1,0 +1,443 @@
+#include "abci/chain_app.hpp"
+
+#include <barrel/chain/genesis.hpp>
+#include <barrel/core/hex.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <utility>
+#include <variant>
+
+namespace barrel::abci {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Proposals of one height kept at once (one per round: a few rounds at most in practice; an
+/// older one is dropped, and FinalizeBlock would check it again if it were decided).
+constexpr size_t kKeptProposals = 4;
+
+/// A reader of the live pool: pool::Pool::find as of every committed block.
+constexpr uint64_t kLivePool = std::numeric_limits<uint64_t>::max();
+
+/// Reports a call's duration to the observer when the call returns.
+class CallTimer {
+public:
+    CallTimer(const Observer& observer, std::string_view call)
+        : m_observer{observer}, m_call{call}, m_start{Clock::now()} {}
+    ~CallTimer() {
+        if (m_observer.on_call)
+            m_observer.on_call(
+                m_call, std::chrono::duration<double, std::milli>(Clock::now() - m_start).count());
+    }
+    CallTimer(const CallTimer&) = delete;
+    CallTimer& operator=(const CallTimer&) = delete;
+
+private:
+    const Observer& m_observer;
+    std::string_view m_call;
+    Clock::time_point m_start;
+};
+
+BytesView view_of(const std::string& s) noexcept {
+    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+std::string string_of(BytesView b) { return std::string{as_chars(b)}; }
+
+/// The transactions of a request, as views into it.
+std::vector<BytesView> views_of(const google::protobuf::RepeatedPtrField<std::string>& txs) {
+    std::vector<BytesView> out;
+    out.reserve(static_cast<size_t>(txs.size()));
+    for (const std::string& t : txs) out.push_back(view_of(t));
+    return out;
+}
+
+/// What one transaction adds to a block's Data in protobuf (CometBFT's
+/// types.ComputeProtoSizeForTxs, which max_tx_bytes bounds): `repeated bytes txs = 1`, so its
+/// key byte, its length as a varint, and its bytes.
+size_t proto_size(size_t tx_bytes) noexcept {
+    size_t varint = 1;
+    for (size_t v = tx_bytes; v >= 0x80; v >>= 7) ++varint;
+    return 1 + varint + tx_bytes;
+}
+
+/// Whether a failed check is the node's own failure (its store could not be read, or a stage
+/// was skipped: a bug), rather than something wrong with the block.
+bool is_node_failure(const pipeline::PipelineError& e) noexcept {
+    if (std::holds_alternative<store::StoreError>(e.error)) return true;
+    if (const auto* x = std::get_if<exec::ExecError>(&e.error)) {
+        switch (x->code) {
+            case exec::ExecErrorCode::state_unreadable:
+            case exec::ExecErrorCode::state_corrupt:
+            case exec::ExecErrorCode::missing_header:
+            case exec::ExecErrorCode::missing_senders: return true;
+            default: return false;
+        }
+    }
+    return false;
+}
+
+/// Whether `checked` is the block a template with `context` around `txs` seals into: the same
+/// header but for what execution fills in, and the same transaction bytes.
+bool is_sealed_from(const pipeline::CheckedBlock& checked, const block::Header& context,
+                    std::span<const BytesView> txs) {
+    block::Header h = *checked.block().header;
+    h.gas_used = context.gas_used;
+    h.txs_root = context.txs_root;
+    h.receipts_root = context.receipts_root;
+    h.state_root = context.state_root;
+    const auto& ours = checked.block().tx_encodings;
+    return h == context && std::equal(ours.begin(), ours.end(), txs.begin(), txs.end(),
+                                      [](BytesView a, BytesView b) {
+                                          return std::equal(a.begin(), a.end(), b.begin(), b.end());
+                                      });
+}
+
+/// "block 0x…, state root 0x…, chain id 7": what identifies a genesis.
+std::string genesis_identity(const Hash& hash, const block::Header& h) {
+    return "block 0 " + to_hex(hash) + ", state root " + to_hex(h.state_root) + ", chain id " +
+           std::to_string(h.chain_id);
+}
+
+}  // namespace
+
+uint32_t check_tx_code(pool::RejectCode code) noexcept { return 1 + static_cast<uint32_t>(code); }
+
+ChainApp::ChainApp(store::Store& store, pipeline::Pipeline& pipeline, pool::Pool& pool,
+                   ChainConfig config, Observer observer)
+    : m_store{store},
+      m_pipeline{pipeline},
+      m_pool{pool},
+      m_config{std::move(config)},
+      m_observer{std::move(observer)},
+      m_head{store.head()} {}
+
+// ---- query connection ------------------------------------------------------------------------
+
+Answer<pb::ResponseInfo> ChainApp::info(const pb::RequestInfo& /*request*/) {
+    const CallTimer timer{m_observer, "info"};
+    pb::ResponseInfo response;
+    response.set_data("barrel");
+    response.set_version(m_config.version);
+    response.set_app_version(kAppVersion);
+    std::lock_guard lock{m_head_mutex};
+    response.set_last_block_height(static_cast<int64_t>(m_head.number));
+    response.set_last_block_app_hash(string_of(m_head.state_root));
+    return response;
+}
+
+Answer<pb::ResponseQuery> ChainApp::query(const pb::RequestQuery& /*request*/) {
+    const CallTimer timer{m_observer, "query"};
+    pb::ResponseQuery response;
+    response.set_code(1);
+    response.set_log(
+        "barrel answers queries over its Ethereum JSON-RPC (eth_getBalance, eth_call, …), not "
+        "ABCI Query");
+    return response;
+}
+
+// ---- mempool connection ----------------------------------------------------------------------
+
+Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request) {
+    const CallTimer timer{m_observer, "check_tx"};
+    pb::ResponseCheckTx response;
+    const BytesView tx = view_of(request.tx());
+    if (request.type() == pb::RECHECK) {
+        // After each commit: Commit has told the pool what the block made invalid, so whether
+        // the pool still holds it is the whole answer, and nothing is recovered again.
+        if (const pool::TxPtr pooled = m_pool.find(tx::hash_of(tx), kLivePool)) {
+            response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+        } else {
+            response.set_code(kNoLongerPooled);
+            response.set_log("no longer valid: the pool no longer holds it");
+        }
+        return response;
+    }
+    const pool::AdmitResult admitted = m_pool.admit_one(tx);
+    // Already known is admitted too: a transaction this node took over JSON-RPC comes back
+    // through CometBFT's mempool, which must still gossip it.
+    if (!admitted && admitted.error().code != pool::RejectCode::already_known) {
+        response.set_code(check_tx_code(admitted.error().code));
+        response.set_log(admitted.error().message);
+        return response;
+    }
+    const Hash hash = admitted ? admitted->hash : tx::hash_of(tx);
+    if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool))
+        response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+    return response;
+}
+
+// ---- consensus connection --------------------------------------------------------------------
+
+Answer<pb::ResponseInitChain> ChainApp::init_chain(const pb::RequestInitChain& request) {
+    const CallTimer timer{m_observer, "init_chain"};
+    std::lock_guard lock{m_consensus};
+    if (request.initial_height() != 1)
+        return unexpected("InitChain: initial_height " + std::to_string(request.initial_height()) +
+                          ": barrel's block 1 follows its genesis block 0, so the CometBFT "
+                          "genesis must have initial_height 1");
+    auto genesis = chain::parse_genesis(request.app_state_bytes());
+    if (!genesis)
+        return unexpected("InitChain: app_state is not a barrel genesis: " + genesis.error());
+    const block::Header h0 = chain::genesis_header(*genesis);
+    const Hash hash0 = block::hash_of(h0);
+    auto stored = m_store.header_record(0);
+    if (!stored) return unexpected("InitChain: reading block 0: " + stored.error().message);
+    if (!*stored) return unexpected(std::string{"InitChain: the datadir has no block 0"});
+    const store::HeaderRecord& ours = **stored;
+    if (ours.hash != hash0)
+        return unexpected("InitChain: app_state is another chain's genesis (" +
+                          genesis_identity(hash0, h0) + ") than the datadir's (" +
+                          genesis_identity(ours.hash, ours.header) +
+                          "): make the datadir with barrel-node init from the same genesis file");
+    const store::Head& head = m_store.head();
+    if (head.number != 0)
+        return unexpected("InitChain: the datadir is at block " + std::to_string(head.number) +
+                          ", not at its genesis (CometBFT asks for InitChain only at height 0)");
+    pb::ResponseInitChain response;
+    // The validators and consensus parameters stay CometBFT's own (nothing set here).
+    response.set_app_hash(string_of(h0.state_root));
+    return response;
+}
+
+Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
+    std::string_view call, int64_t height, const google::protobuf::Timestamp& time,
+    std::span<const BytesView> txs) {
+    const store::Head& head = m_store.head();
+    auto refuse = [&](std::string reason) {
+        return unexpected(
+            Refusal{"block " + std::to_string(height) + ": " + std::move(reason), false, {}});
+    };
+    // Height 0 (or less) would read as a template that names no place, made the head's child.
+    if (height <= 0)
+        return refuse("link: " + pipeline::describe(
+                                     pipeline::LinkError{pipeline::LinkErrorCode::not_child_of_head,
+                                                         0, head.hash, head.number, head.hash}));
+    if (txs.size() > m_config.max_block_txs)
+        return refuse(std::to_string(txs.size()) + " transactions, more than max_block_txs (" +
+                      std::to_string(m_config.max_block_txs) + ")");
+    for (size_t i = 0; i < txs.size(); ++i)
+        if (txs[i].empty()) return refuse("transaction " + std::to_string(i) + ": empty");
+
+    // The template: its place (this height on the head), the consensus time in seconds, the
+    // chain's context; the execute stage fills in gas used and the roots.
+    block::Header h;
+    h.number = static_cast<uint64_t>(height);
+    h.parent_hash = head.hash;
+    h.timestamp = static_cast<uint64_t>(std::max<int64_t>(0, time.seconds()));
+    h.coinbase = m_config.coinbase;
+    h.gas_limit = m_store.genesis().gas_limit;
+    h.chain_id = m_store.genesis().config.chain_id;
+
+    // This node's own proposal, checked by its PrepareProposal on the same head.
+    if (m_prepared && is_sealed_from(*m_prepared, h, txs)) {
+        pipeline::CheckedBlock prepared = std::move(*m_prepared);
+        m_prepared.reset();
+        return prepared;
+    }
+
+    // Only the verify stage looks senders up (admission only inserts), and the consensus calls
+    // run one at a time: the difference of the hit counts is this block's.
+    block::SenderCache* cache = m_pipeline.sender_cache();
+    const uint64_t hits_before = cache ? cache->stats().hits : 0;
+    auto checked = m_pipeline.check_template(block::encode_block(h, txs));
+    const uint64_t hits = cache ? cache->stats().hits - hits_before : 0;
+    if (m_observer.on_checked)
+        m_observer.on_checked(call, static_cast<uint64_t>(height), txs.size(),
+                              static_cast<size_t>(hits));
+    if (!checked)
+        return unexpected(Refusal{pipeline::describe(checked.error()),
+                                  is_node_failure(checked.error()), checked.error()});
+    return std::move(checked).value();
+}
+
+Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
+    const pb::RequestPrepareProposal& request) {
+    const CallTimer timer{m_observer, "prepare_proposal"};
+    std::lock_guard lock{m_consensus};
+    // CometBFT's own list (its mempool's reap) is ignored: the block is the pool's selection,
+    // as the sealer takes it, cut to what fits max_tx_bytes. The selection orders each sender's
+    // transactions by nonce, so any prefix of it is a valid block.
+    const size_t max_bytes = static_cast<size_t>(std::max<int64_t>(0, request.max_tx_bytes()));
+    const uint64_t gas_limit = m_store.genesis().gas_limit;
+    m_prepared.reset();
+    pb::ResponsePrepareProposal response;
+    // Each failure a transaction is to blame for drops it, so this ends; bounded all the same,
+    // like the sealer's rounds, by a block's worth of drops.
+    for (size_t round = 0; round <= m_config.max_block_txs; ++round) {
+        const pool::Selection selection = m_pool.take(m_config.max_block_txs, gas_limit);
+        std::vector<BytesView> txs;
+        std::vector<Hash> hashes;
+        size_t bytes = 0;
+        for (const pool::TxPtr& t : selection.txs) {
+            bytes += proto_size(t->encoding.size());
+            if (bytes > max_bytes) break;
+            txs.emplace_back(t->encoding);
+            hashes.push_back(t->hash);
+        }
+        auto checked = check("prepare_proposal", request.height(), request.time(), txs);
+        // The proposal may never be decided: what was taken is released at once, and Commit
+        // removes what a decided block included.
+        m_pool.abandon_taken();
+        if (checked) {
+            for (const BytesView t : txs) response.add_txs(string_of(t));
+            m_prepared = std::move(checked).value();
+            return response;
+        }
+        const auto blamed = checked.error().error
+                                ? pipeline::blamed_transaction(*checked.error().error)
+                                : std::nullopt;
+        if (!blamed || blamed->tx_index >= hashes.size())
+            return unexpected("PrepareProposal: " + checked.error().reason);
+        // A transaction the block failed on leaves the pool (the sealer's rule), and the block
+        // is built again without it.
+        const seal::Dropped dropped{hashes[blamed->tx_index], blamed->reason,
+                                    *checked.error().error};
+        m_pool.drop(dropped.transaction);
+        if (m_observer.on_dropped) m_observer.on_dropped(dropped);
+    }
+    return response;  // an empty block: always valid
+}
+
+Answer<pb::ResponseProcessProposal> ChainApp::process_proposal(
+    const pb::RequestProcessProposal& request) {
+    const CallTimer timer{m_observer, "process_proposal"};
+    std::lock_guard lock{m_consensus};
+    const std::vector<BytesView> txs = views_of(request.txs());
+    auto checked = check("process_proposal", request.height(), request.time(), txs);
+    pb::ResponseProcessProposal response;
+    if (!checked) {
+        if (checked.error().node_failure)
+            return unexpected("ProcessProposal: " + checked.error().reason);
+        if (m_observer.on_rejected)
+            m_observer.on_rejected(static_cast<uint64_t>(std::max<int64_t>(0, request.height())),
+                                   checked.error().reason);
+        response.set_status(pb::ResponseProcessProposal::REJECT);
+        return response;
+    }
+    // A block proposed again in a later round replaces its earlier check.
+    std::erase_if(m_kept, [&](const Kept& k) { return k.hash == request.hash(); });
+    if (m_kept.size() == kKeptProposals) m_kept.erase(m_kept.begin());
+    m_kept.push_back(Kept{request.hash(), std::move(checked).value()});
+    response.set_status(pb::ResponseProcessProposal::ACCEPT);
+    return response;
+}
+
+Answer<pb::ResponseExtendVote> ChainApp::extend_vote(const pb::RequestExtendVote& /*request*/) {
+    const CallTimer timer{m_observer, "extend_vote"};
+    return pb::ResponseExtendVote{};
+}
+
+Answer<pb::ResponseVerifyVoteExtension> ChainApp::verify_vote_extension(
+    const pb::RequestVerifyVoteExtension& request) {
+    const CallTimer timer{m_observer, "verify_vote_extension"};
+    // barrel extends no vote: only an empty extension is one of its own.
+    pb::ResponseVerifyVoteExtension response;
+    response.set_status(request.vote_extension().empty() ? pb::ResponseVerifyVoteExtension::ACCEPT
+                                                         : pb::ResponseVerifyVoteExtension::REJECT);
+    return response;
+}
+
+Answer<pb::ResponseFinalizeBlock> ChainApp::finalize_block(
+    const pb::RequestFinalizeBlock& request) {
+    const CallTimer timer{m_observer, "finalize_block"};
+    std::lock_guard lock{m_consensus};
+    std::optional<pipeline::CheckedBlock> decided;
+    const auto kept = std::find_if(m_kept.begin(), m_kept.end(),
+                                   [&](const Kept& k) { return k.hash == request.hash(); });
+    if (kept != m_kept.end()) {
+        decided = std::move(kept->block);
+        m_kept.erase(kept);
+    } else {
+        // Replay after a crash, block sync: FinalizeBlock without ProcessProposal. The block
+        // is decided: if barrel cannot execute it, it cannot follow the chain, and says so.
+        const std::vector<BytesView> txs = views_of(request.txs());
+        auto checked = check("finalize_block", request.height(), request.time(), txs);
+        if (!checked)
+            return unexpected("FinalizeBlock: the decided block cannot be executed: " +
+                              checked.error().reason);
+        decided = std::move(checked).value();
+    }
+    const block::Block& block = decided->block();
+    const exec::Outcome& outcome = decided->outcome();
+    pb::ResponseFinalizeBlock response;
+    for (size_t i = 0; i < block.size(); ++i) {
+        pb::ExecTxResult* result = response.add_tx_results();
+        result->set_gas_wanted(static_cast<int64_t>(block.txs[i].gas_limit));
+        result->set_gas_used(static_cast<int64_t>(outcome.receipts[i].gas_used));
+    }
+    response.set_app_hash(string_of(outcome.state_root));
+    m_finalized = Kept{request.hash(), std::move(*decided)};
+    if (request.height() > 1 && m_observer.on_finalized)
+        m_observer.on_finalized(static_cast<uint64_t>(request.height() - 1),
+                                request.decided_last_commit().round());
+    return response;
+}
+
+Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/) {
+    const CallTimer timer{m_observer, "commit"};
+    std::lock_guard lock{m_consensus};
+    if (!m_finalized) return unexpected(std::string{"Commit: no block was finalized"});
+    const pipeline::CheckedBlock& decided = m_finalized->block;
+    auto result = m_pipeline.commit_checked(decided);
+    if (!result) return unexpected("Commit: " + pipeline::describe(result.error()));
+    const block::Block& block = decided.block();
+    // The pool reads again every account the block changed (its senders, recipients and
+    // coinbase): the block may hold transactions this pool never had.
+    std::vector<Address> touched;
+    touched.reserve(decided.outcome().writes.accounts.size());
+    for (const auto& [address, account] : decided.outcome().writes.accounts)
+        touched.push_back(address);
+    m_pool.committed(result->number, block.tx_hashes, touched);
+    {
+        std::lock_guard head_lock{m_head_mutex};
+        m_head = m_store.head();
+    }
+    seal::Sealed sealed;
+    sealed.result = *result;
+    sealed.pool = m_pool.status();
+    sealed.transactions = block.tx_hashes;
+    m_finalized.reset();
+    m_kept.clear();
+    m_prepared.reset();
+    if (m_observer.on_committed) m_observer.on_committed(sealed);
+    // Every block is kept: barrel serves the whole chain over JSON-RPC.
+    pb::ResponseCommit response;
+    response.set_retain_height(0);
+    return response;
+}
+
+// ---- snapshot connection: barrel offers no state sync -----------------------------------------
+
+Answer<pb::ResponseListSnapshots> ChainApp::list_snapshots(
+    const pb::RequestListSnapshots& /*request*/) {
+    const CallTimer timer{m_observer, "list_snapshots"};
+    return pb::ResponseListSnapshots{};
+}
+
+Answer<pb::ResponseOfferSnapshot> ChainApp::offer_snapshot(
+    const pb::RequestOfferSnapshot& /*request*/) {
+    const CallTimer timer{m_observer, "offer_snapshot"};
+    pb::ResponseOfferSnapshot response;
+    response.set_result(pb::ResponseOfferSnapshot::REJECT);
+    return response;
+}
+
+Answer<pb::ResponseLoadSnapshotChunk> ChainApp::load_snapshot_chunk(
+    const pb::RequestLoadSnapshotChunk& /*request*/) {
+    const CallTimer timer{m_observer, "load_snapshot_chunk"};
+    return pb::ResponseLoadSnapshotChunk{};
+}
+
+Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
+    const pb::RequestApplySnapshotChunk& /*request*/) {
+    const CallTimer timer{m_observer, "apply_snapshot_chunk"};
+    pb::ResponseApplySnapshotChunk response;
+    response.set_result(pb::ResponseApplySnapshotChunk::ABORT);
+    return response;
+}
+
+}  // namespace barrel::abci

@@ -1,0 +1,290 @@
+#include "abci/cometbft_client.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+namespace barrel::abci {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using nlohmann::json;
+
+namespace {
+
+/// Standard base64 with padding: how CometBFT's JSON-RPC takes a transaction's bytes.
+std::string base64(BytesView bytes) {
+    static constexpr char kDigits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    size_t i = 0;
+    for (; i + 3 <= bytes.size(); i += 3) {
+        const uint32_t v =
+            (uint32_t{bytes[i]} << 16) | (uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
+        for (int shift : {18, 12, 6, 0}) out += kDigits[(v >> shift) & 63];
+    }
+    if (const size_t rest = bytes.size() - i; rest > 0) {
+        uint32_t v = uint32_t{bytes[i]} << 16;
+        if (rest == 2) v |= uint32_t{bytes[i + 1]} << 8;
+        out += kDigits[(v >> 18) & 63];
+        out += kDigits[(v >> 12) & 63];
+        out += rest == 2 ? kDigits[(v >> 6) & 63] : '=';
+        out += '=';
+    }
+    return out;
+}
+
+/// CometBFT writes its 64-bit numbers as JSON strings ("12").
+uint64_t number_of(const json& j) {
+    if (j.is_number_unsigned()) return j.get<uint64_t>();
+    if (!j.is_string()) return 0;
+    const std::string& s = j.get_ref<const std::string&>();
+    uint64_t value = 0;
+    std::from_chars(s.data(), s.data() + s.size(), value);
+    return value;
+}
+
+json call(int id, std::string_view method, json params = json::object()) {
+    return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+
+/// The batch's answer with `id`, or null.
+const json* answer(const json& batch, int id) {
+    if (!batch.is_array()) return nullptr;
+    for (const json& a : batch)
+        if (a.is_object() && a.value("id", -1) == id) return &a;
+    return nullptr;
+}
+
+}  // namespace
+
+Expected<RpcEndpoint, std::string> parse_rpc_url(std::string_view url) {
+    constexpr std::string_view scheme = "http://";
+    const auto bad = [&](std::string_view why) {
+        return unexpected(std::string{why} + ", got '" + std::string{url} + "'");
+    };
+    if (!url.starts_with(scheme)) return bad("expected http://HOST:PORT");
+    std::string_view rest = url.substr(scheme.size());
+    if (rest.ends_with('/')) rest.remove_suffix(1);
+    if (rest.find('/') != std::string_view::npos) return bad("expected no path");
+    const size_t colon = rest.rfind(':');
+    if (colon == std::string_view::npos || colon == 0) return bad("expected http://HOST:PORT");
+    const std::string_view port = rest.substr(colon + 1);
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535)
+        return bad("the port must be a number from 1 to 65535");
+    return RpcEndpoint{std::string{rest.substr(0, colon)}, std::string{port}};
+}
+
+struct CometClient::Connection {
+    asio::io_context io;
+    beast::tcp_stream stream{io};
+    bool open{false};
+};
+
+CometClient::CometClient(RpcEndpoint endpoint, ClientConfig config, Log log)
+    : m_endpoint{std::move(endpoint)},
+      m_config{config},
+      m_log{std::move(log)},
+      m_connection{std::make_unique<Connection>()} {
+    m_config.batch = std::max<size_t>(m_config.batch, 1);
+}
+
+CometClient::~CometClient() { stop(); }
+
+void CometClient::start() {
+    if (!m_thread.joinable()) m_thread = std::thread{[this] { run(); }};
+}
+
+void CometClient::stop() {
+    {
+        std::lock_guard lock{m_mutex};
+        m_stopping = true;
+    }
+    m_wake.notify_all();
+    if (m_thread.joinable()) m_thread.join();
+}
+
+void CometClient::broadcast(std::span<const BytesView> encodings) {
+    if (encodings.empty()) return;
+    {
+        std::lock_guard lock{m_mutex};
+        for (BytesView e : encodings) {
+            if (m_queue.size() >= m_config.max_queued) {
+                m_queue.pop_front();
+                ++m_counts.dropped;
+            }
+            m_queue.emplace_back(e.begin(), e.end());
+        }
+    }
+    m_wake.notify_all();
+}
+
+EngineStatus CometClient::status() const {
+    std::lock_guard lock{m_mutex};
+    return m_status;
+}
+
+CometClient::Counts CometClient::counts() const {
+    std::lock_guard lock{m_mutex};
+    return m_counts;
+}
+
+void CometClient::run() {
+    auto next_poll = std::chrono::steady_clock::now();
+    std::vector<Bytes> batch;
+    while (true) {
+        {
+            std::unique_lock lock{m_mutex};
+            m_wake.wait_until(lock, next_poll, [&] { return m_stopping || !m_queue.empty(); });
+            if (m_stopping) return;
+            const size_t n = std::min(m_queue.size(), m_config.batch);
+            for (size_t i = 0; i < n; ++i) {
+                batch.push_back(std::move(m_queue.front()));
+                m_queue.pop_front();
+            }
+        }
+        if (!batch.empty() && !send_batch(batch)) {
+            // Unreachable: put the batch back in front and wait for the next poll, which tells
+            // when CometBFT answers again, rather than spin on the connection.
+            std::lock_guard lock{m_mutex};
+            for (auto it = batch.rbegin(); it != batch.rend(); ++it)
+                m_queue.push_front(std::move(*it));
+            while (m_queue.size() > m_config.max_queued) {
+                m_queue.pop_front();
+                ++m_counts.dropped;
+            }
+            m_status.reachable = false;
+            next_poll =
+                std::max(next_poll, std::chrono::steady_clock::now() + m_config.poll_interval);
+        }
+        batch.clear();
+        if (std::chrono::steady_clock::now() >= next_poll) {
+            poll_status();
+            next_poll = std::chrono::steady_clock::now() + m_config.poll_interval;
+        }
+    }
+}
+
+bool CometClient::send_batch(std::vector<Bytes>& batch) {
+    json body = json::array();
+    for (size_t i = 0; i < batch.size(); ++i)
+        body.push_back(
+            call(static_cast<int>(i), "broadcast_tx_async", json{{"tx", base64(batch[i])}}));
+    auto response = post(body.dump());
+    if (!response) {
+        note_unreachable(response.error());
+        return false;
+    }
+    const json answers = json::parse(*response, nullptr, false);
+    uint64_t accepted = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const json* a = answer(answers, static_cast<int>(i));
+        // async: the answer says the request was taken (its CheckTx runs later); an error is
+        // CometBFT's own refusal: the transaction is in its cache already, its mempool is full.
+        if (a != nullptr && a->contains("result") && !a->contains("error")) ++accepted;
+    }
+    std::lock_guard lock{m_mutex};
+    m_counts.broadcast += accepted;
+    m_counts.refused += batch.size() - accepted;
+    return true;
+}
+
+void CometClient::poll_status() {
+    const json body = json::array({call(1, "status"), call(2, "net_info"), call(3, "validators")});
+    auto response = post(body.dump());
+    if (!response) {
+        note_unreachable(response.error());
+        std::lock_guard lock{m_mutex};
+        m_status.reachable = false;
+        return;
+    }
+    const json answers = json::parse(*response, nullptr, false);
+    EngineStatus s;
+    if (const json* a = answer(answers, 1); a && a->contains("result")) {
+        const json& r = (*a)["result"];
+        s.reachable = true;
+        const json sync = r.value("sync_info", json::object());
+        s.height = number_of(sync.value("latest_block_height", json{}));
+        s.catching_up = sync.value("catching_up", false);
+        const json validator = r.value("validator_info", json::object());
+        s.validator_address = validator.value("address", "");
+        s.own_power = static_cast<int64_t>(number_of(validator.value("voting_power", json{})));
+    }
+    if (const json* a = answer(answers, 2); a && a->contains("result"))
+        s.peers = number_of((*a)["result"].value("n_peers", json{}));
+    if (const json* a = answer(answers, 3); a && a->contains("result")) {
+        const json& r = (*a)["result"];
+        s.validators = number_of(r.value("total", json{}));
+        for (const json& v : r.value("validators", json::array()))
+            s.voting_power += static_cast<int64_t>(number_of(v.value("voting_power", json{})));
+    }
+    std::lock_guard lock{m_mutex};
+    if (s.reachable && m_unreachable_logged) {
+        m_unreachable_logged = false;
+        if (m_log) m_log("cometbft-rpc: CometBFT answers again");
+    }
+    m_status = s;
+}
+
+Expected<std::string, std::string> CometClient::post(const std::string& body) {
+    Connection& c = *m_connection;
+    // One retry on a fresh connection: a kept-alive one may have been closed by CometBFT.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        beast::error_code ec;
+        if (!c.open) {
+            c.stream.close();
+            asio::ip::tcp::resolver resolver{c.io};
+            const auto endpoints = resolver.resolve(m_endpoint.host, m_endpoint.port, ec);
+            if (ec) return unexpected("cannot resolve " + m_endpoint.host + ": " + ec.message());
+            c.stream.expires_after(m_config.timeout);
+            c.stream.connect(endpoints, ec);
+            if (ec) return unexpected(ec.message());
+            c.open = true;
+        }
+        http::request<http::string_body> request{http::verb::post, "/", 11};
+        request.set(http::field::host, m_endpoint.host);
+        request.set(http::field::content_type, "application/json");
+        request.keep_alive(true);
+        request.body() = body;
+        request.prepare_payload();
+        c.stream.expires_after(m_config.timeout);
+        http::write(c.stream, request, ec);
+        beast::flat_buffer buffer;
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(64u << 20);
+        if (!ec) http::read(c.stream, buffer, parser, ec);
+        if (ec) {
+            c.open = false;
+            if (attempt == 0) continue;
+            return unexpected(ec.message());
+        }
+        auto response = parser.release();
+        if (!response.keep_alive()) c.open = false;
+        if (response.result() != http::status::ok)
+            return unexpected("HTTP " + std::to_string(response.result_int()));
+        return std::move(response.body());
+    }
+    return unexpected(std::string{"unreachable"});
+}
+
+void CometClient::note_unreachable(const std::string& why) {
+    std::lock_guard lock{m_mutex};
+    if (std::exchange(m_unreachable_logged, true)) return;
+    if (m_log)
+        m_log("cometbft-rpc: CometBFT at http://" + m_endpoint.host + ":" + m_endpoint.port +
+              " does not answer (" + why + "); transactions wait in the pool");
+}
+
+}  // namespace barrel::abci

@@ -1,0 +1,268 @@
+// The node's client of CometBFT's RPC against a stand-in for it: a real HTTP server on loopback
+// that answers JSON-RPC as CometBFT v0.38 does (batches, numbers as strings) and records what it
+// was sent. Waits are for an event (what the server received, what the client counted), with a
+// generous deadline, never for a time.
+
+#include "abci/cometbft_client.hpp"
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace barrel::abci {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+/// One JSON-RPC answer per call of a batch; `answer` gives a call's result, or null for an
+/// error answer.
+class FakeCometBft {
+public:
+    using Answer = std::function<json(const json& call)>;
+
+    explicit FakeCometBft(Answer answer) : m_answer{std::move(answer)} {
+        m_acceptor.open(asio::ip::tcp::v4());
+        m_acceptor.bind({asio::ip::make_address("127.0.0.1"), 0});
+        m_acceptor.listen();
+        m_thread = std::thread{[this] { serve(); }};
+    }
+    ~FakeCometBft() {
+        m_stopping = true;
+        beast::error_code ec;
+        {
+            std::lock_guard lock{m_mutex};
+            if (m_socket) m_socket->shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+        }
+        // A blocking accept is woken by a connection, not by closing the acceptor elsewhere.
+        asio::ip::tcp::socket wake{m_io};
+        wake.connect({asio::ip::make_address("127.0.0.1"), port()}, ec);
+        m_thread.join();
+    }
+
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+    uint16_t port() const { return m_acceptor.local_endpoint().port(); }
+
+    /// Every call received so far, in order.
+    std::vector<json> calls() const {
+        std::lock_guard lock{m_mutex};
+        return m_calls;
+    }
+    /// The size of each batch received.
+    std::vector<size_t> batches() const {
+        std::lock_guard lock{m_mutex};
+        return m_batches;
+    }
+
+    /// Waits until `done` holds of the calls received (false after 30 s).
+    bool wait(const std::function<bool(const std::vector<json>&)>& done) const {
+        std::unique_lock lock{m_mutex};
+        return m_received.wait_for(lock, 30s, [&] { return done(m_calls); });
+    }
+
+private:
+    void serve() {
+        while (!m_stopping) {
+            asio::ip::tcp::socket socket{m_io};
+            beast::error_code ec;
+            m_acceptor.accept(socket, ec);
+            if (ec || m_stopping) return;
+            {
+                std::lock_guard lock{m_mutex};
+                m_socket = &socket;
+            }
+            beast::flat_buffer buffer;
+            while (true) {
+                http::request<http::string_body> request;
+                http::read(socket, buffer, request, ec);
+                if (ec) break;
+                http::response<http::string_body> response{http::status::ok, 11};
+                response.set(http::field::content_type, "application/json");
+                response.keep_alive(true);
+                response.body() = answer(json::parse(request.body())).dump();
+                response.prepare_payload();
+                http::write(socket, response, ec);
+                if (ec) break;
+            }
+            std::lock_guard lock{m_mutex};
+            m_socket = nullptr;
+        }
+    }
+
+    json answer(const json& batch) {
+        json out = json::array();
+        {
+            std::lock_guard lock{m_mutex};
+            m_batches.push_back(batch.size());
+            for (const json& call : batch) m_calls.push_back(call);
+        }
+        m_received.notify_all();
+        for (const json& call : batch) {
+            json result = m_answer(call);
+            if (result.is_null())
+                out.push_back(
+                    {{"jsonrpc", "2.0"},
+                     {"id", call["id"]},
+                     {"error", {{"code", -32603}, {"message", "tx already exists in cache"}}}});
+            else
+                out.push_back({{"jsonrpc", "2.0"}, {"id", call["id"]}, {"result", result}});
+        }
+        return out;
+    }
+
+    Answer m_answer;
+    asio::io_context m_io;
+    asio::ip::tcp::acceptor m_acceptor{m_io};
+    std::atomic<bool> m_stopping{false};
+    mutable std::mutex m_mutex;
+    mutable std::condition_variable m_received;
+    asio::ip::tcp::socket* m_socket{nullptr};
+    std::vector<json> m_calls;
+    std::vector<size_t> m_batches;
+    std::thread m_thread;
+};
+
+/// CometBFT's answers to the three calls of a status poll.
+json status_answers(const json& call) {
+    const std::string method = call["method"];
+    if (method == "status")
+        return {{"node_info", {{"network", "barrel-test"}}},
+                {"sync_info", {{"latest_block_height", "12"}, {"catching_up", true}}},
+                {"validator_info", {{"address", "AB12"}, {"voting_power", "10"}}}};
+    if (method == "net_info") return {{"listening", true}, {"n_peers", "3"}};
+    if (method == "validators")
+        return {{"block_height", "12"},
+                {"count", "4"},
+                {"total", "4"},
+                {"validators", json::array({{{"voting_power", "10"}},
+                                            {{"voting_power", "10"}},
+                                            {{"voting_power", "10"}},
+                                            {{"voting_power", "15"}}})}};
+    return json::object();
+}
+
+ClientConfig fast(size_t batch) {
+    return ClientConfig{.batch = batch, .poll_interval = 20ms, .timeout = 5s};
+}
+
+bool wait_for(const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(5ms);
+    }
+    return true;
+}
+
+TEST(AbciCometClient, rpc_urls_are_http_host_and_port_only) {
+    const auto ok = parse_rpc_url("http://127.0.0.1:26657");
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(ok->host, "127.0.0.1");
+    EXPECT_EQ(ok->port, "26657");
+    EXPECT_TRUE(parse_rpc_url("http://localhost:26657/"));
+    EXPECT_EQ(parse_rpc_url("tcp://127.0.0.1:26657").error(),
+              "expected http://HOST:PORT, got 'tcp://127.0.0.1:26657'");
+    EXPECT_EQ(parse_rpc_url("http://127.0.0.1").error(),
+              "expected http://HOST:PORT, got 'http://127.0.0.1'");
+    EXPECT_EQ(parse_rpc_url("http://127.0.0.1:26657/rpc").error(),
+              "expected no path, got 'http://127.0.0.1:26657/rpc'");
+    for (const char* port : {"0", "65536", "x", ""})
+        EXPECT_EQ(parse_rpc_url(std::string{"http://h:"} + port).error(),
+                  std::string{"the port must be a number from 1 to 65535, got "
+                              "'http://h:"} +
+                      port + "'");
+}
+
+TEST(AbciCometClient, transactions_are_handed_over_in_batches_as_base64) {
+    FakeCometBft comet{[](const json& call) {
+        // The second transaction is already in CometBFT's cache: its answer is an error.
+        if (call["method"] == "broadcast_tx_async" && call["params"]["tx"] == "AQI=") return json{};
+        return call["method"] == "broadcast_tx_async" ? json{{"code", 0}} : status_answers(call);
+    }};
+    CometClient client{parse_rpc_url(comet.url()).value(), fast(3), {}};
+    client.start();
+    // 0x, 0x0102, 0x010203, and four more: base64's three padding cases, 7 transactions.
+    std::vector<Bytes> txs{{}, {1, 2}, {1, 2, 3}, {4}, {5}, {6}, {7}};
+    const std::vector<BytesView> views{txs.begin(), txs.end()};
+    client.broadcast(views);
+    const auto sent = [](const std::vector<json>& calls) {
+        std::vector<std::string> out;
+        for (const json& c : calls)
+            if (c["method"] == "broadcast_tx_async") out.push_back(c["params"]["tx"]);
+        return out;
+    };
+    ASSERT_TRUE(
+        comet.wait([&](const std::vector<json>& calls) { return sent(calls).size() == 7; }));
+    EXPECT_EQ(sent(comet.calls()),
+              (std::vector<std::string>{"", "AQI=", "AQID", "BA==", "BQ==", "Bg==", "Bw=="}));
+    ASSERT_TRUE(wait_for([&] { return client.counts().broadcast == 6; }));
+    EXPECT_EQ(client.counts().refused, 1u);
+    EXPECT_EQ(client.counts().dropped, 0u);
+    for (size_t size : comet.batches()) EXPECT_LE(size, 3u);  // a status poll is 3 calls too
+}
+
+TEST(AbciCometClient, the_network_state_is_what_cometbft_last_said) {
+    FakeCometBft comet{status_answers};
+    CometClient client{parse_rpc_url(comet.url()).value(), fast(10), {}};
+    EXPECT_FALSE(client.status().reachable);  // nothing asked yet
+    client.start();
+    ASSERT_TRUE(wait_for([&] { return client.status().reachable; }));
+    const EngineStatus s = client.status();
+    EXPECT_EQ(s.height, 12u);
+    EXPECT_TRUE(s.catching_up);
+    EXPECT_EQ(s.peers, 3u);
+    EXPECT_EQ(s.validators, 4u);
+    EXPECT_EQ(s.voting_power, 45);
+    EXPECT_EQ(s.validator_address, "AB12");
+    EXPECT_EQ(s.own_power, 10);
+}
+
+TEST(AbciCometClient, an_unreachable_cometbft_is_logged_once_and_its_queue_stays_bounded) {
+    uint16_t closed_port = 0;
+    {
+        FakeCometBft gone{status_answers};  // a port nobody listens on once it is destroyed
+        closed_port = gone.port();
+    }
+    std::mutex mutex;
+    std::vector<std::string> lines;
+    ClientConfig config = fast(2);
+    config.max_queued = 3;
+    CometClient client{RpcEndpoint{"127.0.0.1", std::to_string(closed_port)}, config,
+                       [&](std::string_view line) {
+                           std::lock_guard lock{mutex};
+                           lines.emplace_back(line);
+                       }};
+    client.start();
+    std::vector<Bytes> txs{{1}, {2}, {3}, {4}};
+    const std::vector<BytesView> views{txs.begin(), txs.end()};
+    client.broadcast(views);  // one more than the queue holds: the oldest is dropped
+    ASSERT_TRUE(wait_for([&] {
+        std::lock_guard lock{mutex};
+        return !lines.empty();
+    }));
+    client.stop();
+    EXPECT_EQ(client.counts().dropped, 1u);
+    EXPECT_EQ(client.counts().broadcast, 0u);
+    EXPECT_FALSE(client.status().reachable);
+    std::lock_guard lock{mutex};
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0],
+              "cometbft-rpc: CometBFT at http://127.0.0.1:" + std::to_string(closed_port) +
+                  " does not answer (Connection refused); transactions wait in the pool");
+}
+
+}  // namespace
+}  // namespace barrel::abci

@@ -1,0 +1,641 @@
+// The ABCI socket server (src/abci/server.hpp) with a fake application, over TCP and a Unix
+// socket, driven by a plain POSIX client that speaks the framing as CometBFT's socket client
+// does: requests, then a Flush, then the answers in order.
+//
+// Nothing waits on time to pass: the client's reads give up after a generous bound only so that
+// a broken server fails the test instead of hanging it, and what the server does on its own
+// threads is waited for through its log lines.
+
+#include "abci/frame.hpp"
+#include "abci/server.hpp"
+#include "test_files.hpp"
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace barrel;
+using namespace barrel::abci;
+
+namespace {
+
+constexpr auto kPatience = std::chrono::seconds{20};  // only a broken server waits this long
+
+/// Answers Info and CheckTx (its code = the transaction's first byte), fails Query, throws on
+/// Commit; counts the calls so a test knows how far the server has read.
+class FakeApp final : public Application {
+public:
+    Answer<pb::ResponseInfo> info(const pb::RequestInfo& request) override {
+        called();
+        pb::ResponseInfo response;
+        response.set_data("fake app for " + request.version());
+        response.set_last_block_height(7);
+        return response;
+    }
+    Answer<pb::ResponseQuery> query(const pb::RequestQuery&) override {
+        called();
+        return unexpected(std::string{"the store failed"});
+    }
+    Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override {
+        called();
+        pb::ResponseCheckTx response;
+        response.set_code(request.tx().empty() ? 0 : static_cast<uint8_t>(request.tx()[0]));
+        return response;
+    }
+    Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain&) override { return {}; }
+    Answer<pb::ResponsePrepareProposal> prepare_proposal(
+        const pb::RequestPrepareProposal&) override {
+        return {};
+    }
+    Answer<pb::ResponseProcessProposal> process_proposal(
+        const pb::RequestProcessProposal&) override {
+        return {};
+    }
+    Answer<pb::ResponseExtendVote> extend_vote(const pb::RequestExtendVote&) override { return {}; }
+    Answer<pb::ResponseVerifyVoteExtension> verify_vote_extension(
+        const pb::RequestVerifyVoteExtension&) override {
+        return {};
+    }
+    Answer<pb::ResponseFinalizeBlock> finalize_block(const pb::RequestFinalizeBlock&) override {
+        return {};
+    }
+    Answer<pb::ResponseCommit> commit(const pb::RequestCommit&) override {
+        called();
+        throw std::runtime_error("boom");
+    }
+    Answer<pb::ResponseListSnapshots> list_snapshots(const pb::RequestListSnapshots&) override {
+        return {};
+    }
+    Answer<pb::ResponseOfferSnapshot> offer_snapshot(const pb::RequestOfferSnapshot&) override {
+        return {};
+    }
+    Answer<pb::ResponseLoadSnapshotChunk> load_snapshot_chunk(
+        const pb::RequestLoadSnapshotChunk&) override {
+        return {};
+    }
+    Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
+        const pb::RequestApplySnapshotChunk&) override {
+        return {};
+    }
+
+    /// Waits until the application has been called `n` times in all.
+    bool wait_for_calls(size_t n) {
+        std::unique_lock lock{m_mutex};
+        return m_changed.wait_for(lock, kPatience, [&] { return m_calls >= n; });
+    }
+
+private:
+    void called() {
+        std::lock_guard lock{m_mutex};
+        ++m_calls;
+        m_changed.notify_all();
+    }
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    size_t m_calls{0};
+};
+
+/// The server's log, which tests wait on.
+class LogLines {
+public:
+    Server::Log sink() {
+        return [this](std::string_view line) {
+            std::lock_guard lock{m_mutex};
+            m_lines.emplace_back(line);
+            m_changed.notify_all();
+        };
+    }
+    /// Waits for a line containing `text`; the line, or nullopt after kPatience.
+    std::optional<std::string> wait_for(const std::string& text) {
+        std::unique_lock lock{m_mutex};
+        std::optional<std::string> found;
+        m_changed.wait_for(lock, kPatience, [&] {
+            for (const auto& line : m_lines) {
+                if (line.find(text) != std::string::npos) found = line;
+            }
+            return found.has_value();
+        });
+        return found;
+    }
+    size_t count(const std::string& text) {
+        std::lock_guard lock{m_mutex};
+        size_t n = 0;
+        for (const auto& line : m_lines) n += line.find(text) != std::string::npos;
+        return n;
+    }
+
+private:
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::vector<std::string> m_lines;
+};
+
+/// A blocking client on a POSIX socket, with reads bounded by kPatience.
+class Client {
+public:
+    explicit Client(const std::string& address) {
+        if (address.starts_with("unix://")) {
+            sockaddr_un sa{};
+            sa.sun_family = AF_UNIX;
+            const std::string path = address.substr(7);
+            std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+            m_fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+            if (::connect(m_fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+                throw std::runtime_error("connect " + address + ": " + std::strerror(errno));
+        } else {
+            const size_t colon = address.rfind(':');
+            sockaddr_in sa{};
+            sa.sin_family = AF_INET;
+            sa.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+            ::inet_pton(AF_INET, address.substr(6, colon - 6).c_str(), &sa.sin_addr);
+            m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+            if (::connect(m_fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0)
+                throw std::runtime_error("connect " + address + ": " + std::strerror(errno));
+        }
+    }
+    ~Client() { ::close(m_fd); }
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    void send_raw(BytesView bytes) {
+        while (!bytes.empty()) {
+            const ssize_t n = ::send(m_fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+            if (n <= 0) throw std::runtime_error(std::string{"send: "} + std::strerror(errno));
+            bytes = bytes.subspan(static_cast<size_t>(n));
+        }
+    }
+    void send(std::initializer_list<pb::Request> requests) {
+        Bytes out;
+        for (const auto& request : requests) append_frame(request, out);
+        send_raw(out);
+    }
+
+    /// The next response; nullopt if the server closed the connection (or kPatience passed).
+    std::optional<pb::Response> receive() {
+        for (;;) {
+            auto frame = m_reader.next();
+            if (!frame) throw std::runtime_error("bad frame from the server: " + frame.error());
+            if (frame->has_value()) {
+                pb::Response response;
+                if (!response.ParseFromArray((*frame)->data(), static_cast<int>((*frame)->size())))
+                    throw std::runtime_error("a frame that is not a Response");
+                return response;
+            }
+            if (!read_some()) return std::nullopt;
+        }
+    }
+
+    /// Reads until the server closes: true if it did, with nothing more sent.
+    bool closed_by_server() {
+        if (!m_reader.between_frames()) return false;
+        auto frame = m_reader.next();
+        if (!frame || frame->has_value()) return false;
+        return !read_some() && m_reader.between_frames() && m_eof;
+    }
+
+    /// Bytes the server has sent that were not read yet (0 if none).
+    size_t pending() {
+        uint8_t byte;
+        const ssize_t n = ::recv(m_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+        return n > 0 ? static_cast<size_t>(n) : 0;
+    }
+
+private:
+    bool read_some() {
+        pollfd p{m_fd, POLLIN, 0};
+        const int ms = static_cast<int>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(kPatience).count());
+        if (::poll(&p, 1, ms) != 1) return false;  // a hung server: the caller fails
+        uint8_t chunk[4096];
+        const ssize_t n = ::recv(m_fd, chunk, sizeof chunk, 0);
+        if (n <= 0) {
+            m_eof = true;
+            return false;
+        }
+        m_reader.feed({chunk, static_cast<size_t>(n)});
+        return true;
+    }
+    int m_fd{-1};
+    FrameReader m_reader{1 << 20};
+    bool m_eof{false};
+};
+
+pb::Request echo(const std::string& message) {
+    pb::Request request;
+    request.mutable_echo()->set_message(message);
+    return request;
+}
+pb::Request flush() {
+    pb::Request request;
+    request.mutable_flush();
+    return request;
+}
+pb::Request info() {
+    pb::Request request;
+    request.mutable_info()->set_version("0.38.26");
+    return request;
+}
+pb::Request check_tx(uint8_t first_byte) {
+    pb::Request request;
+    request.mutable_check_tx()->set_tx(std::string(1, static_cast<char>(first_byte)));
+    return request;
+}
+pb::Request query() {
+    pb::Request request;
+    request.mutable_query()->set_path("/x");
+    return request;
+}
+pb::Request commit() {
+    pb::Request request;
+    request.mutable_commit();
+    return request;
+}
+
+std::unique_ptr<Server> start(const ServerConfig& config, Application& app, LogLines& log) {
+    auto server = Server::start(config, app, log.sink());
+    if (!server) throw std::runtime_error(server.error());
+    return std::move(server).value();
+}
+
+/// Echo, Info, CheckTx and Flush in one write, answered in order after the Flush.
+void requests_answered_in_order(const std::string& address) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = address}, app, log);
+    Client client{server->address()};
+    client.send({echo("hi"), info(), check_tx(5), flush()});
+
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+    EXPECT_EQ(r->echo().message(), "hi");
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_info());
+    EXPECT_EQ(r->info().data(), "fake app for 0.38.26");
+    EXPECT_EQ(r->info().last_block_height(), 7);
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_check_tx());
+    EXPECT_EQ(r->check_tx().code(), 5u);
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+    EXPECT_EQ(client.pending(), 0u);
+}
+
+}  // namespace
+
+TEST(abci_server, tcp_requests_answered_in_order) {
+    requests_answered_in_order("tcp://127.0.0.1:0");
+}
+
+TEST(abci_server, unix_requests_answered_in_order) {
+    test::ScratchDir dir;
+    requests_answered_in_order("unix://" + dir / "app.sock");
+}
+
+TEST(abci_server, tcp_port_0_reports_the_bound_port) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    const std::string address = server->address();
+    ASSERT_TRUE(address.starts_with("tcp://127.0.0.1:")) << address;
+    EXPECT_NE(address, "tcp://127.0.0.1:0");
+    EXPECT_GT(std::stoi(address.substr(address.rfind(':') + 1)), 0);
+}
+
+TEST(abci_server, a_host_name_is_resolved_to_its_ipv4_address) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://localhost:0"}, app, log);
+    ASSERT_TRUE(server->address().starts_with("tcp://127.0.0.1:")) << server->address();
+    Client client{server->address()};
+    client.send({echo("by name"), flush()});
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+}
+
+TEST(abci_server, responses_wait_for_the_flush) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    Client client{server->address()};
+    client.send({echo("a"), check_tx(1), check_tx(2), info()});
+    // The application answered Info, so the server has read (and would have written) the
+    // answers before it: none was sent, since no Flush came.
+    ASSERT_TRUE(app.wait_for_calls(3));
+    EXPECT_EQ(client.pending(), 0u);
+
+    client.send({flush()});
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_check_tx());
+    EXPECT_EQ(r->check_tx().code(), 1u);
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_check_tx());
+    EXPECT_EQ(r->check_tx().code(), 2u);
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_info());
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+}
+
+TEST(abci_server, an_application_error_is_answered_as_an_exception) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    Client client{server->address()};
+    client.send({query(), flush()});
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_exception());
+    EXPECT_EQ(r->exception().error(), "the store failed");
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+}
+
+TEST(abci_server, an_application_that_throws_is_answered_as_an_exception) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    Client client{server->address()};
+    client.send({commit(), flush(), echo("still here"), flush()});
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_exception());
+    EXPECT_EQ(r->exception().error(), "the application failed: boom");
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+    EXPECT_EQ(r->echo().message(), "still here");
+}
+
+TEST(abci_server, an_exception_is_written_without_waiting_for_a_flush) {
+    // CometBFT stops on an exception; it is sent at once, with what was answered before it.
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    Client client{server->address()};
+    client.send({echo("before"), query()});
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_exception());
+}
+
+TEST(abci_server, a_bad_frame_closes_its_connection_and_the_others_go_on) {
+    struct Case {
+        Bytes bytes;
+        std::string error;
+    };
+    Bytes garbage{0x03, 0xff, 0xff, 0xff};
+    const std::vector<Case> cases{
+        {{0x89, 0x27}, "frame of 5001 bytes exceeds the limit of 4096"},
+        {{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+         "frame of 18446744073709551615 bytes exceeds the limit of 4096"},
+        {Bytes(10, 0xff), "frame length: a varint longer than 10 bytes"},
+        {garbage, "a frame of 3 bytes that is not a Request"},
+        {{0x00}, "a Request with no value"},
+    };
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0", .max_frame_bytes = 4096}, app, log);
+    Client good{server->address()};
+    for (size_t i = 0; i < cases.size(); ++i) {
+        SCOPED_TRACE(cases[i].error);
+        Client bad{server->address()};
+        bad.send({echo("answered before the bad frame")});
+        bad.send_raw(cases[i].bytes);
+        // Connection 1 is `good`; the bad ones are 2, 3, ...
+        const std::string expected =
+            "abci: connection " + std::to_string(i + 2) + " closed: " + cases[i].error;
+        const auto line = log.wait_for(expected);
+        ASSERT_TRUE(line.has_value()) << expected;
+        EXPECT_EQ(*line, expected);
+        EXPECT_TRUE(bad.closed_by_server());
+
+        good.send({echo("good " + std::to_string(i)), flush()});
+        auto r = good.receive();
+        ASSERT_TRUE(r && r->has_echo());
+        EXPECT_EQ(r->echo().message(), "good " + std::to_string(i));
+        ASSERT_TRUE(good.receive()->has_flush());
+    }
+}
+
+TEST(abci_server, a_peer_that_closes_mid_frame_is_closed) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    {
+        Client client{server->address()};
+        Bytes frame;
+        append_frame(echo("cut short"), frame);
+        frame.resize(frame.size() - 2);
+        client.send_raw(frame);
+    }
+    EXPECT_TRUE(log.wait_for("abci: connection 1 closed by the peer in the middle of a frame"));
+    {
+        Client client{server->address()};
+        client.send({echo("x"), flush()});
+        ASSERT_TRUE(client.receive().has_value());
+    }
+    EXPECT_TRUE(log.wait_for("abci: connection 2 closed by the peer"));
+    EXPECT_EQ(log.count("middle of a frame"), 1u);
+}
+
+TEST(abci_server, stop_with_idle_connections_returns) {
+    for (const bool by_destructor : {false, true}) {
+        FakeApp app;
+        LogLines log;
+        auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+        Client idle{server->address()};
+        Client mid_frame{server->address()};
+        mid_frame.send_raw(Bytes{0x10, 0x12});  // 16 bytes announced, 1 sent
+        Client answered{server->address()};
+        answered.send({echo("x"), flush()});
+        ASSERT_TRUE(answered.receive().has_value());
+        ASSERT_TRUE(answered.receive().has_value());
+        Client unflushed{server->address()};
+        unflushed.send({echo("never flushed")});
+        ASSERT_TRUE(log.wait_for("abci: connection 4 from 127.0.0.1:"));
+        if (by_destructor) {
+            server.reset();
+        } else {
+            server->stop();
+            server->stop();  // a second stop does nothing
+        }
+        EXPECT_TRUE(idle.closed_by_server());
+        EXPECT_TRUE(mid_frame.closed_by_server());
+        EXPECT_TRUE(answered.closed_by_server());
+        EXPECT_TRUE(unflushed.closed_by_server());
+        EXPECT_EQ(log.count("closed"), 0u);  // stopping is not the connections' fault
+    }
+}
+
+TEST(abci_server, stop_while_writing_to_a_client_that_does_not_read_returns) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    Client client{server->address()};
+    // An answer of 16 MiB, more than the sockets' buffers hold while the client reads nothing:
+    // the server's thread blocks writing it, until stop() shuts the socket down.
+    pb::Request big = info();
+    big.mutable_info()->set_version(std::string(16u << 20, 'v'));
+    client.send({big, flush()});
+    ASSERT_TRUE(app.wait_for_calls(1));
+    server->stop();
+    EXPECT_EQ(server->threads(), 0u);
+}
+
+TEST(abci_server, connections_that_come_and_go_are_joined) {
+    // More connections one after another than may be open at once: the finished ones' threads
+    // are joined as new ones arrive, and none is refused.
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0", .max_connections = 2}, app, log);
+    for (int i = 1; i <= 12; ++i) {
+        {
+            Client client{server->address()};
+            client.send({echo(std::to_string(i)), flush()});
+            auto r = client.receive();
+            ASSERT_TRUE(r && r->has_echo());
+            EXPECT_EQ(r->echo().message(), std::to_string(i));
+        }
+        ASSERT_TRUE(log.wait_for("abci: connection " + std::to_string(i) + " closed by the peer"));
+        // Every earlier connection was joined when this one arrived.
+        EXPECT_LE(server->threads(), 1u);
+    }
+    EXPECT_EQ(log.count("refused"), 0u);
+    Client last{server->address()};
+    ASSERT_TRUE(log.wait_for("abci: connection 13 from"));
+    EXPECT_EQ(server->threads(), 1u);  // the 12th joined, the 13th serving
+}
+
+TEST(abci_server, a_connection_over_the_limit_is_refused) {
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "tcp://127.0.0.1:0", .max_connections = 2}, app, log);
+    Client first{server->address()};
+    Client second{server->address()};
+    ASSERT_TRUE(log.wait_for("abci: connection 2 from"));
+    Client third{server->address()};
+    EXPECT_TRUE(third.closed_by_server());
+    const auto line = log.wait_for("abci: connection 3 from 127.0.0.1:");
+    ASSERT_TRUE(line.has_value());
+    EXPECT_TRUE(line->ends_with(" refused: 2 connections open, the limit")) << *line;
+    first.send({echo("one"), flush()});
+    EXPECT_TRUE(first.receive().has_value());
+}
+
+TEST(abci_server, a_stale_unix_socket_is_replaced_and_removed_at_stop) {
+    test::ScratchDir dir;
+    const std::string path = dir / "app.sock";
+    {
+        // A socket file left by a server that died: bound, never removed.
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un sa{};
+        sa.sun_family = AF_UNIX;
+        std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+        ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+        ::close(fd);
+    }
+    ASSERT_TRUE(std::filesystem::is_socket(path));
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + path}, app, log);
+    EXPECT_EQ(server->address(), "unix://" + path);
+    {
+        Client client{server->address()};
+        client.send({echo("u"), flush()});
+        ASSERT_TRUE(client.receive().has_value());
+    }
+    server->stop();
+    EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(abci_server, a_unix_path_that_is_a_regular_file_is_an_error) {
+    test::ScratchDir dir;
+    const std::string path = dir.write("app.sock", as_bytes("not a socket"));
+    FakeApp app;
+    auto server = Server::start({.address = "unix://" + path}, app, {});
+    ASSERT_FALSE(server.has_value());
+    EXPECT_EQ(server.error(),
+              "cannot listen on unix://" + path + ": " + path + " exists and is not a socket");
+    EXPECT_EQ(test::read_text(path), "not a socket");  // left as it was
+}
+
+TEST(abci_server, a_unix_path_another_server_listens_on_is_an_error) {
+    test::ScratchDir dir;
+    const std::string path = dir / "app.sock";
+    FakeApp app;
+    LogLines log;
+    auto first = start({.address = "unix://" + path}, app, log);
+    auto second = Server::start({.address = "unix://" + path}, app, {});
+    ASSERT_FALSE(second.has_value());
+    EXPECT_EQ(second.error(),
+              "cannot listen on unix://" + path + ": another process is listening on it");
+    Client client{first->address()};  // the first one still serves
+    client.send({echo("first"), flush()});
+    EXPECT_TRUE(client.receive().has_value());
+}
+
+TEST(abci_server, malformed_addresses) {
+    FakeApp app;
+    const std::string usage = ": expected tcp://HOST:PORT or unix://PATH";
+    struct Case {
+        std::string address, error;
+    };
+    const std::vector<Case> cases{
+        {"", "abci address ''" + usage},
+        {"127.0.0.1:26658", "abci address '127.0.0.1:26658'" + usage},
+        {"http://127.0.0.1:26658", "abci address 'http://127.0.0.1:26658'" + usage},
+        {"tcp://127.0.0.1", "abci address 'tcp://127.0.0.1'" + usage},
+        {"tcp://:26658", "abci address 'tcp://:26658'" + usage},
+        {"unix://", "abci address 'unix://'" + usage},
+        {"tcp://127.0.0.1:65536",
+         "abci address 'tcp://127.0.0.1:65536': the port must be a number 0-65535"},
+        {"tcp://127.0.0.1:x",
+         "abci address 'tcp://127.0.0.1:x': the port must be a number 0-65535"},
+        {"tcp://127.0.0.1:", "abci address 'tcp://127.0.0.1:': the port must be a number 0-65535"},
+        {"unix:///" + std::string(120, 'a'), "abci address 'unix:///" + std::string(120, 'a') +
+                                                 "': a Unix socket path has at most 107 bytes"},
+    };
+    for (const auto& c : cases) {
+        auto server = Server::start({.address = c.address}, app, {});
+        ASSERT_FALSE(server.has_value()) << c.address;
+        EXPECT_EQ(server.error(), c.error);
+    }
+}
+
+TEST(abci_server, limits_out_of_range) {
+    FakeApp app;
+    auto zero = Server::start({.address = "tcp://127.0.0.1:0", .max_frame_bytes = 0}, app, {});
+    ASSERT_FALSE(zero.has_value());
+    EXPECT_EQ(zero.error(), "abci: the frame limit must be 1 to 2147483647 bytes, not 0");
+    auto huge =
+        Server::start({.address = "tcp://127.0.0.1:0", .max_frame_bytes = 1ull << 31}, app, {});
+    ASSERT_FALSE(huge.has_value());
+    EXPECT_EQ(huge.error(), "abci: the frame limit must be 1 to 2147483647 bytes, not 2147483648");
+    auto none = Server::start({.address = "tcp://127.0.0.1:0", .max_connections = 0}, app, {});
+    ASSERT_FALSE(none.has_value());
+    EXPECT_EQ(none.error(), "abci: max_connections must be at least 1");
+}
+
+TEST(abci_server, a_port_in_use_is_an_error) {
+    FakeApp app;
+    LogLines log;
+    auto first = start({.address = "tcp://127.0.0.1:0"}, app, log);
+    auto second = Server::start({.address = first->address()}, app, {});
+    ASSERT_FALSE(second.has_value());
+    EXPECT_EQ(second.error(), "cannot listen on " + first->address() + ": Address already in use");
+}
