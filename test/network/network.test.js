@@ -259,6 +259,25 @@ describe("a 4-validator barrel network on CometBFT", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  step("a node that cannot start is named with its log", async () => {
+    // Node 0's JSON-RPC port taken: its barrel-node exits at once, and start says which node,
+    // which process and where its log is.
+    const holder = net.createServer((socket) => socket.destroy());
+    await new Promise((resolve) => holder.listen(Number(new URL(nodes[0].json_rpc).port), "127.0.0.1", resolve));
+    try {
+      await assert.rejects(testnet("start", "--dir", netDir, "--timeout", "120"), (e) => {
+        assert.match(e.message, new RegExp(`\nerror: node 0: barrel-node exited before it answered on ${nodes[0].json_rpc} ` +
+          `\\(its log: ${nodes[0].logs.barrel}\\)\n$`));
+        assert.match(e.message, /--- the last lines of .*barrel\.log ---\n/);
+        return true;
+      });
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    const stopped = await testnet("stop", "--dir", netDir, "--kill");
+    assert.match(stopped, /^node 0 is not running\n/);
+  });
+
   step("testnet start starts every node; they agree on the genesis block", async () => {
     const out = await testnet("start", "--dir", netDir, "--timeout", "120");
     assert.match(out, /^node +JSON-RPC +CometBFT RPC +height\n/);

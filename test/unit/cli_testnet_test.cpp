@@ -490,6 +490,22 @@ TEST(cli_testnet, start_stop_and_join_need_a_testnet_and_a_node_it_has) {
     r = run_cli({"testnet", "start", "--dir", net.dir, "--timeout", "0"});
     EXPECT_EQ(r.status, cli::kExitBadInput);
     EXPECT_EQ(r.err, "error: --timeout: expected 1 to 3600 seconds, got 0\n");
+    // join: the new node's ports must fit.
+    tn::Testnet high = net;
+    high.dir = scratch / "high";
+    high.base_port = 65500;
+    high.nodes.clear();
+    for (size_t i = 0; i < 4; ++i)
+        high.nodes.push_back(*tn::make_node(high.dir, i, true, 65500, std::string(40, 'a')));
+    fs::create_directories(high.dir);
+    test::write_text(high.dir + "/testnet.json", tn::to_json_text(high));
+    r = run_cli({"testnet", "join", "--dir", high.dir});
+    EXPECT_EQ(r.status, cli::kExitBadInput);
+    EXPECT_EQ(r.err,
+              "error: the ports of node 4 from base port 65500 run past 65535 (node 4 needs 65540 "
+              "to 65543)\n");
+    EXPECT_EQ(std::distance(fs::directory_iterator(high.dir), fs::directory_iterator{}),
+              1);  // testnet.json alone
     // A testnet.json moved from where it was made.
     fs::create_directories(scratch / "moved");
     test::write_text(scratch / "moved/testnet.json", tn::to_json_text(net));
