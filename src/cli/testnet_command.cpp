@@ -336,14 +336,10 @@ std::string unix_socket_of(const Node& n) {
     return n.abci.rfind(prefix, 0) == 0 ? n.abci.substr(prefix.size()) : std::string{};
 }
 
-void print_table(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes) {
-    std::vector<std::array<std::string, 4>> rows{{"node", "JSON-RPC", "CometBFT RPC", "height"}};
-    for (size_t i : nodes) {
-        const Node& n = net.nodes[i];
-        const auto h = cometbft_height(n.cometbft_rpc_url());
-        rows.push_back({std::to_string(i) + (n.validator ? "" : " (full)"), n.json_rpc_url(),
-                        n.cometbft_rpc_url(), h ? std::to_string(*h) : "-"});
-    }
+using Row = std::array<std::string, 4>;
+
+/// Columns padded to their widest entry, two spaces apart.
+void print_rows(Context& ctx, const std::vector<Row>& rows) {
     std::array<size_t, 4> width{};
     for (const auto& r : rows)
         for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
@@ -353,6 +349,17 @@ void print_table(Context& ctx, const Testnet& net, const std::vector<size_t>& no
             line += c + 1 == r.size() ? r[c] : r[c] + std::string(width[c] - r[c].size() + 2, ' ');
         ctx.out << line << "\n";
     }
+}
+
+void print_table(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes) {
+    std::vector<Row> rows{{"node", "JSON-RPC", "CometBFT RPC", "height"}};
+    for (size_t i : nodes) {
+        const Node& n = net.nodes[i];
+        const auto h = cometbft_height(n.cometbft_rpc_url());
+        rows.push_back({std::to_string(i) + (n.validator ? "" : " (full)"), n.json_rpc_url(),
+                        n.cometbft_rpc_url(), h ? std::to_string(*h) : "-"});
+    }
+    print_rows(ctx, rows);
 }
 
 /// Starts the nodes that do not run (barrel, then cometbft), waits until each answers, then
@@ -440,67 +447,74 @@ std::chrono::seconds start_timeout(const ParsedArgs& args) {
 // ---- init
 // ----------------------------------------------------------------------------------------
 
-int init_handler(Context& ctx, const ParsedArgs& args) {
-    const std::string dir = absolute_dir(option_text(args, "--dir"));
+/// What `init` is asked for, every value checked.
+struct InitOptions {
+    std::string dir;  ///< absolute
+    size_t validators{0};
+    uint64_t base_port{kDefaultBasePort};
+    uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
+    bool default_genesis{true};
+    std::string genesis_text;  ///< barrel's genesis, as given
+    chain::Genesis genesis;
+};
+
+InitOptions parse_init_options(const ParsedArgs& args) {
+    InitOptions o;
+    o.dir = absolute_dir(option_text(args, "--dir"));
     const uint64_t validators = parse_u64_option("--validators", *args.value("--validators"));
     if (validators < 1 || validators > kMaxNodes)
         fail("--validators: expected 1 to " + std::to_string(kMaxNodes) + ", got " +
              std::to_string(validators));
-    uint64_t base_port = kDefaultBasePort;
-    if (const auto v = args.value("--base-port")) base_port = parse_u64_option("--base-port", *v);
-    if (base_port == 0 || base_port > 65535)
-        fail("--base-port: expected a port from 1 to 65535, got " + std::to_string(base_port));
-    if (auto last = node_ports(base_port, validators - 1); !last)
+    o.validators = static_cast<size_t>(validators);
+    if (const auto v = args.value("--base-port")) o.base_port = parse_u64_option("--base-port", *v);
+    if (o.base_port == 0 || o.base_port > 65535)
+        fail("--base-port: expected a port from 1 to 65535, got " + std::to_string(o.base_port));
+    if (auto last = node_ports(o.base_port, o.validators - 1); !last)
         fail("--base-port: " + last.error());
-    uint64_t timeout_commit = kDefaultTimeoutCommitMs;
     if (const auto v = args.value("--timeout-commit"))
-        timeout_commit = parse_u64_option("--timeout-commit", *v);
-    if (timeout_commit > kMaxTimeoutCommitMs)
+        o.timeout_commit_ms = parse_u64_option("--timeout-commit", *v);
+    if (o.timeout_commit_ms > kMaxTimeoutCommitMs)
         fail("--timeout-commit: expected at most " + std::to_string(kMaxTimeoutCommitMs) +
-             " ms, got " + std::to_string(timeout_commit));
-
-    // Every input is checked before anything is written.
+             " ms, got " + std::to_string(o.timeout_commit_ms));
     const auto genesis_arg = args.value("--genesis");
-    const std::string genesis_path = genesis_arg ? std::string{*genesis_arg} : "";
-    const std::string genesis_text =
-        genesis_arg ? read_text(genesis_path, "genesis") : default_genesis_text();
-    const chain::Genesis genesis =
-        parse_barrel_genesis(genesis_text, genesis_arg ? genesis_path : "(default)");
+    o.default_genesis = !genesis_arg;
+    const std::string genesis_path = genesis_arg ? std::string{*genesis_arg} : "(default)";
+    o.genesis_text = genesis_arg ? read_text(genesis_path, "genesis") : default_genesis_text();
+    o.genesis = parse_barrel_genesis(o.genesis_text, genesis_path);
     std::error_code ec;
-    if (fs::exists(dir, ec)) {
-        if (!fs::is_directory(dir, ec))
-            fail("--dir " + squote(dir) + ": exists and is not a directory");
-        if (!fs::is_empty(dir, ec)) fail("--dir " + squote(dir) + ": exists and is not empty");
+    if (fs::exists(o.dir, ec)) {
+        if (!fs::is_directory(o.dir, ec))
+            fail("--dir " + squote(o.dir) + ": exists and is not a directory");
+        if (!fs::is_empty(o.dir, ec)) fail("--dir " + squote(o.dir) + ": exists and is not empty");
     }
-    const std::string cometbft = find_cometbft(args);
+    return o;
+}
 
-    const fs::path final_path{dir};
-    // DIR's missing parents are made, and removed again if init fails.
+/// DIR's missing parents, made now: the folder to remove again if init fails ("" if none).
+std::string make_parents(const fs::path& dir) {
+    std::error_code ec;
     fs::path first_missing;
-    for (fs::path p = final_path.parent_path(); !p.empty() && !fs::exists(p, ec);
-         p = p.parent_path()) {
+    for (fs::path p = dir.parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
         first_missing = p;
         if (p == p.root_path()) break;
     }
-    fs::create_directories(final_path.parent_path(), ec);
-    if (ec)
-        fail("cannot create " + squote(final_path.parent_path().string()) + ": " + ec.message());
-    BuildFolder made_parents{first_missing.string()};
-    BuildFolder build{(final_path.parent_path() / ("." + final_path.filename().string() + ".init-" +
-                                                   std::to_string(::getpid())))
-                          .string()};
-    fs::remove_all(build.path(), ec);
-    const std::string tmp = build.path();
-    run_cometbft(cometbft, {"testnet", "--v", std::to_string(validators), "--n", "0", "--o", tmp,
-                            "--node-dir-prefix", "node", "--starting-ip-address", "127.0.0.1"});
+    fs::create_directories(dir.parent_path(), ec);
+    if (ec) fail("cannot create " + squote(dir.parent_path().string()) + ": " + ec.message());
+    return first_missing.string();
+}
 
+/// The network written into `tmp` (to be renamed to o.dir): `cometbft testnet`, then each node's
+/// config.toml, genesis.json and barrel datadir, barrel's genesis and testnet.json.
+Testnet write_network(const InitOptions& o, const std::string& cometbft, const std::string& tmp) {
+    run_cometbft(cometbft, {"testnet", "--v", std::to_string(o.validators), "--n", "0", "--o", tmp,
+                            "--node-dir-prefix", "node", "--starting-ip-address", "127.0.0.1"});
     Testnet net;
-    net.dir = dir;
-    net.base_port = base_port;
-    net.timeout_commit_ms = timeout_commit;
-    for (size_t i = 0; i < validators; ++i) {
+    net.dir = o.dir;
+    net.base_port = o.base_port;
+    net.timeout_commit_ms = o.timeout_commit_ms;
+    for (size_t i = 0; i < o.validators; ++i) {
         const std::string id = node_id_of(cometbft, tmp + "/node" + std::to_string(i));
-        auto node = make_node(dir, i, true, base_port, id);
+        auto node = make_node(o.dir, i, true, o.base_port, id);
         if (!node) fail(node.error());
         net.nodes.push_back(std::move(*node));
     }
@@ -508,50 +522,60 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     auto chain_id = cometbft_chain_id(comet_genesis);
     if (!chain_id) fail(chain_id.error());
     net.chain_id = *chain_id;
-    auto full_genesis = with_app_state(comet_genesis, genesis_text);
+    auto full_genesis = with_app_state(comet_genesis, o.genesis_text);
     if (!full_genesis) fail(full_genesis.error());
-
     for (const Node& n : net.nodes) {
         const std::string home = tmp + "/node" + std::to_string(n.index);
-        NodeConfig config{&n, {}, timeout_commit};
+        NodeConfig config{&n, {}, o.timeout_commit_ms};
         for (const Node& peer : net.nodes)
             if (peer.index != n.index) config.persistent_peers.push_back(peer.p2p_address());
         auto toml = configure_node(read_text(home + "/config/config.toml", "config.toml"), config);
         if (!toml) fail(toml.error());
         write_text(home + "/config/config.toml", *toml);
         write_text(home + "/config/genesis.json", *full_genesis);
-        init_datadir(home + "/barrel", genesis);
+        init_datadir(home + "/barrel", o.genesis);
     }
-    write_text(tmp + "/genesis.json", genesis_text);
+    write_text(tmp + "/genesis.json", o.genesis_text);
     write_text(tmp + "/testnet.json", to_json_text(net));
-    if (auto moved = io::rename_durably(tmp, dir); !moved) fail(moved.error().message);
-    build.release();
-    made_parents.release();
+    return net;
+}
 
-    const Hash root = chain::state_root(genesis);
-    const Hash block0 = block::hash_of(chain::genesis_header(genesis));
-    ctx.out << "testnet of " << validators << (validators == 1 ? " validator" : " validators")
-            << " in " << dir << ": CometBFT chain " << net.chain_id << ", barrel chain id "
-            << genesis.config.chain_id << ", genesis block " << to_hex(block0) << ", state root "
+void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
+                        std::string_view dir_as_given) {
+    const Hash root = chain::state_root(o.genesis);
+    const Hash block0 = block::hash_of(chain::genesis_header(o.genesis));
+    ctx.out << "testnet of " << o.validators << (o.validators == 1 ? " validator" : " validators")
+            << " in " << o.dir << ": CometBFT chain " << net.chain_id << ", barrel chain id "
+            << o.genesis.config.chain_id << ", genesis block " << to_hex(block0) << ", state root "
             << to_hex(root) << "\n";
-    if (!genesis_arg)
+    if (o.default_genesis)
         ctx.out << "the default genesis funds " << kDevAccount << " with 1000000 ETH; its key "
                 << kDevKey << " is public (the first of the mnemonic 'test test test test test "
                 << "test test test test test test junk'): for tests only\n";
-    std::vector<std::array<std::string, 4>> rows{{"node", "JSON-RPC", "CometBFT RPC", "P2P"}};
+    std::vector<Row> rows{{"node", "JSON-RPC", "CometBFT RPC", "P2P"}};
     for (const Node& n : net.nodes)
         rows.push_back({std::to_string(n.index), n.json_rpc_url(), n.cometbft_rpc_url(),
                         "127.0.0.1:" + std::to_string(n.ports.p2p)});
-    std::array<size_t, 4> width{};
-    for (const auto& r : rows)
-        for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
-    for (const auto& r : rows) {
-        std::string line;
-        for (size_t c = 0; c < r.size(); ++c)
-            line += c + 1 == r.size() ? r[c] : r[c] + std::string(width[c] - r[c].size() + 2, ' ');
-        ctx.out << line << "\n";
-    }
-    ctx.out << "start it: barrel-node testnet start --dir " << option_text(args, "--dir") << "\n";
+    print_rows(ctx, rows);
+    ctx.out << "start it: barrel-node testnet start --dir " << dir_as_given << "\n";
+}
+
+int init_handler(Context& ctx, const ParsedArgs& args) {
+    // Every input is checked before anything is written.
+    const InitOptions o = parse_init_options(args);
+    const std::string cometbft = find_cometbft(args);
+    const fs::path dir{o.dir};
+    BuildFolder made_parents{make_parents(dir)};
+    BuildFolder build{(dir.parent_path() /
+                       ("." + dir.filename().string() + ".init-" + std::to_string(::getpid())))
+                          .string()};
+    std::error_code ec;
+    fs::remove_all(build.path(), ec);
+    const Testnet net = write_network(o, cometbft, build.path());
+    if (auto moved = io::rename_durably(build.path(), o.dir); !moved) fail(moved.error().message);
+    build.release();
+    made_parents.release();
+    print_init_summary(ctx, o, net, option_text(args, "--dir"));
     return kExitOk;
 }
 
