@@ -312,6 +312,16 @@ describe("a 4-validator barrel network on CometBFT", () => {
       add(tx.from, -(tx.value + r.gasUsed * r.gasPrice));
       add(tx.to, tx.value);
     }
+    // What each node's verify stage found in its sender cache (DESIGN: a sender recovered once,
+    // at CheckTx, when the transaction came by gossip before the block did). Reported, not
+    // asserted: a block may reach a validator before the gossip of its transactions does.
+    const cache = [];
+    for (const n of nodes) {
+      const metrics = await (await fetch(n.json_rpc + "/metrics")).text();
+      const value = (name) => Number((metrics.match(new RegExp(`^${name} ([0-9.e+]+)$`, "m")) ?? [])[1]);
+      cache.push(`node ${n.index} ${value("barrel_sender_cache_hits_total")}/${value("barrel_sender_cache_hits_total") + value("barrel_sender_cache_misses_total")}`);
+    }
+    t.diagnostic(`sender cache hits of the verify stage: ${cache.join(", ")}`);
     for (const n of nodes)
       for (const [address, balance] of expected)
         assert.equal(BigInt(await rpc(n.json_rpc, "eth_getBalance", [address, ethers.toQuantity(last)])), balance,
