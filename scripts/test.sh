@@ -60,8 +60,18 @@ werror=OFF
 deps_args=(--test)
 [[ " ${phases[*]} " == *" fuzz "* || " ${phases[*]} " == *" asan "* ]] && deps_args+=(--fuzz)
 [[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
-[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node --cometbft)
+[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node)
 "$repo/scripts/deps.sh" "${deps_args[@]}"
+
+# The network test's `cometbft` (go install: minutes on a fresh machine, mostly downloads) is
+# built in the background while the release tree compiles; network_test waits for it.
+cometbft_log="$repo/build/cometbft-deps.log"
+if [[ " ${phases[*]} " == *" release "* ]]; then
+    mkdir -p "$repo/build"
+    rm -f "$cometbft_log.rc"
+    ( rc=0; "$repo/scripts/deps.sh" --cometbft >"$cometbft_log" 2>&1 || rc=$?
+      echo "$rc" >"$cometbft_log.rc" ) &
+fi
 
 # Sanitizer run-time options, exported for the build too: gtest_discover_tests runs the test
 # binary at build time.
@@ -106,9 +116,21 @@ configure_release() {
     configure build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}"
 }
 
+# Waits for the background build of `cometbft` (above); fails if it failed.
+wait_for_cometbft() {
+    while [[ ! -f $cometbft_log.rc ]]; do sleep 1; done
+    cat "$cometbft_log"
+    if [[ $(cat "$cometbft_log.rc") != 0 ]]; then
+        echo "cometbft could not be built: the testnet tests and the network test need it" >&2
+        return 1
+    fi
+}
+
 phase_release() {
     configure_release
     build build/release
+    # Before the unit tests: cli_testnet's init tests run the real `cometbft testnet`.
+    wait_for_cometbft
     run_ctest build/release -LE faults
     local failed=0
     wallet_test build/release || failed=1
