@@ -1,9 +1,9 @@
 #include <barrel/block/merkle.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "core/parallel.hpp"
 #include "exec/dag.hpp"
 #include <tbb/parallel_for_each.h>
 #include <tbb/parallel_invoke.h>

@@ -4,8 +4,9 @@
 
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/pool/pool.hpp>
+
+#include "core/parallel.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,7 +1,6 @@
 #include "block_batch.hpp"
 
-#include <barrel/core/parallel.hpp>
-
+#include "core/parallel.hpp"
 #include "document_writers.hpp"
 #include <rocksdb/write_batch.h>
 

@@ -2,9 +2,8 @@
 // caches move on (write-through), with the commit's epoch held odd from before the write until
 // after it (state_cache.hpp, CommitEpoch).
 
-#include <barrel/core/parallel.hpp>
-
 #include "block_batch.hpp"
+#include "core/parallel.hpp"
 #include "crash_points.hpp"
 #include "store_impl.hpp"
 #include <rocksdb/write_batch.h>
