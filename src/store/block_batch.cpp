@@ -121,33 +121,37 @@ class RunWriter {
 public:
     RunWriter(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
               std::string_view header_key, std::string& out)
-        : m_b{b}, m_o{o}, m_families{families}, m_header_key{header_key}, m_out{out} {
+        : m_b{b},
+          m_o{o},
+          m_families{families},
+          m_header_key{header_key},
+          m_out{out},
+          m_accounts_end{b.size() + o.writes.accounts.size()},
+          m_users_end{m_accounts_end + o.writes.users.size()} {
         m_out.reserve(16 << 10);
         m_doc.reserve(4 << 10);
     }
 
     /// Appends item i's records.
     void write(size_t i) {
-        const size_t n = m_b.size();
-        const size_t accounts_end = n + m_o.writes.accounts.size();
         const block::Header& h = *m_b.header;
-        if (i < n) {
+        if (i < m_b.size()) {
             const std::string_view key = as_chars(m_b.tx_hashes[i].view());
             write_tx_document(m_doc, m_b.txs[i], m_b.tx_hashes[i], m_b.senders[i], h.number,
                               m_b.hash, i);
             put(m_families.txs, key);
             write_receipt_document(m_doc, m_o.receipts[i], m_b.tx_hashes[i], h.number, i);
             put(m_families.receipts, key);
-        } else if (i < accounts_end) {
-            const auto& [address, account] = m_o.writes.accounts[i - n];
+        } else if (i < m_accounts_end) {
+            const auto& [address, account] = m_o.writes.accounts[i - m_b.size()];
             write_account_document(m_doc, account);
             put(m_families.accounts, as_chars(address.view()));
-        } else if (i < accounts_end + m_o.writes.users.size()) {
-            const auto& [name, balance] = m_o.writes.users[i - accounts_end];
+        } else if (i < m_users_end) {
+            const auto& [name, balance] = m_o.writes.users[i - m_accounts_end];
             write_user_document(m_doc, name, balance);
             put(m_families.users, name);
         } else {
-            write_header_document(m_doc, h, m_b.hash, n);
+            write_header_document(m_doc, h, m_b.hash, m_b.size());
             put(m_families.headers, m_header_key);
         }
     }
@@ -167,6 +171,8 @@ private:
     const DocumentFamilies& m_families;
     std::string_view m_header_key;
     std::string& m_out;
+    const size_t m_accounts_end;  ///< items [size, m_accounts_end) are the accounts
+    const size_t m_users_end;     ///< then the users; the header is last
     std::string m_doc;
     size_t m_bytes{0};
 };
