@@ -1,13 +1,13 @@
 #include "load.hpp"
 
 #include <barrel/core/hex.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/core/uint256.hpp>
 #include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
 
 #include "common/args.hpp"
 #include "common/stats.hpp"
+#include "core/parallel.hpp"
 #include "node_process.hpp"
 #include <sys/resource.h>
 

@@ -13,7 +13,6 @@
 #include <barrel/core/expected.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/core/uint256.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>

@@ -1,7 +1,9 @@
 #include <barrel/block/block.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/rlp/encode.hpp>
+
+#include "block/transactions.hpp"
+#include "core/parallel.hpp"
 
 #include <array>
 
@@ -129,28 +131,29 @@ Expected<void, BlockError> split_txs(BytesView& from, std::vector<BytesView>& sl
 }
 
 /// Stage 1 proper: decode every slot and hash it, in parallel, each index writing its own slot.
-/// The transactions are created by the same loop that decodes them (core/slots.hpp).
+/// The transactions are created by the same loop that decodes them (core/slots.hpp, behind
+/// block::Transactions).
 Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
     const size_t n = b.tx_encodings.size();
     b.tx_hashes.resize(n);
     std::vector<tx::TxError> errors(n);
     LowestIndex bad{n};
     // Four per run: tx::hash_of of each, four per keccak permutation.
-    b.txs =
-        Slots<tx::Transaction>(n, 4, parallel, [&](size_t begin, size_t end, tx::Transaction* txs) {
-            if (bad.beyond(begin)) return;
-            for (size_t i = begin; i < end; ++i) {
-                auto decoded = tx::decode(b.tx_encodings[i]);
-                if (!decoded) {
-                    errors[i] = decoded.error();
-                    bad.record(i);
-                    return;
-                }
-                txs[i] = std::move(decoded).value();
+    Slots<tx::Transaction> txs(n, 4, parallel, [&](size_t begin, size_t end, tx::Transaction* out) {
+        if (bad.beyond(begin)) return;
+        for (size_t i = begin; i < end; ++i) {
+            auto decoded = tx::decode(b.tx_encodings[i]);
+            if (!decoded) {
+                errors[i] = decoded.error();
+                bad.record(i);
+                return;
             }
-            keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
-                           std::span{b.tx_hashes}.subspan(begin, end - begin));
-        });
+            out[i] = std::move(decoded).value();
+        }
+        keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
+                       std::span{b.tx_hashes}.subspan(begin, end - begin));
+    });
+    b.txs = Transactions{std::make_unique<Transactions::Storage>(std::move(txs))};
     if (!bad.any()) return {};
     const size_t i = bad.lowest();
     const tx::TxError& te = errors[i];

@@ -1,6 +1,7 @@
 #include <barrel/block/merkle.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
+
+#include "core/parallel.hpp"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
 #include <barrel/block/sender_cache.hpp>
-#include <barrel/core/keyed_hash.hpp>
 
+#include "core/keyed_hash.hpp"
 #include "core/zeroed_pages.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "exec/dag.hpp"
 
-#include <barrel/core/keyed_hash.hpp>
+#include "core/keyed_hash.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,9 +1,9 @@
 #include <barrel/block/merkle.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/rlp/encode.hpp>
 
+#include "core/parallel.hpp"
 #include "exec/dag.hpp"
 #include <tbb/parallel_for_each.h>
 #include <tbb/parallel_invoke.h>
@@ -333,6 +333,7 @@ private:
         return m_slots[m_dag.key_slot[tx * 3 + key]];
     }
     DagCode run_dag_call(size_t i, const DagCall& call, Bytes& output) const;
+    DagCode transfer_between_users(size_t i, const DagCall& call, Slot& user) const;
 };
 
 /// Fee caps below this cannot overflow 256 bits times a 64-bit gas limit.
@@ -389,69 +390,80 @@ std::optional<ExecErrorCode> TxRunner::run(size_t i) const {
     return std::nullopt;
 }
 
+/// userAdd, userSave and userDraw on the user's slot (an amount is checked before the table, as
+/// FISCO BCOS does).
+DagCode add_user(Slot& user, const u256& amount) {
+    if (user.exists) return DagCode::user_exists;
+    user.exists = true;
+    user.account.balance = amount;
+    return DagCode::ok;
+}
+
+DagCode save_to_user(Slot& user, const u256& amount) {
+    if (amount == 0) return DagCode::invalid_amount;
+    if (!user.exists) {
+        user.exists = true;
+        user.account.balance = amount;
+        return DagCode::ok;
+    }
+    const auto sum = checked_add(user.account.balance, amount);
+    if (!sum) return DagCode::overflow;
+    user.account.balance = *sum;
+    return DagCode::ok;
+}
+
+DagCode draw_from_user(Slot& user, const u256& amount) {
+    if (amount == 0) return DagCode::invalid_amount;
+    if (!user.exists) return DagCode::user_not_found;
+    if (user.account.balance < amount) return DagCode::insufficient_balance;
+    user.account.balance -= amount;
+    return DagCode::ok;
+}
+
 DagCode TxRunner::run_dag_call(size_t i, const DagCall& call, Bytes& output) const {
     // The checks in the order of FISCO BCOS 2.x's DagTransferPrecompiled: the names, then the
-    // amount, then the table (docs/formats.md, "DagTransfer precompile").
-    auto reply = [&output](DagCode code) {
-        output = encode_return(code);
-        return code;
-    };
+    // amount, then the table (docs/formats.md, "DagTransfer precompile"). userBalance answers a
+    // balance beside the code, every other function the code alone.
+    const bool answers_balance = call.function == DagFunction::user_balance;
     if (!has_valid_names(call)) {
-        if (call.function != DagFunction::user_balance) return reply(DagCode::invalid_user_name);
-        output = encode_return(DagCode::invalid_user_name, 0);
+        output = answers_balance ? encode_return(DagCode::invalid_user_name, 0)
+                                 : encode_return(DagCode::invalid_user_name);
         return DagCode::invalid_user_name;
     }
     // Keys: 0 = sender, 1 = call.user, 2 = call.to (userTransfer with distinct users); a call
     // with an invalid name has none of its own, so its slots are looked up only from here on.
     Slot& user = slot(i, 1);
-    switch (call.function) {
-        case DagFunction::user_add:
-            if (user.exists) return reply(DagCode::user_exists);
-            user.exists = true;
-            user.account.balance = call.amount;
-            return reply(DagCode::ok);
-        case DagFunction::user_save: {
-            if (call.amount == 0) return reply(DagCode::invalid_amount);
-            if (!user.exists) {
-                user.exists = true;
-                user.account.balance = call.amount;
-                return reply(DagCode::ok);
-            }
-            const auto sum = checked_add(user.account.balance, call.amount);
-            if (!sum) return reply(DagCode::overflow);
-            user.account.balance = *sum;
-            return reply(DagCode::ok);
-        }
-        case DagFunction::user_draw:
-            if (call.amount == 0) return reply(DagCode::invalid_amount);
-            if (!user.exists) return reply(DagCode::user_not_found);
-            if (user.account.balance < call.amount) return reply(DagCode::insufficient_balance);
-            user.account.balance -= call.amount;
-            return reply(DagCode::ok);
-        case DagFunction::user_balance:
-            if (!user.exists) {
-                output = encode_return(DagCode::user_not_found, 0);
-                return DagCode::user_not_found;
-            }
-            output = encode_return(DagCode::ok, user.account.balance);
-            return DagCode::ok;
-        case DagFunction::user_transfer: {
-            if (call.amount == 0) return reply(DagCode::invalid_amount);
-            if (call.user == call.to) return reply(DagCode::ok);
-            if (!user.exists) return reply(DagCode::user_not_found);
-            if (user.account.balance < call.amount) return reply(DagCode::insufficient_balance);
-            // FISCO creates an absent receiver at 0 before its overflow check; 0 + amount cannot
-            // overflow, so a receiver is created only by a transfer that succeeds.
-            Slot& to = slot(i, 2);
-            const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
-            if (!sum) return reply(DagCode::overflow);
-            user.account.balance -= call.amount;
-            to.exists = true;
-            to.account.balance = *sum;
-            return reply(DagCode::ok);
-        }
+    if (answers_balance) {
+        const DagCode code = user.exists ? DagCode::ok : DagCode::user_not_found;
+        output = encode_return(code, user.exists ? user.account.balance : u256{0});
+        return code;
     }
-    return reply(DagCode::ok);
+    DagCode code = DagCode::ok;
+    switch (call.function) {
+        case DagFunction::user_add: code = add_user(user, call.amount); break;
+        case DagFunction::user_save: code = save_to_user(user, call.amount); break;
+        case DagFunction::user_draw: code = draw_from_user(user, call.amount); break;
+        case DagFunction::user_transfer: code = transfer_between_users(i, call, user); break;
+        case DagFunction::user_balance: break;  // answered above
+    }
+    output = encode_return(code);
+    return code;
+}
+
+DagCode TxRunner::transfer_between_users(size_t i, const DagCall& call, Slot& user) const {
+    if (call.amount == 0) return DagCode::invalid_amount;
+    if (call.user == call.to) return DagCode::ok;
+    if (!user.exists) return DagCode::user_not_found;
+    if (user.account.balance < call.amount) return DagCode::insufficient_balance;
+    // FISCO creates an absent receiver at 0 before its overflow check; 0 + amount cannot
+    // overflow, so a receiver is created only by a transfer that succeeds.
+    Slot& to = slot(i, 2);
+    const auto sum = checked_add(to.exists ? to.account.balance : u256{0}, call.amount);
+    if (!sum) return DagCode::overflow;
+    user.account.balance -= call.amount;
+    to.exists = true;
+    to.account.balance = *sum;
+    return DagCode::ok;
 }
 
 /// The schedule that runs: serial on one thread; `automatic` resolved by the DAG's shape.

@@ -9,11 +9,12 @@
 #include <barrel/block/block.hpp>
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
 #include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
+
+#include "core/parallel.hpp"
 
 #include <algorithm>
 #include <atomic>

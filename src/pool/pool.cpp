@@ -4,8 +4,9 @@
 
 #include <barrel/core/hex.hpp>
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/pool/pool.hpp>
+
+#include "core/parallel.hpp"
 
 #include <algorithm>
 #include <array>
@@ -217,10 +218,44 @@ struct Pool::Impl {
     /// The parallel step of admission for up to kPrepareGroup encodings: everything that needs
     /// no lock but the shared one, recovery included.
     void prepare(std::span<const BytesView> encodings, std::span<Prepared> out) const;
+    /// The transactions of a group still in the running after a step of prepare(): their
+    /// indexes in the group, in order.
+    struct Live {
+        std::array<size_t, kPrepareGroup> index{};
+        size_t count{0};
+    };
+    /// Copies the encodings within the size bound into new pooled transactions.
+    Live copy_encodings(std::span<const BytesView> encodings, std::span<Prepared> out) const;
+    /// Hashes the group together and rejects those the pool holds (one shared lock per group).
+    void hash_and_look_up(const Live& live, std::span<Prepared> out) const;
+    /// check_stateless() of each transaction not rejected yet: those that pass.
+    Live check_stateless(const Live& live, std::span<Prepared> out) const;
+    /// Recovers the group's senders together, caches them and reads their accounts.
+    void recover_and_read(const Live& live, std::span<Prepared> out) const;
     /// Decoding and the stateless rules of one transaction, its hash set: why it is rejected, if
     /// it is.
     std::optional<Rejection> check_stateless(PooledTx& ptx) const;
+    /// The serial step of admission, under the lock: the checks against the sender's pooled
+    /// transactions and the pool's bounds, then the transaction held.
     AdmitResult insert(Prepared& p, std::chrono::steady_clock::time_point now);
+    /// What a transaction that passes admission's checks evicts to fit: pending transactions of
+    /// other senders (with their later nonces), or one queued transaction of another sender.
+    struct Room {
+        std::vector<const PooledTx*> pending_victims;
+        const PooledTx* queued_victim{nullptr};
+    };
+    /// The checks of insert(), in the order their rejections are reported: nonce, balance, then
+    /// as a replacement or as a new nonce.
+    Expected<Room, Rejection> room_for(const Sender& s, const PooledTx& ptx) const;
+    std::optional<Rejection> check_replacement(const Sender& s, const PooledTx& old,
+                                               const PooledTx& ptx) const;
+    Expected<Room, Rejection> room_for_new_nonce(const Sender& s, const PooledTx& ptx) const;
+    Expected<Room, Rejection> room_in_pending(const Sender& s, const PooledTx& ptx) const;
+    Expected<Room, Rejection> room_in_queued(const Sender& s, const PooledTx& ptx) const;
+    void make_room(const Room& room);
+    /// Holds an admitted transaction (in place of the one at its nonce, if any) and places it
+    /// and the sender's transactions whose class it changed.
+    Admitted hold(Sender& held, Prepared& p, std::chrono::steady_clock::time_point now);
     Expected<Sender, Rejection> sender_for_new(const Prepared& p) const;
     /// Pending transactions of other senders than `sender`, each cheaper than `tip`, whose
     /// eviction (with their senders' later nonces) frees `needed` pending slots; empty if there
@@ -251,9 +286,19 @@ void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepare
     // Each step runs over the group's transactions that passed the one before, in the order of
     // a single transaction's checks, so that hashing and recovery can take the group together.
     const size_t n = std::min(encodings.size(), kPrepareGroup);
-    std::array<size_t, kPrepareGroup> live;
-    size_t count = 0;
-    for (size_t i = 0; i < n; ++i) {
+    Live live = copy_encodings(encodings.first(n), out);
+    hash_and_look_up(live, out);
+    live = check_stateless(live, out);
+    recover_and_read(live, out);
+    // Rejected transactions hold nothing: insert() looks at the rejection alone.
+    for (size_t i = 0; i < n; ++i)
+        if (out[i].rejection) out[i].tx.reset();
+}
+
+Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings,
+                                            std::span<Prepared> out) const {
+    Live live;
+    for (size_t i = 0; i < encodings.size(); ++i) {
         const BytesView encoding = encodings[i];
         if (encoding.size() > config.max_transaction_bytes) {
             out[i].rejection =
@@ -264,39 +309,45 @@ void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepare
         }
         out[i].tx = std::make_shared<PooledTx>();
         out[i].tx->encoding.assign(encoding.begin(), encoding.end());
-        live[count++] = i;
+        live.index[live.count++] = i;
     }
+    return live;
+}
 
+void Pool::Impl::hash_and_look_up(const Live& live, std::span<Prepared> out) const {
     std::array<BytesView, kPrepareGroup> views;
     std::array<Hash, kPrepareGroup> hashes;
-    for (size_t k = 0; k < count; ++k) views[k] = out[live[k]].tx->encoding;
-    keccak256_many(std::span{views}.first(count), hashes);  // tx::hash_of, four at a time
-    {
-        std::shared_lock lock{mutex};
-        for (size_t k = 0; k < count; ++k) {
-            out[live[k]].tx->hash = hashes[k];
-            if (by_hash.contains(hashes[k]))
-                out[live[k]].rejection = Rejection{RejectCode::already_known, "already known"};
-        }
+    for (size_t k = 0; k < live.count; ++k) views[k] = out[live.index[k]].tx->encoding;
+    keccak256_many(std::span{views}.first(live.count), hashes);  // tx::hash_of, four at a time
+    std::shared_lock lock{mutex};
+    for (size_t k = 0; k < live.count; ++k) {
+        out[live.index[k]].tx->hash = hashes[k];
+        if (by_hash.contains(hashes[k]))
+            out[live.index[k]].rejection = Rejection{RejectCode::already_known, "already known"};
     }
+}
 
-    std::array<const tx::Transaction*, kPrepareGroup> to_recover;
-    size_t recovering = 0;
-    for (size_t k = 0; k < count; ++k) {
-        Prepared& p = out[live[k]];
+Pool::Impl::Live Pool::Impl::check_stateless(const Live& live, std::span<Prepared> out) const {
+    Live passed;
+    for (size_t k = 0; k < live.count; ++k) {
+        Prepared& p = out[live.index[k]];
         if (p.rejection) continue;
         if (auto rejection = check_stateless(*p.tx)) {
             p.rejection = std::move(rejection);
             continue;
         }
-        to_recover[recovering] = &p.tx->tx;
-        live[recovering++] = live[k];
+        passed.index[passed.count++] = live.index[k];
     }
+    return passed;
+}
 
+void Pool::Impl::recover_and_read(const Live& live, std::span<Prepared> out) const {
+    std::array<const tx::Transaction*, kPrepareGroup> to_recover;
+    for (size_t k = 0; k < live.count; ++k) to_recover[k] = &out[live.index[k]].tx->tx;
     std::array<Expected<Address, tx::TxError>, kPrepareGroup> recovered;
-    tx::recover_senders(std::span{to_recover}.first(recovering), recovered);
-    for (size_t k = 0; k < recovering; ++k) {
-        Prepared& p = out[live[k]];
+    tx::recover_senders(std::span{to_recover}.first(live.count), recovered);
+    for (size_t k = 0; k < live.count; ++k) {
+        Prepared& p = out[live.index[k]];
         if (!recovered[k]) {
             p.rejection = stateless_rejection(recovered[k].error(), p.tx->tx, config.chain_id);
             continue;
@@ -307,9 +358,6 @@ void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepare
         p.epoch = epoch.load(std::memory_order_acquire);
         p.account = state.account(p.tx->sender);
     }
-    // Rejected transactions hold nothing: insert() looks at the rejection alone.
-    for (size_t i = 0; i < n; ++i)
-        if (out[i].rejection) out[i].tx.reset();
 }
 
 std::optional<Rejection> Pool::Impl::check_stateless(PooledTx& ptx) const {
@@ -402,21 +450,9 @@ std::vector<const PooledTx*> Pool::Impl::pending_victims(const Address& sender, 
     return victims;
 }
 
-AdmitResult Pool::Impl::insert(Prepared& p, std::chrono::steady_clock::time_point now) {
-    if (p.rejection) return unexpected(*p.rejection);
-    const PooledTx& ptx = *p.tx;
+Expected<Pool::Impl::Room, Rejection> Pool::Impl::room_for(const Sender& s,
+                                                           const PooledTx& ptx) const {
     const tx::Transaction& t = ptx.tx;
-    if (by_hash.contains(ptx.hash)) return reject(RejectCode::already_known, "already known");
-
-    auto found = senders.find(ptx.sender);
-    std::optional<Sender> fresh;
-    if (found == senders.end()) {
-        auto s = sender_for_new(p);
-        if (!s) return unexpected(s.error());
-        fresh = std::move(s).value();
-    }
-    Sender& s = fresh ? *fresh : found->second;
-
     if (t.nonce < s.taken_end)
         return reject(RejectCode::nonce_too_low, "nonce too low: next nonce " +
                                                      std::to_string(s.taken_end) + ", tx nonce " +
@@ -426,103 +462,142 @@ AdmitResult Pool::Impl::insert(Prepared& p, std::chrono::steady_clock::time_poin
                       std::string{kInsufficientFunds} + ": balance " + to_decimal(s.balance) +
                           ", tx cost " + to_decimal(ptx.cost) + ", overshot " +
                           to_decimal(ptx.cost - s.balance));
-    const auto existing = s.txs.find(t.nonce);
-    std::vector<const PooledTx*> victims;
-    const PooledTx* queued_victim = nullptr;
-    if (existing != s.txs.end()) {
-        const PooledTx& old = *existing->second.tx;
-        // total_cost − old.cost cannot wrap (old is part of it); adding may pass 2^256.
-        const u256 others = s.total_cost - old.cost;
-        const auto need = checked_add(others, ptx.cost);
-        if (ptx.cost > old.cost && (!need || s.balance < *need))
-            return insufficient(s.balance, s.total_cost, "tx bumped", ptx.cost - old.cost);
-        const tx::Transaction& o = old.tx;
-        const bool raises = t.max_fee_per_gas > o.max_fee_per_gas &&
-                            t.max_priority_fee_per_gas > o.max_priority_fee_per_gas;
-        if (!raises || t.max_fee_per_gas < bumped(o.max_fee_per_gas, config.price_bump_percent) ||
-            t.max_priority_fee_per_gas <
-                bumped(o.max_priority_fee_per_gas, config.price_bump_percent))
-            return reject(RejectCode::replacement_underpriced,
-                          "replacement transaction underpriced");
-    } else {
-        const auto need = checked_add(s.total_cost, ptx.cost);
-        if (!need || s.balance < *need)
-            return insufficient(s.balance, s.total_cost, "tx cost", ptx.cost);
-        if (t.nonce > s.pending_end && t.nonce - s.pending_end > config.max_nonce_gap)
-            return reject(RejectCode::nonce_too_high,
-                          "nonce too high: next nonce " + std::to_string(s.pending_end) +
-                              ", tx nonce " + std::to_string(t.nonce) + ", more than " +
-                              std::to_string(config.max_nonce_gap) + " ahead");
-        if (s.txs.size() >= config.max_per_sender)
-            return reject(RejectCode::account_limit, "account limit exceeded: pooled " +
-                                                         std::to_string(s.txs.size()) + " txs");
-        if (t.nonce == s.pending_end) {
-            // Pending, with the queued transactions whose gap it closes.
-            size_t promoted = 0;
-            for (auto it = s.txs.find(t.nonce + 1);
-                 it != s.txs.end() && it->first == t.nonce + 1 + promoted; ++it)
-                ++promoted;
-            if (pending + 1 + promoted > config.max_pending) {
-                victims = pending_victims(ptx.sender, ptx.tip,
-                                          pending + 1 + promoted - config.max_pending);
-                if (victims.empty()) return reject(RejectCode::pool_full, "txpool is full");
-            }
-        } else {
-            if (s.queued() >= config.max_queued_per_sender)
-                return reject(RejectCode::account_limit, "account limit exceeded: queued " +
-                                                             std::to_string(s.queued()) + " txs");
-            if (queued() >= config.max_queued) {
-                // A queued newcomer competes with queued transactions only: a nonce gap never
-                // pushes out what can execute.
-                for (const auto& [key, v] : queued_index) {
-                    if (!(v->tip < ptx.tip)) break;
-                    if (v->sender == ptx.sender) continue;
-                    queued_victim = v;
-                    break;
-                }
-                if (!queued_victim) return reject(RejectCode::pool_full, "txpool is full");
-            }
-        }
+    if (const auto existing = s.txs.find(t.nonce); existing != s.txs.end()) {
+        if (auto rejection = check_replacement(s, *existing->second.tx, ptx))
+            return unexpected(std::move(*rejection));
+        return Room{};
     }
+    return room_for_new_nonce(s, ptx);
+}
 
-    // Admitted: make room first (other senders only, so `s` stays valid; a fresh sender is not
-    // in the map yet).
-    for (const PooledTx* v : victims) remove_from(v->sender, v->tx.nonce);
-    if (queued_victim) {
+std::optional<Rejection> Pool::Impl::check_replacement(const Sender& s, const PooledTx& old,
+                                                       const PooledTx& ptx) const {
+    // total_cost − old.cost cannot wrap (old is part of it); adding may pass 2^256.
+    const u256 others = s.total_cost - old.cost;
+    const auto need = checked_add(others, ptx.cost);
+    if (ptx.cost > old.cost && (!need || s.balance < *need))
+        return insufficient(s.balance, s.total_cost, "tx bumped", ptx.cost - old.cost).error;
+    const tx::Transaction& t = ptx.tx;
+    const tx::Transaction& o = old.tx;
+    const bool raises = t.max_fee_per_gas > o.max_fee_per_gas &&
+                        t.max_priority_fee_per_gas > o.max_priority_fee_per_gas;
+    if (!raises || t.max_fee_per_gas < bumped(o.max_fee_per_gas, config.price_bump_percent) ||
+        t.max_priority_fee_per_gas < bumped(o.max_priority_fee_per_gas, config.price_bump_percent))
+        return Rejection{RejectCode::replacement_underpriced,
+                         "replacement transaction underpriced"};
+    return std::nullopt;
+}
+
+Expected<Pool::Impl::Room, Rejection> Pool::Impl::room_for_new_nonce(const Sender& s,
+                                                                     const PooledTx& ptx) const {
+    const tx::Transaction& t = ptx.tx;
+    const auto need = checked_add(s.total_cost, ptx.cost);
+    if (!need || s.balance < *need)
+        return insufficient(s.balance, s.total_cost, "tx cost", ptx.cost);
+    if (t.nonce > s.pending_end && t.nonce - s.pending_end > config.max_nonce_gap)
+        return reject(RejectCode::nonce_too_high,
+                      "nonce too high: next nonce " + std::to_string(s.pending_end) +
+                          ", tx nonce " + std::to_string(t.nonce) + ", more than " +
+                          std::to_string(config.max_nonce_gap) + " ahead");
+    if (s.txs.size() >= config.max_per_sender)
+        return reject(RejectCode::account_limit,
+                      "account limit exceeded: pooled " + std::to_string(s.txs.size()) + " txs");
+    return t.nonce == s.pending_end ? room_in_pending(s, ptx) : room_in_queued(s, ptx);
+}
+
+Expected<Pool::Impl::Room, Rejection> Pool::Impl::room_in_pending(const Sender& s,
+                                                                  const PooledTx& ptx) const {
+    // Pending, with the queued transactions whose gap it closes.
+    const uint64_t nonce = ptx.tx.nonce;
+    size_t promoted = 0;
+    for (auto it = s.txs.find(nonce + 1); it != s.txs.end() && it->first == nonce + 1 + promoted;
+         ++it)
+        ++promoted;
+    Room room;
+    if (pending + 1 + promoted > config.max_pending) {
+        room.pending_victims =
+            pending_victims(ptx.sender, ptx.tip, pending + 1 + promoted - config.max_pending);
+        if (room.pending_victims.empty()) return reject(RejectCode::pool_full, "txpool is full");
+    }
+    return room;
+}
+
+Expected<Pool::Impl::Room, Rejection> Pool::Impl::room_in_queued(const Sender& s,
+                                                                 const PooledTx& ptx) const {
+    if (s.queued() >= config.max_queued_per_sender)
+        return reject(RejectCode::account_limit,
+                      "account limit exceeded: queued " + std::to_string(s.queued()) + " txs");
+    Room room;
+    if (queued() >= config.max_queued) {
+        // A queued newcomer competes with queued transactions only: a nonce gap never pushes
+        // out what can execute.
+        for (const auto& [key, v] : queued_index) {
+            if (!(v->tip < ptx.tip)) break;
+            if (v->sender == ptx.sender) continue;
+            room.queued_victim = v;
+            break;
+        }
+        if (!room.queued_victim) return reject(RejectCode::pool_full, "txpool is full");
+    }
+    return room;
+}
+
+void Pool::Impl::make_room(const Room& room) {
+    for (const PooledTx* v : room.pending_victims) remove_from(v->sender, v->tx.nonce);
+    if (room.queued_victim) {
         // Copied first: the removal may free the victim.
-        const Address victim = queued_victim->sender;
+        const Address victim = room.queued_victim->sender;
         Sender& vs = senders.at(victim);
-        remove(vs, vs.txs.find(queued_victim->tx.nonce));
+        remove(vs, vs.txs.find(room.queued_victim->tx.nonce));
         erase_if_empty(victim);
     }
-    const bool replaced = existing != s.txs.end();
-    if (fresh) found = senders.emplace(ptx.sender, std::move(*fresh)).first;
-    Sender& held = found->second;
+}
+
+Admitted Pool::Impl::hold(Sender& held, Prepared& p, std::chrono::steady_clock::time_point now) {
+    const uint64_t nonce = p.tx->tx.nonce;
     p.tx->sequence = next_sequence++;
     p.tx->arrival_block = epoch.load(std::memory_order_relaxed);
     p.tx->admitted_at = now;
     TxPtr shared = std::move(p.tx);
     const uint64_t old_taken_end = held.taken_end, old_pending_end = held.pending_end;
     const size_t pending_before = held.pending();
-    Slot* slot = nullptr;
-    if (replaced) {
-        Slot& s_old = held.txs.at(t.nonce);
-        by_hash.erase(s_old.tx->hash);
-        held.total_cost -= s_old.tx->cost;
-        place(s_old, Where::none);
-        s_old.tx = shared;
-        slot = &s_old;
-    } else {
-        slot = &held.txs.emplace(t.nonce, Slot{shared, Where::none}).first->second;
+    auto [it, added] = held.txs.try_emplace(nonce);
+    Slot& slot = it->second;
+    if (!added) {  // a replacement: the old transaction leaves every index
+        by_hash.erase(slot.tx->hash);
+        held.total_cost -= slot.tx->cost;
+        place(slot, Where::none);
     }
-    held.total_cost += shared->cost;  // checked above: no wrap
+    slot.tx = shared;
+    held.total_cost += shared->cost;  // checked by room_for: no wrap
     by_hash.emplace(shared->hash, shared);
     held.update_pending_end();
-    place(*slot, held.class_of(t.nonce));
+    place(slot, held.class_of(nonce));
     reclassify(held, old_taken_end, old_pending_end);
     pending += held.pending() - pending_before;
     p.admitted = shared;
-    return Admitted{shared->hash, shared->sender, t.nonce < held.pending_end, replaced};
+    return Admitted{shared->hash, shared->sender, nonce < held.pending_end, !added};
+}
+
+AdmitResult Pool::Impl::insert(Prepared& p, std::chrono::steady_clock::time_point now) {
+    if (p.rejection) return unexpected(*p.rejection);
+    const PooledTx& ptx = *p.tx;
+    if (by_hash.contains(ptx.hash)) return reject(RejectCode::already_known, "already known");
+
+    auto found = senders.find(ptx.sender);
+    std::optional<Sender> fresh;
+    if (found == senders.end()) {
+        auto s = sender_for_new(p);
+        if (!s) return unexpected(s.error());
+        fresh = std::move(s).value();
+    }
+    auto room = room_for(fresh ? *fresh : found->second, ptx);
+    if (!room) return unexpected(room.error());
+    // Admitted: make room first (other senders only, so `found` stays valid; a fresh sender is
+    // not in the map yet).
+    make_room(*room);
+    if (fresh) found = senders.emplace(ptx.sender, std::move(*fresh)).first;
+    return hold(found->second, p, now);
 }
 
 void Pool::Impl::place(Slot& slot, Where to) {

@@ -1,12 +1,16 @@
 #include <barrel/core/keccak.hpp>
-#include <barrel/core/parallel.hpp>
 #include <barrel/rlp/encode.hpp>
 #include <barrel/state/state.hpp>
+
+#include "core/keyed_hash.hpp"
+#include "core/parallel.hpp"
 
 #include <algorithm>
 #include <string_view>
 
 namespace barrel::state {
+
+size_t StringHash::operator()(std::string_view s) const noexcept { return keyed_hash(s); }
 
 namespace {
 constexpr uint8_t kAccountKind = 0x01;

@@ -1,7 +1,6 @@
 #include "block_batch.hpp"
 
-#include <barrel/core/parallel.hpp>
-
+#include "core/parallel.hpp"
 #include "document_writers.hpp"
 #include <rocksdb/write_batch.h>
 
@@ -110,64 +109,103 @@ bool put_records_match_rocksdb() {
     return match;
 }
 
-BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o,
-                              const DocumentFamilies& families, std::string_view header_key,
-                              std::span<const PutRecord> tail, bool parallel, std::string buffer) {
-    const block::Header& h = *b.header;
-    const size_t n = b.size();
-    const size_t n_accounts = o.writes.accounts.size();
-    const size_t n_users = o.writes.users.size();
-    // Items: each transaction with its receipt, then the accounts, the users, and the header;
-    // in runs of consecutive items, each run's records written by one task into its own buffer.
-    const size_t items = n + n_accounts + n_users + 1;
-    constexpr size_t kItemsPerRun = 64;
+namespace {
+
+/// encode_block_batch's items: each transaction with its receipt, then the accounts, the users,
+/// and the header; in runs of consecutive items, each run's records written by one task into its
+/// own buffer.
+constexpr size_t kItemsPerRun = 64;
+
+/// Writes the records of one run of a block's items.
+class RunWriter {
+public:
+    RunWriter(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
+              std::string_view header_key, std::string& out)
+        : m_b{b},
+          m_o{o},
+          m_families{families},
+          m_header_key{header_key},
+          m_out{out},
+          m_accounts_end{b.size() + o.writes.accounts.size()},
+          m_users_end{m_accounts_end + o.writes.users.size()} {
+        m_out.reserve(16 << 10);
+        m_doc.reserve(4 << 10);
+    }
+
+    /// Appends item i's records.
+    void write(size_t i) {
+        const block::Header& h = *m_b.header;
+        if (i < m_b.size()) {
+            const std::string_view key = as_chars(m_b.tx_hashes[i].view());
+            write_tx_document(m_doc, m_b.txs[i], m_b.tx_hashes[i], m_b.senders[i], h.number,
+                              m_b.hash, i);
+            put(m_families.txs, key);
+            write_receipt_document(m_doc, m_o.receipts[i], m_b.tx_hashes[i], h.number, i);
+            put(m_families.receipts, key);
+        } else if (i < m_accounts_end) {
+            const auto& [address, account] = m_o.writes.accounts[i - m_b.size()];
+            write_account_document(m_doc, account);
+            put(m_families.accounts, as_chars(address.view()));
+        } else if (i < m_users_end) {
+            const auto& [name, balance] = m_o.writes.users[i - m_accounts_end];
+            write_user_document(m_doc, name, balance);
+            put(m_families.users, name);
+        } else {
+            write_header_document(m_doc, h, m_b.hash, m_b.size());
+            put(m_families.headers, m_header_key);
+        }
+    }
+    /// Key and value bytes of the records written.
+    size_t bytes() const noexcept { return m_bytes; }
+
+private:
+    // Each document is written to m_doc first: a record gives its value's length before it.
+    void put(uint32_t family, std::string_view key) {
+        append_put_record(m_out, family, key, m_doc);
+        m_bytes += key.size() + m_doc.size();
+        m_doc.clear();
+    }
+
+    const block::Block& m_b;
+    const exec::Outcome& m_o;
+    const DocumentFamilies& m_families;
+    std::string_view m_header_key;
+    std::string& m_out;
+    const size_t m_accounts_end;  ///< items [size, m_accounts_end) are the accounts
+    const size_t m_users_end;     ///< then the users; the header is last
+    std::string m_doc;
+    size_t m_bytes{0};
+};
+
+/// Each run's records, and their key and value bytes.
+struct Runs {
+    std::vector<std::string> records;
+    std::vector<size_t> bytes;
+};
+
+Runs encode_runs(const block::Block& b, const exec::Outcome& o, const DocumentFamilies& families,
+                 std::string_view header_key, size_t items, bool parallel) {
     const size_t runs = (items + kItemsPerRun - 1) / kItemsPerRun;
-    std::vector<std::string> records(runs);
-    std::vector<size_t> bytes(runs, 0);
+    Runs out{std::vector<std::string>(runs), std::vector<size_t>(runs, 0)};
     for_each_group(items, kItemsPerRun, parallel, [&](size_t begin, size_t end) {
         const size_t run = begin / kItemsPerRun;
-        std::string& out = records[run];
-        out.reserve(16 << 10);
-        // Each document is written here first: a record gives its value's length before it.
-        std::string doc;
-        doc.reserve(4 << 10);
-        size_t run_bytes = 0;
-        const auto put = [&](uint32_t family, std::string_view key) {
-            append_put_record(out, family, key, doc);
-            run_bytes += key.size() + doc.size();
-            doc.clear();
-        };
-        for (size_t i = begin; i < end; ++i) {
-            if (i < n) {
-                const std::string_view key = as_chars(b.tx_hashes[i].view());
-                write_tx_document(doc, b.txs[i], b.tx_hashes[i], b.senders[i], h.number, b.hash, i);
-                put(families.txs, key);
-                write_receipt_document(doc, o.receipts[i], b.tx_hashes[i], h.number, i);
-                put(families.receipts, key);
-            } else if (i < n + n_accounts) {
-                const auto& [address, account] = o.writes.accounts[i - n];
-                write_account_document(doc, account);
-                put(families.accounts, as_chars(address.view()));
-            } else if (i < items - 1) {
-                const auto& [name, balance] = o.writes.users[i - n - n_accounts];
-                write_user_document(doc, name, balance);
-                put(families.users, name);
-            } else {
-                write_header_document(doc, h, b.hash, n);
-                put(families.headers, header_key);
-            }
-        }
-        bytes[run] = run_bytes;
+        RunWriter writer{b, o, families, header_key, out.records[run]};
+        for (size_t i = begin; i < end; ++i) writer.write(i);
+        out.bytes[run] = writer.bytes();
     });
+    return out;
+}
 
-    BlockBatch batch{std::move(buffer)};
-    batch.records = 2 * n + n_accounts + n_users + 1 + tail.size();
-    std::vector<size_t> offset(runs + 1, kBatchHeaderSize);
-    for (size_t r = 0; r < runs; ++r) {
-        offset[r + 1] = offset[r] + records[r].size();
-        batch.bytes += bytes[r];
+/// The runs' records copied in parallel into the batch (`records` counts them and the tail's),
+/// then the tail (the raw block among it) appended once, where it ends up.
+void assemble(BlockBatch& batch, const Runs& runs, std::span<const PutRecord> tail, bool parallel) {
+    const size_t n_runs = runs.records.size();
+    std::vector<size_t> offset(n_runs + 1, kBatchHeaderSize);
+    for (size_t r = 0; r < n_runs; ++r) {
+        offset[r + 1] = offset[r] + runs.records[r].size();
+        batch.bytes += runs.bytes[r];
     }
-    size_t size = offset[runs];
+    size_t size = offset[n_runs];
     for (const PutRecord& p : tail) {
         size += put_record_size(p.family, p.key, p.value);
         batch.bytes += p.key.size() + p.value.size();
@@ -178,14 +216,28 @@ BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o,
         batch.rep.clear();
         batch.rep.reserve(size);
     }
-    batch.rep.resize(offset[runs]);
+    batch.rep.resize(offset[n_runs]);
     std::memset(batch.rep.data(), 0, 8);  // the sequence number, which DB::Write sets
     set_record_count(batch.rep, static_cast<uint32_t>(batch.records));
-    for_each_index(runs, parallel, [&](size_t r) {
-        std::memcpy(batch.rep.data() + offset[r], records[r].data(), records[r].size());
+    for_each_index(n_runs, parallel, [&](size_t r) {
+        std::memcpy(batch.rep.data() + offset[r], runs.records[r].data(), runs.records[r].size());
     });
-    // The tail (the raw block among it) goes in once, where it ends up.
     for (const PutRecord& p : tail) append_put_record(batch.rep, p.family, p.key, p.value);
+}
+
+}  // namespace
+
+BlockBatch encode_block_batch(const block::Block& b, const exec::Outcome& o,
+                              const DocumentFamilies& families, std::string_view header_key,
+                              std::span<const PutRecord> tail, bool parallel, std::string buffer) {
+    const size_t n = b.size();
+    const size_t n_accounts = o.writes.accounts.size();
+    const size_t n_users = o.writes.users.size();
+    const Runs runs =
+        encode_runs(b, o, families, header_key, n + n_accounts + n_users + 1, parallel);
+    BlockBatch batch{std::move(buffer)};
+    batch.records = 2 * n + n_accounts + n_users + 1 + tail.size();
+    assemble(batch, runs, tail, parallel);
     return batch;
 }
 

@@ -2,9 +2,8 @@
 // caches move on (write-through), with the commit's epoch held odd from before the write until
 // after it (state_cache.hpp, CommitEpoch).
 
-#include <barrel/core/parallel.hpp>
-
 #include "block_batch.hpp"
+#include "core/parallel.hpp"
 #include "crash_points.hpp"
 #include "store_impl.hpp"
 #include <rocksdb/write_batch.h>
@@ -64,6 +63,89 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// After a failed write, RocksDB refuses every write until DB::Resume: it flushes every memtable
+/// and switches to a new WAL (the failed write may have left a torn record in the old one, which
+/// the flush makes obsolete), then takes writes again. The disk has room now, or the flush fails
+/// and the store stays in error for the next attempt.
+Expected<void, StoreError> resume_after_failure(Store::Impl& impl) {
+    if (!impl.failed.load(std::memory_order_relaxed)) return {};
+    // Resume could not move off the failed WAL: nothing to flush, and no earlier attempt moved
+    // off it (keep_memtable_flushable makes this rare: a write that switched every memtable
+    // itself, at the WAL size limit, and then failed).
+    if (memtables_empty(impl) && current_wal(impl) == impl.failed_wal)
+        return fail(impl.failure.code, "the store is in error since a write failed (" +
+                                           impl.failure.message +
+                                           "); it cannot resume in place: reopen the datadir");
+    // Busy: RocksDB's own recovery is under way (its SstFileManager retries a full disk's every
+    // 5 s once it sees room), and this call finds it done later.
+    const auto resumed = impl.db->Resume();
+    if (!resumed.ok())
+        return fail(impl.failure.code,
+                    "the store is in error since a write failed (" + impl.failure.message + "); " +
+                        (resumed.IsBusy() ? std::string{"RocksDB is recovering on its own"}
+                                          : "resuming it: " + resumed.ToString()));
+    impl.failed.store(false, std::memory_order_relaxed);
+    return {};
+}
+
+/// The keys and values of the records after a block's documents: the raw block, the block-hash
+/// index and the new head.
+struct BlockTail {
+    std::string number;
+    std::string hash_index_key;
+    Head head;
+    std::string head_doc;
+    PutRecord records[3];
+
+    BlockTail(Store::Impl& impl, const block::Block& b)
+        : number{number_key(b.header->number)},
+          hash_index_key{hash_key(b.hash)},
+          head{b.header->number, b.hash, b.header->state_root},
+          head_doc{head_document(head).dump()},
+          records{{impl.cfs[kBlocks]->GetID(), number, as_chars(b.wire)},
+                  {impl.cfs[kMeta]->GetID(), hash_index_key, number},
+                  {impl.cfs[kMeta]->GetID(), kHeadKey, head_doc}} {}
+    BlockTail(const BlockTail&) = delete;  // the records view the strings
+    BlockTail& operator=(const BlockTail&) = delete;
+};
+
+/// Writes the batch, with the crash tests' kill points (crash_points.hpp; never set outside
+/// them) around it; a failure puts the store in error (resume_after_failure).
+Expected<void, StoreError> write_block(Store::Impl& impl, std::string rep, uint64_t number) {
+    BlockWriteBatch batch{std::move(rep)};
+    rocksdb::WriteOptions wo;
+    wo.sync = impl.options.sync;
+    if (impl.crash_points) [[unlikely]]
+        crash_at(CrashPoint::built, number);
+    const auto s = impl.db->Write(wo, &batch);
+    if (impl.crash_points) [[unlikely]]
+        crash_at(CrashPoint::written, number);
+    impl.batch_buffer = std::move(batch).release();
+    // An outlying block's batch is not kept for the rest of the process (flat memory).
+    if (impl.batch_buffer.capacity() > kMaxKeptBatchBytes) impl.batch_buffer = std::string{};
+    if (!s.ok()) {
+        impl.failed.store(true, std::memory_order_relaxed);
+        impl.failed_wal = current_wal(impl);
+        // The pipeline names the stage ("block 7: commit: ..."); this names what failed in it.
+        impl.failure = from_status(s, "writing the block").error;
+        return unexpected(impl.failure);
+    }
+    return {};
+}
+
+/// Only with the block durable in the WAL does the cache move on: in parallel, since each put is
+/// a cache miss on a random line and both caches take concurrent writers.
+void write_through(Store::Impl& impl, const exec::Outcome& o, bool parallel) {
+    for_each_index(o.writes.accounts.size(), parallel, [&](size_t i) {
+        const auto& [address, account] = o.writes.accounts[i];
+        impl.accounts->put(address, account);
+    });
+    for_each_index(o.writes.users.size(), parallel, [&](size_t i) {
+        const auto& [name, balance] = o.writes.users[i];
+        impl.users->put(name, balance);
+    });
+}
+
 }  // namespace
 
 Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o,
@@ -71,34 +153,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     if (!b.header)
         return fail(StoreErrorCode::invalid_argument,
                     "commit: a bare transaction list is not a block");
-    const block::Header& h = *b.header;
-    if (m_impl->failed.load(std::memory_order_relaxed)) {
-        // RocksDB refuses every write after a failed one. DB::Resume flushes every memtable and
-        // switches to a new WAL (the failed write may have left a torn record in the old one,
-        // which the flush makes obsolete), then takes writes again: the disk has room now, or
-        // the flush fails and the store stays in error for the next attempt.
-        // Resume could not move off the failed WAL: nothing to flush, and no earlier attempt
-        // moved off it (keep_memtable_flushable makes this rare: a write that switched every
-        // memtable itself, at the WAL size limit, and then failed).
-        if (memtables_empty(*m_impl) && current_wal(*m_impl) == m_impl->failed_wal)
-            return fail(m_impl->failure.code,
-                        "the store is in error since a write failed (" + m_impl->failure.message +
-                            "); it cannot resume in place: reopen the datadir");
-        // Busy: RocksDB's own recovery is under way (its SstFileManager retries a full disk's
-        // every 5 s once it sees room), and this call finds it done later.
-        const auto resumed = m_impl->db->Resume();
-        if (!resumed.ok())
-            return fail(m_impl->failure.code,
-                        "the store is in error since a write failed (" + m_impl->failure.message +
-                            "); " +
-                            (resumed.IsBusy() ? std::string{"RocksDB is recovering on its own"}
-                                              : "resuming it: " + resumed.ToString()));
-        m_impl->failed.store(false, std::memory_order_relaxed);
-    }
-    const size_t n_accounts = o.writes.accounts.size();
-    const size_t n_users = o.writes.users.size();
-    CommitStats stats;
-
+    const uint64_t number = b.header->number;
+    BARREL_TRY(resume_after_failure(*m_impl));
     // Every document's value is at most about twice the block's bytes (hex), and RocksDB takes
     // values shorter than 4 GiB (Options::max_block_bytes).
     if (b.wire.size() > m_impl->options.max_block_bytes)
@@ -106,65 +162,31 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
                     "commit: a block of " + std::to_string(b.wire.size()) +
                         " bytes is more than the store takes (" +
                         std::to_string(m_impl->options.max_block_bytes) + ")");
+    CommitStats stats;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto family = [this](size_t cf) { return m_impl->cfs[cf]->GetID(); };
-    // The records after the documents: the raw block, the block-hash index and the new head.
-    const std::string number = number_key(h.number);
-    const std::string hk = hash_key(b.hash);
-    const Head next{h.number, b.hash, h.state_root};
-    const std::string head_doc = head_document(next).dump();
-    const PutRecord tail[] = {{family(kBlocks), number, as_chars(b.wire)},
-                              {family(kMeta), hk, number},
-                              {family(kMeta), kHeadKey, head_doc}};
-    const DocumentFamilies families{family(kTxs), family(kReceipts), family(kAccounts),
-                                    family(kUsers), family(kHeaders)};
-    BlockBatch built =
-        encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
+    const BlockTail tail{*m_impl, b};
+    const DocumentFamilies families{m_impl->cfs[kTxs]->GetID(), m_impl->cfs[kReceipts]->GetID(),
+                                    m_impl->cfs[kAccounts]->GetID(), m_impl->cfs[kUsers]->GetID(),
+                                    m_impl->cfs[kHeaders]->GetID()};
+    BlockBatch built = encode_block_batch(b, o, families, tail.number, tail.records, parallel,
+                                          std::move(m_impl->batch_buffer));
     stats.encode_ms = ms_since(t0);
-    stats.documents = built.records - std::size(tail);
+    stats.documents = built.records - std::size(tail.records);
     stats.bytes = built.bytes;
 
     const auto t1 = std::chrono::steady_clock::now();
     keep_memtable_flushable(*m_impl);
-    BlockWriteBatch batch{std::move(built.rep)};
-    rocksdb::WriteOptions wo;
-    wo.sync = m_impl->options.sync;
     // From here until the write-through below, a read-miss fill may have fetched either value.
     const CommitInProgress in_progress{m_impl->epoch};
-    // The crash tests' kill points (crash_points.hpp); never set outside them.
-    if (m_impl->crash_points) [[unlikely]]
-        crash_at(CrashPoint::built, h.number);
-    const auto s = m_impl->db->Write(wo, &batch);
-    if (m_impl->crash_points) [[unlikely]]
-        crash_at(CrashPoint::written, h.number);
-    m_impl->batch_buffer = std::move(batch).release();
-    // An outlying block's batch is not kept for the rest of the process (flat memory).
-    if (m_impl->batch_buffer.capacity() > kMaxKeptBatchBytes) m_impl->batch_buffer = std::string{};
-    if (!s.ok()) {
-        m_impl->failed.store(true, std::memory_order_relaxed);
-        m_impl->failed_wal = current_wal(*m_impl);
-        // The pipeline names the stage ("block 7: commit: ..."); this names what failed in it.
-        m_impl->failure = from_status(s, "writing the block").error;
-        return unexpected(m_impl->failure);
-    }
+    BARREL_TRY(write_block(*m_impl, std::move(built.rep), number));
     stats.write_ms = ms_since(t1);
     // After the write returned, so that the record never names a block the database lacks. A
     // failed update leaves it lagging, which an open takes (committed.hpp).
-    if (m_impl->committed) (void)m_impl->committed->write(next, m_impl->options.sync);
+    if (m_impl->committed) (void)m_impl->committed->write(tail.head, m_impl->options.sync);
     if (m_impl->crash_points) [[unlikely]]
-        crash_at(CrashPoint::marked, h.number);
-
-    // Only now, with the block durable in the WAL, does the cache move on: in parallel, since
-    // each put is a cache miss on a random line and both caches take concurrent writers.
-    for_each_index(n_accounts, parallel, [&](size_t i) {
-        const auto& [address, account] = o.writes.accounts[i];
-        m_impl->accounts->put(address, account);
-    });
-    for_each_index(n_users, parallel, [&](size_t i) {
-        const auto& [name, balance] = o.writes.users[i];
-        m_impl->users->put(name, balance);
-    });
-    m_impl->head = next;
+        crash_at(CrashPoint::marked, number);
+    write_through(*m_impl, o, parallel);
+    m_impl->head = tail.head;
     return stats;
 }
 

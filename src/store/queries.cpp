@@ -197,20 +197,8 @@ Expected<std::optional<Bytes>, StoreError> Snapshot::raw_block(uint64_t number) 
     return raw_block_at(m_impl, number, m_handle->snapshot);
 }
 
-Expected<std::optional<json>, StoreError> Snapshot::header(uint64_t number) const {
-    return m_impl.get_json(kHeaders, number_key(number), m_handle->snapshot);
-}
-
 Expected<std::optional<uint64_t>, StoreError> Snapshot::block_number(const Hash& block_hash) const {
     return block_number_at(m_impl, block_hash, m_handle->snapshot);
-}
-
-Expected<std::optional<json>, StoreError> Snapshot::transaction(const Hash& tx_hash) const {
-    return m_impl.get_json(kTxs, hash_bytes_key(tx_hash), m_handle->snapshot);
-}
-
-Expected<std::optional<json>, StoreError> Snapshot::receipt(const Hash& tx_hash) const {
-    return m_impl.get_json(kReceipts, hash_bytes_key(tx_hash), m_handle->snapshot);
 }
 
 ReadOutcome<HeaderRecord> Snapshot::header_record(uint64_t number) const {

@@ -8,6 +8,7 @@
 #include <barrel/core/uint256.hpp>
 #include <barrel/state/state.hpp>
 
+#include "core/keyed_hash.hpp"
 #include "core/seqlock_cache.hpp"
 #include "store/sharded_cache.hpp"
 
@@ -85,7 +86,7 @@ public:
 private:
     using Cache = SeqlockCache<20, 40>;  // address → nonce (8 bytes) and balance (32)
 
-    static uint64_t hash(const Address& a) noexcept { return FixedBytesHasher{}(a); }
+    static uint64_t hash(const Address& a) noexcept { return keyed_hash(as_chars(a.view())); }
     static Cache::Value pack(const std::optional<state::Account>& v) noexcept {
         Cache::Value out{};
         if (!v) return out;

@@ -10,8 +10,8 @@
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/core/hex.hpp>
-#include <barrel/core/keyed_hash.hpp>
 
+#include "core/keyed_hash.hpp"
 #include "test_files.hpp"
 #include <fcntl.h>
 #include <gtest/gtest.h>

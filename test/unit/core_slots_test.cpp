@@ -4,8 +4,7 @@
 // move behave like a vector's. Element lifetimes are counted, so a double construction or a
 // missing destruction fails here, and ASan/UBSan in CI see the memory.
 
-#include <barrel/core/slots.hpp>
-
+#include "core/slots.hpp"
 #include <gtest/gtest.h>
 
 #include <atomic>

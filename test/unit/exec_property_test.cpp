@@ -424,7 +424,7 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
     auto sender_balance_before = [&]() {
         block::Block prefix;
         prefix.header = b.header;
-        prefix.txs.assign(b.txs.begin(), b.txs.begin() + static_cast<std::ptrdiff_t>(i));
+        for (size_t k = 0; k < i; ++k) prefix.txs.push_back(b.txs[k]);
         prefix.tx_hashes.assign(b.tx_hashes.begin(),
                                 b.tx_hashes.begin() + static_cast<std::ptrdiff_t>(i));
         prefix.senders.assign(b.senders.begin(),

@@ -70,17 +70,8 @@ protected:
 
     /// A signed transfer from generated account `i` at its current nonce (+ offset).
     Bytes transfer(size_t i, uint64_t nonce_offset = 0, u256 fee = 2'000'000'000) {
-        tx::Transaction t;
-        t.type = tx::TxType::dynamic_fee;
-        t.chain_id = 1;
-        t.nonce = store->account(account(i)).value().value().nonce + nonce_offset;
-        t.max_fee_per_gas = fee;
-        t.max_priority_fee_per_gas = 1;
-        t.gas_limit = 21'000;
-        t.to = account(i + 1);
-        t.value = 5;
-        EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, i)));
-        return tx::encode(t);
+        const uint64_t nonce = store->account(account(i)).value().value().nonce;
+        return test::signed_transfer(kSeed, i, nonce + nonce_offset, fee);
     }
 
     test::ScratchDir dir;

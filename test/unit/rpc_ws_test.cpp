@@ -156,17 +156,8 @@ protected:
 
     Address account(size_t i) const { return *tx::address_of(gen::account_key(kSeed, i)); }
     Bytes transfer(size_t i) {
-        tx::Transaction t;
-        t.type = tx::TxType::dynamic_fee;
-        t.chain_id = 1;
-        t.nonce = store->account(account(i)).value().value_or(state::Account{}).nonce;
-        t.max_fee_per_gas = 2'000'000'000;
-        t.max_priority_fee_per_gas = 1;
-        t.gas_limit = 21'000;
-        t.to = account(i + 1);
-        t.value = 5;
-        EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, i)));
-        return tx::encode(t);
+        const auto nonce = store->account(account(i)).value().value_or(state::Account{}).nonce;
+        return test::signed_transfer(kSeed, i, nonce);
     }
 
     test::ScratchDir dir;

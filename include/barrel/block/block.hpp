@@ -10,9 +10,9 @@
 
 #include <barrel/block/header.hpp>
 #include <barrel/block/sender_cache.hpp>
-#include <barrel/core/slots.hpp>
 #include <barrel/tx/transaction.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +50,48 @@ std::string_view to_string(BlockErrorCode code) noexcept;
 /// "transaction 17: malformed_tx: nonce: leading_zero".
 std::string describe(const BlockError& error);
 
+/// A block's decoded transactions: contiguous, in block order. decode_block creates them in its
+/// parallel loop, each page first touched by a thread that fills it (src/core/slots.hpp), in
+/// storage that stays internal to the block module; a block assembled by hand (tests,
+/// benchmarks) appends with push_back.
+class Transactions {
+public:
+    Transactions() noexcept;
+    Transactions(Transactions&& other) noexcept;
+    Transactions& operator=(Transactions&& other) noexcept;
+    Transactions(const Transactions&) = delete;
+    Transactions& operator=(const Transactions&) = delete;
+    ~Transactions();
+
+    size_t size() const noexcept { return m_size; }
+    bool empty() const noexcept { return m_size == 0; }
+    tx::Transaction* data() noexcept { return m_data; }
+    const tx::Transaction* data() const noexcept { return m_data; }
+    tx::Transaction& operator[](size_t i) noexcept { return m_data[i]; }
+    const tx::Transaction& operator[](size_t i) const noexcept { return m_data[i]; }
+    tx::Transaction& back() noexcept { return m_data[m_size - 1]; }
+    const tx::Transaction& back() const noexcept { return m_data[m_size - 1]; }
+    tx::Transaction* begin() noexcept { return m_data; }
+    tx::Transaction* end() noexcept { return m_data + m_size; }
+    const tx::Transaction* begin() const noexcept { return m_data; }
+    const tx::Transaction* end() const noexcept { return m_data + m_size; }
+
+    void push_back(tx::Transaction t);
+    void clear() noexcept;
+
+    /// The storage, defined and built by the block module only (src/block/transactions.hpp).
+    struct Storage;
+    explicit Transactions(std::unique_ptr<Storage> storage) noexcept;
+
+private:
+    /// Reads the element pointer and count back from the storage after it changed.
+    void refresh() noexcept;
+
+    std::unique_ptr<Storage> m_storage;
+    tx::Transaction* m_data{nullptr};
+    size_t m_size{0};
+};
+
 /// A decoded block. Transactions are views into `wire`, which the block owns, so a Block is
 /// move-only (moving a vector keeps its buffer, so the views stay valid).
 struct Block {
@@ -57,7 +99,7 @@ struct Block {
     std::optional<Header> header;  ///< absent for a bare transaction list
     Hash hash;                     ///< block hash (zero for a bare transaction list)
     std::vector<BytesView> tx_encodings;
-    Slots<tx::Transaction> txs;  ///< built in parallel by decode (core/slots.hpp)
+    Transactions txs;  ///< built in parallel by decode
     std::vector<Hash> tx_hashes;
     std::vector<Address> senders;  ///< filled by recover_senders
 

@@ -2,8 +2,6 @@
 /// @file
 /// Byte containers and views, and the fixed-size Hash and Address types.
 
-#include <barrel/core/keyed_hash.hpp>
-
 #include <array>
 #include <compare>
 #include <cstddef>
@@ -81,14 +79,13 @@ struct FixedBytes {
 using Hash = FixedBytes<32>;
 using Address = FixedBytes<20>;
 
-/// Hash functor for unordered containers. Hashes every byte under the process seed: addresses are
-/// chosen by senders (0x00…01, 0x00…02, …, or ground offline against an unkeyed hash), so a
-/// prefix hash or a public one would let anyone pile keys into one bucket.
+/// Hash functor for unordered containers of hashes and addresses. Hashes every byte under a
+/// per-process secret (src/core/keyed_hash.hpp): addresses are chosen by senders (0x00…01,
+/// 0x00…02, …, or ground offline against an unkeyed hash), so a prefix hash or a public one would
+/// let anyone pile keys into one bucket.
 struct FixedBytesHasher {
-    template <size_t N>
-    size_t operator()(const FixedBytes<N>& v) const noexcept {
-        return keyed_hash(std::string_view{reinterpret_cast<const char*>(v.bytes.data()), N});
-    }
+    size_t operator()(const FixedBytes<20>& v) const noexcept;
+    size_t operator()(const FixedBytes<32>& v) const noexcept;
 };
 
 }  // namespace barrel

@@ -13,7 +13,7 @@
 #include <barrel/core/expected.hpp>
 
 #include <cstddef>
-#include <iosfwd>
+#include <istream>  // ChainReader owns one: its unique_ptr needs the complete type
 #include <memory>
 #include <optional>
 #include <stdexcept>

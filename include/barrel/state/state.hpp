@@ -74,7 +74,7 @@ Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes, bool
 /// Hash functor for user names (chosen by callers, so keyed like FixedBytesHasher).
 struct StringHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return keyed_hash(s); }
+    size_t operator()(std::string_view s) const noexcept;
 };
 
 /// The in-memory state: for tests, the generator's sealer and as the store's cache model.

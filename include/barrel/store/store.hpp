@@ -178,13 +178,10 @@ public:
     state::ReadResult<u256> user(std::string_view name) const override;
 
     ReadOutcome<Bytes> raw_block(uint64_t number) const override;
-    Expected<std::optional<nlohmann::json>, StoreError> header(uint64_t number) const;
     ReadOutcome<uint64_t> block_number(const Hash& block_hash) const override;
     ReadOutcome<HeaderRecord> header_record(uint64_t number) const override;
     ReadOutcome<TransactionRecord> transaction_record(const Hash& tx_hash) const override;
     ReadOutcome<ReceiptRecord> receipt_record(const Hash& tx_hash) const override;
-    Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
-    Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
 
 private:
     friend class Store;

@@ -12,7 +12,7 @@
 /// Beyond that constructor it is a small vector (push_back, assign, clear) for code that builds
 /// blocks by hand: tests and benchmarks.
 
-#include <barrel/core/parallel.hpp>
+#include "core/parallel.hpp"
 
 #include <atomic>
 #include <cstddef>
