@@ -12,8 +12,9 @@
 #   scripts/deps.sh --cometbft   also the `cometbft` binary of the release barrel speaks
 #                            (`go install`, about 4 minutes once; then found in `go env GOPATH`/bin)
 #
-# The build also needs Go (1.22 or later, on PATH or in /usr/local/go/bin): it fetches CometBFT's
-# .proto files with `go mod download`. Debian 12's golang-go is too old; https://go.dev/dl/.
+# The build also needs Go (on PATH or in /usr/local/go/bin; else Debian's golang-go is installed):
+# it fetches CometBFT's .proto files with `go mod download`. --cometbft needs Go 1.22 or later
+# (Debian 12's 1.19 is too old to build it): https://go.dev/dl/.
 #
 # Runs `apt-get update` only when something has to be installed; uses sudo when not root.
 set -euo pipefail
@@ -47,22 +48,10 @@ for arg in "$@"; do
     esac
 done
 
-# The CometBFT release the ABCI messages are generated from (cmake/AbciProto.cmake): one version.
-cometbft_version=v0.38.26
-go_bin=$(command -v go || echo /usr/local/go/bin/go)
-if [[ ! -x $go_bin ]]; then
-    echo "error: Go is needed (CometBFT's .proto files, the cometbft binary): https://go.dev/dl/" >&2
-    exit 1
-fi
-if [[ $want_cometbft == 1 ]]; then
-    cometbft_bin="$("$go_bin" env GOPATH)/bin/cometbft"
-    if [[ -x $cometbft_bin ]] && "$cometbft_bin" version 2>/dev/null | grep -qx "${cometbft_version#v}"; then
-        echo "deps: cometbft ${cometbft_version} present ($cometbft_bin)"
-    else
-        echo "deps: building cometbft ${cometbft_version} (go install, a few minutes once)"
-        "$go_bin" install "github.com/cometbft/cometbft/cmd/cometbft@${cometbft_version}"
-    fi
-fi
+# The build fetches CometBFT's .proto files with `go mod download` (cmake/AbciProto.cmake): any
+# Go does that, Debian's golang-go (1.19) too; building the cometbft binary needs Go 1.22 or later.
+go_bin=$(command -v go || { [[ -x /usr/local/go/bin/go ]] && echo /usr/local/go/bin/go; } || true)
+[[ -z $go_bin ]] && packages+=(golang-go)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -71,22 +60,41 @@ for pkg in "${packages[@]}"; do
     fi
 done
 
+install_missing() {
+    local sudo=()
+    if [[ $(id -u) -ne 0 ]]; then
+        if command -v sudo >/dev/null; then
+            sudo=(sudo)
+        else
+            echo "error: missing packages (${missing[*]}) and not root, no sudo" >&2
+            exit 1
+        fi
+    fi
+    echo "deps: installing ${missing[*]}"
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
 if [[ ${#missing[@]} -eq 0 ]]; then
     echo "deps: all ${#packages[@]} packages present"
-    exit 0
+else
+    install_missing
 fi
 
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-    if command -v sudo >/dev/null; then
-        sudo=(sudo)
+# The CometBFT release the ABCI messages are generated from (cmake/AbciProto.cmake): one version.
+cometbft_version=v0.38.26
+if [[ $want_cometbft == 1 ]]; then
+    go_bin=$(command -v go || echo /usr/local/go/bin/go)
+    cometbft_bin="$("$go_bin" env GOPATH)/bin/cometbft"
+    if [[ -x $cometbft_bin ]] && "$cometbft_bin" version 2>/dev/null | grep -qx "${cometbft_version#v}"; then
+        echo "deps: cometbft ${cometbft_version} present ($cometbft_bin)"
     else
-        echo "error: missing packages (${missing[*]}) and not root, no sudo" >&2
-        exit 1
+        echo "deps: building cometbft ${cometbft_version} (go install, a few minutes once)"
+        "$go_bin" install "github.com/cometbft/cometbft/cmd/cometbft@${cometbft_version}" || {
+            echo "error: cometbft ${cometbft_version} needs Go 1.22 or later ($("$go_bin" version));" \
+                "https://go.dev/dl/" >&2
+            exit 1
+        }
     fi
 fi
-
-echo "deps: installing ${missing[*]}"
-"${sudo[@]}" apt-get update
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y --no-install-recommends "${missing[@]}"
