@@ -67,7 +67,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o,
-                                                bool parallel) {
+                                                bool parallel, BytesView consensus_hash) {
     if (!b.header)
         return fail(StoreErrorCode::invalid_argument,
                     "commit: a bare transaction list is not a block");
@@ -113,15 +113,20 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     const std::string hk = hash_key(b.hash);
     const Head next{h.number, b.hash, h.state_root};
     const std::string head_doc = head_document(next).dump();
-    const PutRecord tail[] = {{family(kBlocks), number, as_chars(b.wire)},
-                              {family(kMeta), hk, number},
-                              {family(kMeta), kHeadKey, head_doc}};
+    // And the consensus engine's hash of the block, when it has one: in the same batch, so
+    // that it is there exactly when the block is.
+    const std::string ck = consensus_hash_key(h.number);
+    const PutRecord records[] = {{family(kBlocks), number, as_chars(b.wire)},
+                                 {family(kMeta), hk, number},
+                                 {family(kMeta), kHeadKey, head_doc},
+                                 {family(kMeta), ck, as_chars(consensus_hash)}};
+    const std::span<const PutRecord> tail{records, consensus_hash.empty() ? 3u : 4u};
     const DocumentFamilies families{family(kTxs), family(kReceipts), family(kAccounts),
                                     family(kUsers), family(kHeaders)};
     BlockBatch built =
         encode_block_batch(b, o, families, number, tail, parallel, std::move(m_impl->batch_buffer));
     stats.encode_ms = ms_since(t0);
-    stats.documents = built.records - std::size(tail);
+    stats.documents = built.records - tail.size();
     stats.bytes = built.bytes;
 
     const auto t1 = std::chrono::steady_clock::now();
