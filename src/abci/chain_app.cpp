@@ -205,7 +205,7 @@ Answer<pb::ResponseInitChain> ChainApp::init_chain(const pb::RequestInitChain& r
 
 Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
     std::string_view call, int64_t height, const google::protobuf::Timestamp& time,
-    std::span<const BytesView> txs) {
+    const std::string& proposer, std::span<const BytesView> txs) {
     const store::Head& head = m_store.head();
     auto refuse = [&](std::string reason) {
         return unexpected(
@@ -228,7 +228,9 @@ Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
     h.number = static_cast<uint64_t>(height);
     h.parent_hash = head.hash;
     h.timestamp = static_cast<uint64_t>(std::max<int64_t>(0, time.seconds()));
-    h.coinbase = m_config.coinbase;
+    // The proposer's fee address, which every node reads from the same genesis.
+    h.coinbase =
+        chain::validator_coinbase(m_store.genesis(), view_of(proposer)).value_or(m_config.coinbase);
     h.gas_limit = m_store.genesis().gas_limit;
     h.chain_id = m_store.genesis().config.chain_id;
 
@@ -278,7 +280,8 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
             txs.emplace_back(t->encoding);
             hashes.push_back(t->hash);
         }
-        auto checked = check("prepare_proposal", request.height(), request.time(), txs);
+        auto checked = check("prepare_proposal", request.height(), request.time(),
+                             request.proposer_address(), txs);
         // The proposal may never be decided: what was taken is released at once, and Commit
         // removes what a decided block included.
         m_pool.abandon_taken();
@@ -307,7 +310,8 @@ Answer<pb::ResponseProcessProposal> ChainApp::process_proposal(
     const CallTimer timer{m_observer, "process_proposal"};
     std::lock_guard lock{m_consensus};
     const std::vector<BytesView> txs = views_of(request.txs());
-    auto checked = check("process_proposal", request.height(), request.time(), txs);
+    auto checked = check("process_proposal", request.height(), request.time(),
+                         request.proposer_address(), txs);
     pb::ResponseProcessProposal response;
     if (!checked) {
         if (checked.error().node_failure)
@@ -355,7 +359,8 @@ Answer<pb::ResponseFinalizeBlock> ChainApp::finalize_block(
         // Replay after a crash, block sync: FinalizeBlock without ProcessProposal. The block
         // is decided: if barrel cannot execute it, it cannot follow the chain, and says so.
         const std::vector<BytesView> txs = views_of(request.txs());
-        auto checked = check("finalize_block", request.height(), request.time(), txs);
+        auto checked = check("finalize_block", request.height(), request.time(),
+                             request.proposer_address(), txs);
         if (!checked)
             return unexpected("FinalizeBlock: the decided block cannot be executed: " +
                               checked.error().reason);
@@ -382,7 +387,8 @@ Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/
     std::lock_guard lock{m_consensus};
     if (!m_finalized) return unexpected(std::string{"Commit: no block was finalized"});
     const pipeline::CheckedBlock& decided = m_finalized->block;
-    auto result = m_pipeline.commit_checked(decided);
+    // CometBFT's hash of the block is stored beside barrel's, in the same atomic commit.
+    auto result = m_pipeline.commit_checked(decided, view_of(m_finalized->hash));
     if (!result) return unexpected("Commit: " + pipeline::describe(result.error()));
     const block::Block& block = decided.block();
     // The pool reads again every account the block changed (its senders, recipients and

@@ -11,6 +11,7 @@
 //   block gas limit; CometBFT's own list is ignored.
 // - ProcessProposal: the block the proposal's transactions make at this height (header from the
 //   request: number = height, timestamp = its time in seconds, parent = the head, coinbase =
+//   the genesis' fee address of the request's proposer_address (validator_coinbases), else
 //   ChainConfig::coinbase) checked by the pipeline without committing (check_template); REJECT
 //   for anything barrel would refuse; the outcome kept by the proposal's hash for FinalizeBlock.
 // - FinalizeBlock: that outcome (or the same check, during replay and block sync); app_hash =
@@ -19,7 +20,8 @@
 // Crash rules: barrel may be behind CometBFT after a crash, never ahead; the handshake replays.
 //
 // Determinism: every validator must run with the same ChainConfig (max_block_txs and coinbase
-// decide what a proposal may hold and the header's hash), as they share the genesis.
+// decide what a proposal may hold and the header's hash), as they share the genesis (whose
+// validator_coinbases the store holds).
 // Threads: the consensus calls run one at a time under a lock of their own; Info reads a copy of
 // the head under another, so it never waits for a block; CheckTx needs only the pool, which is
 // thread-safe.
@@ -46,7 +48,8 @@ namespace barrel::abci {
 struct ChainConfig {
     /// Transactions per block at most (the sealer's bound).
     size_t max_block_txs{2500};
-    /// The fee recipient of every block (DESIGN.md: the genesis coinbase).
+    /// The fee recipient of a block whose proposer the genesis maps to no fee address
+    /// (validator_coinbases; DESIGN.md: the genesis coinbase).
     Address coinbase{};
     /// Info's `version`: the software's ("barrel/v0.1.0"), which CometBFT logs at the handshake.
     std::string version{};
@@ -139,10 +142,12 @@ private:
         std::optional<pipeline::PipelineError> error;  ///< the pipeline's, when it failed there
     };
 
-    /// Checks the block `txs` make at `height` (decode, verify, execute, seal; nothing written)
-    /// and reports the sender cache's hits for `call`. Under m_consensus.
+    /// Checks the block `txs` make at `height`, proposed by the validator `proposer`
+    /// (decode, verify, execute, seal; nothing written) and reports the sender cache's hits for
+    /// `call`. Under m_consensus.
     Expected<pipeline::CheckedBlock, Refusal> check(std::string_view call, int64_t height,
                                                     const google::protobuf::Timestamp& time,
+                                                    const std::string& proposer,
                                                     std::span<const BytesView> txs);
 
     store::Store& m_store;

@@ -151,6 +151,14 @@ private:
     std::string m_error;
 };
 
+/// CometBFT's spelling of a validator address: 40 upper-case hex digits.
+std::string to_upper_hex(const ValidatorAddress& a) {
+    std::string s = to_hex_bare(a);
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](char c) { return c >= 'a' && c <= 'f' ? static_cast<char>(c - 32) : c; });
+    return s;
+}
+
 const json* member(const json& obj, std::string_view name) {
     const auto it = obj.find(name);
     return it == obj.end() ? nullptr : &*it;
@@ -175,13 +183,36 @@ state::Account read_account(const json& value, const std::string& where) {
     return a;
 }
 
+/// `validator_coinbases`: CometBFT validator addresses (40 hex digits, no prefix, as CometBFT
+/// prints them) to 0x fee addresses, sorted by validator.
+std::vector<std::pair<ValidatorAddress, Address>> read_validator_coinbases(const json& v) {
+    if (!v.is_object()) throw Failure{"validator_coinbases: not an object"};
+    std::vector<std::pair<ValidatorAddress, Address>> out;
+    out.reserve(v.size());
+    for (const auto& [key, value] : v.items()) {
+        const std::string where = "validator_coinbases." + key;
+        ValidatorAddress validator;
+        if (key.size() != 2 * ValidatorAddress::size() || !decode_hex_digits(key, validator.bytes))
+            throw Failure{where +
+                          ": not a validator address (40 hex digits, as CometBFT prints it)"};
+        out.emplace_back(validator, read_address(value, where));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Keys differing only in case name the same validator.
+    for (size_t i = 1; i < out.size(); ++i)
+        if (out[i].first == out[i - 1].first)
+            throw Failure{"validator_coinbases." + to_upper_hex(out[i].first) + ": listed twice"};
+    return out;
+}
+
 /// Each member present is checked in the order of docs/formats.md, then the required ones that
 /// are missing: an error names what the file says before what it lacks.
 Genesis parse(const json& doc) {
     if (!doc.is_object()) throw Failure{"genesis: not a JSON object"};
-    check_members(
-        doc, "",
-        {"chain_id", "base_fee", "gas_limit", "timestamp", "coinbase", "accounts", "users"});
+    check_members(doc, "",
+                  {"chain_id", "base_fee", "gas_limit", "timestamp", "coinbase", "accounts",
+                   "users", "validator_coinbases"});
     Genesis g;
     if (const json* v = member(doc, "chain_id")) {
         g.config.chain_id = require(read_u64(*v), "chain_id", kU64);
@@ -213,6 +244,8 @@ Genesis parse(const json& doc) {
             g.alloc.users.emplace_back(key, require(read_u256(value), "users." + key, kU256));
         }
     }
+    if (const json* coinbases = member(doc, "validator_coinbases"))
+        g.validator_coinbases = read_validator_coinbases(*coinbases);
     for (const std::string_view name : kRequired)
         if (!member(doc, name)) throw Failure{std::string{name} + ": missing"};
     auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
@@ -250,6 +283,16 @@ Expected<Genesis, std::string> parse_genesis(std::string_view text) {
     }
 }
 
+std::optional<Address> validator_coinbase(const Genesis& g, BytesView proposer) {
+    if (proposer.size() != ValidatorAddress::size()) return std::nullopt;
+    const auto validator = ValidatorAddress::from_view(proposer);
+    const auto it = std::lower_bound(
+        g.validator_coinbases.begin(), g.validator_coinbases.end(), validator,
+        [](const auto& entry, const ValidatorAddress& v) { return entry.first < v; });
+    if (it == g.validator_coinbases.end() || it->first != validator) return std::nullopt;
+    return it->second;
+}
+
 std::string to_json_text(const Genesis& g) {
     json doc;
     doc["chain_id"] = to_hex_quantity(g.config.chain_id);
@@ -265,6 +308,13 @@ std::string to_json_text(const Genesis& g) {
     json users = json::object();
     for (const auto& [name, balance] : g.alloc.users) users[name] = to_hex_quantity(balance);
     doc["users"] = std::move(users);
+    // Only when there are any: a genesis without them is written as before.
+    if (!g.validator_coinbases.empty()) {
+        json coinbases = json::object();
+        for (const auto& [validator, coinbase] : g.validator_coinbases)
+            coinbases[to_upper_hex(validator)] = to_hex(coinbase);
+        doc["validator_coinbases"] = std::move(coinbases);
+    }
     return doc.dump(1) + "\n";
 }
 
@@ -279,6 +329,18 @@ block::Header genesis_header(const Genesis& g) {
     Bytes config;
     rlp::encode(config, g.config.chain_id);
     rlp::encode(config, g.config.base_fee);
+    // The fee addresses decide every block's coinbase, so a genesis commits to them; without
+    // any, the list is the two parameters it always was (a genesis keeps its hash).
+    if (!g.validator_coinbases.empty()) {
+        Bytes pairs;
+        for (const auto& [validator, coinbase] : g.validator_coinbases) {
+            Bytes pair;
+            rlp::encode(pair, validator);
+            rlp::encode(pair, coinbase);
+            rlp::encode_list(pairs, pair);
+        }
+        rlp::encode_list(config, pairs);
+    }
     Bytes config_list;
     rlp::encode_list(config_list, config);
     h.parent_hash = keccak256(config_list);

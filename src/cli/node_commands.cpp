@@ -356,8 +356,11 @@ int get_block_handler(Context& ctx, const ParsedArgs& args) {
         ctx.out << to_hex(*raw) << "\n";
         return kExitOk;
     }
-    const auto doc = or_fail(store->header(number));
+    auto doc = or_fail(store->header(number));
     if (!doc) fail("block " + std::to_string(number) + " not found");
+    // A block CometBFT decided: its hash there too, beside barrel's (the Ethereum block hash).
+    if (const auto consensus = or_fail(store->consensus_hash(number)))
+        (*doc)["cometbft_hash"] = to_hex(*consensus);
     print_document(ctx, *doc);
     return kExitOk;
 }
@@ -385,6 +388,13 @@ constexpr std::string_view kQueryDetails =
     "Prints the JSON document as the datadir stores it (docs/formats.md, \"Storage\"). The\n"
     "datadir is opened read-only, so this works while an import holds it. Something that is\n"
     "not there is an error: 'error: ... not found', exit status 2.";
+/// `get block`'s: kQueryDetails, and the one member a header document does not hold.
+constexpr std::string_view kBlockQueryDetails =
+    "Prints the JSON document as the datadir stores it (docs/formats.md, \"Storage\"). The\n"
+    "datadir is opened read-only, so this works while an import holds it. Something that is\n"
+    "not there is an error: 'error: ... not found', exit status 2.\n"
+    "A block a CometBFT network decided (run --abci) also shows 'cometbft_hash', CometBFT's\n"
+    "hash of it ('hash' is barrel's, the Ethereum block hash).";
 
 }  // namespace
 
@@ -473,7 +483,7 @@ Command get_block_command() {
                       "Block number (decimal or 0x), 32-byte 0x block hash, or latest, earliest, "
                       "pending, safe, finalized (the last three: the head)"}},
             .options = {kDatadirOption, {"--raw", "", "Print the wire block as hex instead"}},
-            .details = kQueryDetails,
+            .details = kBlockQueryDetails,
             .handler = get_block_handler};
 }
 

@@ -308,7 +308,7 @@ Expected<void, block::BlockError> Pipeline::seal(Decoded& d, const exec::Outcome
     return {};
 }
 
-Expected<BlockResult, PipelineError> Pipeline::commit(const Decoded& d) {
+Expected<BlockResult, PipelineError> Pipeline::commit(const Decoded& d, BytesView consensus_hash) {
     BlockResult r;
     r.number = d.block.header->number;
     r.hash = d.block.hash;
@@ -319,7 +319,7 @@ Expected<BlockResult, PipelineError> Pipeline::commit(const Decoded& d) {
     if (d.already_stored) return r;
     r.dag = d.outcome->dag;
     const auto t0 = Clock::now();
-    auto committed = m_store.commit(d.block, *d.outcome, m_config.parallel);
+    auto committed = m_store.commit(d.block, *d.outcome, m_config.parallel, consensus_hash);
     r.times.commit_ms = ms_since(t0);
     if (!committed)
         return unexpected(PipelineError{Stage::commit, r.number, d.index, committed.error()});
@@ -580,13 +580,14 @@ Expected<CheckedBlock, PipelineError> Pipeline::check_template(Bytes template_wi
     return CheckedBlock{std::make_unique<Decoded>(std::move(d).value())};
 }
 
-Expected<BlockResult, PipelineError> Pipeline::commit_checked(const CheckedBlock& checked) {
+Expected<BlockResult, PipelineError> Pipeline::commit_checked(const CheckedBlock& checked,
+                                                              BytesView consensus_hash) {
     const Decoded& d = *checked.m_decoded;
     // The same parent hash is the same parent state: the outcome still applies.
     if (auto linked = check_link(*d.block.header, m_store.head()); !linked)
         return unexpected(
             PipelineError{Stage::link, d.block.header->number, d.index, linked.error()});
-    return commit(d);
+    return commit(d, consensus_hash);
 }
 
 CheckedBlock::CheckedBlock(std::unique_ptr<Pipeline::Decoded> decoded) noexcept

@@ -9,6 +9,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <chrono>
+#include <span>
 
 namespace barrel::store {
 
@@ -95,16 +96,23 @@ struct BlockTail {
     std::string hash_index_key;
     Head head;
     std::string head_doc;
-    PutRecord records[3];
+    std::string consensus_key;
+    PutRecord all[4];
+    /// The consensus engine's hash of the block, when it has one, is the fourth: in the same
+    /// batch, so that it is there exactly when the block is.
+    std::span<const PutRecord> records;
 
-    BlockTail(Store::Impl& impl, const block::Block& b)
+    BlockTail(Store::Impl& impl, const block::Block& b, BytesView consensus_hash)
         : number{number_key(b.header->number)},
           hash_index_key{hash_key(b.hash)},
           head{b.header->number, b.hash, b.header->state_root},
           head_doc{head_document(head).dump()},
-          records{{impl.cfs[kBlocks]->GetID(), number, as_chars(b.wire)},
-                  {impl.cfs[kMeta]->GetID(), hash_index_key, number},
-                  {impl.cfs[kMeta]->GetID(), kHeadKey, head_doc}} {}
+          consensus_key{consensus_hash_key(b.header->number)},
+          all{{impl.cfs[kBlocks]->GetID(), number, as_chars(b.wire)},
+              {impl.cfs[kMeta]->GetID(), hash_index_key, number},
+              {impl.cfs[kMeta]->GetID(), kHeadKey, head_doc},
+              {impl.cfs[kMeta]->GetID(), consensus_key, as_chars(consensus_hash)}},
+          records{all, consensus_hash.empty() ? 3u : 4u} {}
     BlockTail(const BlockTail&) = delete;  // the records view the strings
     BlockTail& operator=(const BlockTail&) = delete;
 };
@@ -149,7 +157,7 @@ void write_through(Store::Impl& impl, const exec::Outcome& o, bool parallel) {
 }  // namespace
 
 Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exec::Outcome& o,
-                                                bool parallel) {
+                                                bool parallel, BytesView consensus_hash) {
     if (!b.header)
         return fail(StoreErrorCode::invalid_argument,
                     "commit: a bare transaction list is not a block");
@@ -164,14 +172,14 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
                         std::to_string(m_impl->options.max_block_bytes) + ")");
     CommitStats stats;
     const auto t0 = std::chrono::steady_clock::now();
-    const BlockTail tail{*m_impl, b};
+    const BlockTail tail{*m_impl, b, consensus_hash};
     const DocumentFamilies families{m_impl->cfs[kTxs]->GetID(), m_impl->cfs[kReceipts]->GetID(),
                                     m_impl->cfs[kAccounts]->GetID(), m_impl->cfs[kUsers]->GetID(),
                                     m_impl->cfs[kHeaders]->GetID()};
     BlockBatch built = encode_block_batch(b, o, families, tail.number, tail.records, parallel,
                                           std::move(m_impl->batch_buffer));
     stats.encode_ms = ms_since(t0);
-    stats.documents = built.records - std::size(tail.records);
+    stats.documents = built.records - tail.records.size();
     stats.bytes = built.bytes;
 
     const auto t1 = std::chrono::steady_clock::now();

@@ -44,6 +44,15 @@ Expected<std::optional<Bytes>, StoreError> raw_block_at(const Store::Impl& impl,
     return std::optional<Bytes>{Bytes(v->value().begin(), v->value().end())};
 }
 
+Expected<std::optional<Bytes>, StoreError> consensus_hash_at(const Store::Impl& impl,
+                                                             uint64_t number,
+                                                             const rocksdb::Snapshot* at) {
+    auto v = impl.get(kMeta, consensus_hash_key(number), at);
+    if (!v) return unexpected(v.error());
+    if (!*v) return std::optional<Bytes>{};
+    return std::optional<Bytes>{Bytes(v->value().begin(), v->value().end())};
+}
+
 Expected<std::optional<uint64_t>, StoreError> block_number_at(const Store::Impl& impl,
                                                               const Hash& block_hash,
                                                               const rocksdb::Snapshot* at) {
@@ -111,6 +120,10 @@ ReadOutcome<ReceiptRecord> Store::receipt_record(const Hash& tx_hash) const {
 
 Expected<std::optional<Bytes>, StoreError> Store::raw_block(uint64_t number) const {
     return raw_block_at(*m_impl, number, nullptr);
+}
+
+ReadOutcome<Bytes> Store::consensus_hash(uint64_t number) const {
+    return consensus_hash_at(*m_impl, number, nullptr);
 }
 
 Expected<std::optional<json>, StoreError> Store::header(uint64_t number) const {
@@ -195,6 +208,10 @@ state::ReadResult<u256> Snapshot::user(std::string_view name) const {
 
 Expected<std::optional<Bytes>, StoreError> Snapshot::raw_block(uint64_t number) const {
     return raw_block_at(m_impl, number, m_handle->snapshot);
+}
+
+ReadOutcome<Bytes> Snapshot::consensus_hash(uint64_t number) const {
+    return consensus_hash_at(m_impl, number, m_handle->snapshot);
 }
 
 Expected<std::optional<uint64_t>, StoreError> Snapshot::block_number(const Hash& block_hash) const {

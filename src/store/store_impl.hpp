@@ -46,12 +46,18 @@ inline constexpr std::string_view kGenesisKey = "genesis";
 inline constexpr std::string_view kChainKey = "chain";
 /// meta: "hash:" ‖ block hash → 8-byte big-endian number.
 inline constexpr std::string_view kHashPrefix = "hash:";
+/// meta: "cometbft:" ‖ 8-byte big-endian number → CometBFT's hash of that block, as it sent it
+/// (Store::commit's consensus_hash); absent for blocks not decided by CometBFT.
+inline constexpr std::string_view kConsensusHashPrefix = "cometbft:";
 
 inline rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
 
 /// Block numbers as keys: 8 bytes big-endian, so that the headers and blocks sort by number.
 std::string number_key(uint64_t n);
 std::string hash_key(const Hash& h);
+inline std::string consensus_hash_key(uint64_t n) {
+    return std::string{kConsensusHashPrefix} + number_key(n);
+}
 inline std::string_view address_key(const Address& a) {
     return {reinterpret_cast<const char*>(a.data()), Address::size()};
 }

@@ -131,6 +131,7 @@ google::protobuf::Timestamp at(int64_t seconds) {
 }
 
 std::string bytes_string(BytesView b) { return std::string{as_chars(b)}; }
+Bytes to_bytes(std::string_view s) { return Bytes(s.begin(), s.end()); }
 std::string hash_string(const Hash& h) { return bytes_string(h); }
 
 /// CometBFT's block hash of a test's height (any bytes do: the app only keys by it).
@@ -443,6 +444,7 @@ TEST_F(AbciApp, a_height_from_proposal_to_commit) {
     EXPECT_EQ(node.heard.checked.size(), 2u);
     // Nothing persisted yet.
     EXPECT_EQ(node.store->head().number, 0u);
+    EXPECT_EQ(node.store->consensus_hash(1).value(), std::nullopt);
     EXPECT_EQ(info(node.app).last_block_height(), 0);
     EXPECT_TRUE(node.heard.committed.empty());
 
@@ -460,6 +462,11 @@ TEST_F(AbciApp, a_height_from_proposal_to_commit) {
     EXPECT_EQ(header.header.coinbase, coinbase());
     EXPECT_EQ(header.header.gas_limit, genesis.gas_limit);
     EXPECT_EQ(header.transaction_count, 5u);
+    // CometBFT's hash of the block beside barrel's, written by the same commit; block 0 has
+    // none (no consensus engine decided it).
+    EXPECT_EQ(node.store->consensus_hash(1).value(), to_bytes(hash));
+    EXPECT_EQ(node.store->consensus_hash(0).value(), std::nullopt);
+    EXPECT_EQ(node.store->snapshot().value()->consensus_hash(1).value(), to_bytes(hash));
     // The pool let them go; the node heard of the block as of a sealed one.
     EXPECT_EQ(node.pool.status().pending, 0u);
     ASSERT_EQ(node.heard.committed.size(), 1u);
@@ -740,10 +747,14 @@ TEST_F(AbciApp, a_crash_between_finalize_block_and_commit_is_replayed_to_the_sam
         auto finalized = node.app.finalize_block(decided(2, block2, cometbft_hash(2)));
         ASSERT_TRUE(finalized);
         app_hash = finalized->app_hash();
+        // Nothing of height 2 is stored before Commit, not even CometBFT's hash of it.
+        EXPECT_EQ(node.store->consensus_hash(2).value(), std::nullopt);
         // The process dies here: no Commit.
     }
     {
         AppNode node{dir / "a", genesis, false};
+        EXPECT_EQ(node.store->consensus_hash(1).value(), to_bytes(cometbft_hash(1)));
+        EXPECT_EQ(node.store->consensus_hash(2).value(), std::nullopt);
         const auto r = info(node.app);
         EXPECT_EQ(r.last_block_height(), 1);
         EXPECT_EQ(r.last_block_app_hash(),
@@ -755,6 +766,7 @@ TEST_F(AbciApp, a_crash_between_finalize_block_and_commit_is_replayed_to_the_sam
         ASSERT_TRUE(node.app.commit(pb::RequestCommit{}));
         EXPECT_EQ(info(node.app).last_block_height(), 2);
         EXPECT_EQ(info(node.app).last_block_app_hash(), app_hash);
+        EXPECT_EQ(node.store->consensus_hash(2).value(), to_bytes(cometbft_hash(2)));
     }
     {
         // A crash after Commit: the block is there.
@@ -893,6 +905,115 @@ TEST_F(AbciApp, check_tx_and_info_run_beside_the_consensus_calls) {
     EXPECT_EQ(included, txs.size());
     EXPECT_EQ(node.pool.status().pending, 0u);
     EXPECT_EQ(info(node.app).last_block_height(), height);
+}
+
+// DESIGN.md, "Network", "Header": coinbase = the fee address the genesis maps the proposer's
+// validator address to, else the genesis coinbase; every node derives it from the request's
+// proposer_address, so the proposer's PrepareProposal, another validator's ProcessProposal and a
+// replaying node's FinalizeBlock build the same block.
+TEST_F(AbciApp, the_proposers_fees_go_to_the_fee_address_the_genesis_maps_it_to) {
+    const Bytes mapped_validator(20, 0xa1);
+    const Bytes unmapped_validator(20, 0xb2);
+    Address fee_address;
+    fee_address[0] = 0xfe;
+    chain::Genesis mapped = genesis;
+    mapped.validator_coinbases = {
+        {chain::ValidatorAddress::from_view(mapped_validator), fee_address}};
+    AppNode proposer{dir / "a", mapped};
+    AppNode validator{dir / "b", mapped};
+    // The map is the datadir's: it survives a reopen (meta/chain).
+    ASSERT_TRUE(store::Store::init(dir / "c", mapped));
+    AppNode replaying{dir / "c", mapped, false};
+    EXPECT_EQ(replaying.store->genesis().validator_coinbases, mapped.validator_coinbases);
+    auto balance = [](AppNode& node, const Address& a) {
+        return node.store->account(a).value().value_or(state::Account{}).balance;
+    };
+
+    auto height = [&](int64_t h, const Bytes& proposer_address, const std::vector<Bytes>& txs) {
+        const std::string hash = cometbft_hash(h);
+        for (const Bytes& t : txs) EXPECT_EQ(check_tx(proposer.app, t).code(), 0u);
+        pb::RequestPrepareProposal prepare;
+        prepare.set_height(h);
+        *prepare.mutable_time() = at(kTime + h);
+        prepare.set_max_tx_bytes(1 << 20);
+        prepare.set_proposer_address(bytes_string(proposer_address));
+        auto prepared = proposer.app.prepare_proposal(prepare);
+        ASSERT_TRUE(prepared) << prepared.error();
+        ASSERT_EQ(prepared->txs_size(), static_cast<int>(txs.size()));
+        auto process = proposal(h, txs, hash, kTime + h);
+        process.set_proposer_address(bytes_string(proposer_address));
+        auto finalize = decided(h, txs, hash, kTime + h);
+        finalize.set_proposer_address(bytes_string(proposer_address));
+        for (AppNode* node : {&proposer, &validator}) {
+            auto processed = node->app.process_proposal(process);
+            ASSERT_TRUE(processed) << processed.error();
+            EXPECT_EQ(processed->status(), pb::ResponseProcessProposal::ACCEPT);
+        }
+        std::vector<std::string> app_hashes;
+        for (AppNode* node : {&proposer, &validator, &replaying}) {
+            auto finalized = node->app.finalize_block(finalize);
+            ASSERT_TRUE(finalized) << finalized.error();
+            app_hashes.push_back(finalized->app_hash());
+            ASSERT_TRUE(node->app.commit(pb::RequestCommit{}));
+        }
+        EXPECT_EQ(app_hashes[1], app_hashes[0]);
+        EXPECT_EQ(app_hashes[2], app_hashes[0]);
+        // PrepareProposal checked the block the others executed: the proposer did not again.
+        EXPECT_EQ(proposer.heard.checked.back().call, "prepare_proposal");
+        EXPECT_EQ(validator.store->head().hash, proposer.store->head().hash);
+        EXPECT_EQ(replaying.store->head().hash, proposer.store->head().hash);
+    };
+
+    // Block 1, by the mapped validator: its fees go to its fee address.
+    const std::vector<Bytes> block1 = transfers(1, 0, 2);
+    height(1, mapped_validator, block1);
+    const auto header1 = proposer.store->header_record(1).value().value().header;
+    EXPECT_EQ(header1.coinbase, fee_address);
+    // Two transfers at a tip of 2 (the base fee is 0).
+    const u256 fees = u256{2 * 21'000 * 2};
+    for (AppNode* node : {&proposer, &validator, &replaying}) {
+        EXPECT_EQ(balance(*node, fee_address), fees);
+        EXPECT_EQ(balance(*node, coinbase()), u256{0});
+    }
+
+    // Block 2, by a validator the genesis does not map: the genesis coinbase.
+    height(2, unmapped_validator, transfers(2, 0, 1));
+    EXPECT_EQ(proposer.store->header_record(2).value().value().header.coinbase, coinbase());
+    for (AppNode* node : {&proposer, &validator, &replaying}) {
+        EXPECT_EQ(balance(*node, fee_address), fees);
+        EXPECT_EQ(balance(*node, coinbase()), u256{21'000 * 2});
+    }
+}
+
+// The proposer's address is part of the block: a proposal checked for one proposer is not the
+// block of another, and a validator with another map computes another header.
+TEST_F(AbciApp, a_proposal_checked_for_one_proposer_is_not_taken_for_another) {
+    const Bytes mapped_validator(20, 0xa1);
+    Address fee_address;
+    fee_address[0] = 0xfe;
+    chain::Genesis mapped = genesis;
+    mapped.validator_coinbases = {
+        {chain::ValidatorAddress::from_view(mapped_validator), fee_address}};
+    AppNode node{dir / "a", mapped};
+    const std::vector<Bytes> txs = transfers(1, 0, 1);
+    for (const Bytes& t : txs) EXPECT_EQ(check_tx(node.app, t).code(), 0u);
+    pb::RequestPrepareProposal prepare;
+    prepare.set_height(1);
+    *prepare.mutable_time() = at(kTime);
+    prepare.set_max_tx_bytes(1 << 20);
+    prepare.set_proposer_address(bytes_string(mapped_validator));
+    ASSERT_TRUE(node.app.prepare_proposal(prepare));
+    // The same transactions proposed by another validator: checked again, its own header.
+    auto process = proposal(1, txs, cometbft_hash(1));
+    process.set_proposer_address(std::string(20, '\x07'));
+    ASSERT_TRUE(node.app.process_proposal(process));
+    ASSERT_EQ(node.heard.checked.size(), 2u);
+    EXPECT_EQ(node.heard.checked[1].call, "process_proposal");
+    auto finalize = decided(1, txs, cometbft_hash(1));
+    finalize.set_proposer_address(process.proposer_address());
+    ASSERT_TRUE(node.app.finalize_block(finalize));
+    ASSERT_TRUE(node.app.commit(pb::RequestCommit{}));
+    EXPECT_EQ(node.store->header_record(1).value().value().header.coinbase, coinbase());
 }
 
 }  // namespace

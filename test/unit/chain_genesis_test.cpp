@@ -6,6 +6,8 @@
 
 #include <barrel/chain/genesis.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/core/keccak.hpp>
+#include <barrel/rlp/encode.hpp>
 
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -195,4 +197,112 @@ TEST(chain_genesis, a_supply_of_2_to_the_256_or_more_is_refused_naming_the_sum) 
     const auto supply = chain::check_supply(g);
     ASSERT_FALSE(supply);
     EXPECT_NE(supply.error().find("not below 2^256"), std::string::npos);
+}
+
+// Issue 31: a CometBFT network pays each proposer's fees to the address the genesis maps its
+// validator address to (`validator_coinbases`), else to the genesis coinbase.
+namespace {
+
+constexpr const char* kValidatorA = "AB12000000000000000000000000000000000001";
+constexpr const char* kValidatorB = "0000000000000000000000000000000000000002";
+constexpr const char* kFeeA = "0xfee000000000000000000000000000000000000a";
+
+std::string with_coinbases(const std::string& members) {
+    return R"({"chain_id": 1, "gas_limit": 1, "accounts": {}, "validator_coinbases": )" + members +
+           "}";
+}
+
+}  // namespace
+
+TEST(chain_genesis, validator_coinbases_map_validator_addresses_to_fee_addresses) {
+    const auto g = chain::parse_genesis(
+        with_coinbases(std::string{R"({")"} + kValidatorB + R"(": "0x)" + std::string(40, '2') +
+                       R"(", ")" + kValidatorA + R"(": ")" + kFeeA + R"("})"));
+    ASSERT_TRUE(g) << g.error();
+    ASSERT_EQ(g->validator_coinbases.size(), 2u);
+    const auto a = from_hex(kValidatorA).value();
+    const auto b = from_hex(kValidatorB).value();
+    // Sorted by validator.
+    EXPECT_EQ(g->validator_coinbases[0].first, chain::ValidatorAddress::from_view(b));
+    EXPECT_EQ(chain::validator_coinbase(*g, a), address_from_hex(kFeeA).value());
+    EXPECT_EQ(chain::validator_coinbase(*g, b),
+              address_from_hex("0x" + std::string(40, '2')).value());
+    // CometBFT's lower-case spelling names the same validator.
+    const auto lower = chain::parse_genesis(with_coinbases(
+        R"({"ab12000000000000000000000000000000000001": ")" + std::string{kFeeA} + R"("})"));
+    ASSERT_TRUE(lower) << lower.error();
+    EXPECT_EQ(chain::validator_coinbase(*lower, a), address_from_hex(kFeeA).value());
+    // Another validator, or a proposer address that is not 20 bytes: none.
+    Bytes other = a;
+    other[19] ^= 1;
+    EXPECT_EQ(chain::validator_coinbase(*g, other), std::nullopt);
+    EXPECT_EQ(chain::validator_coinbase(*g, BytesView{a}.first(19)), std::nullopt);
+    EXPECT_EQ(chain::validator_coinbase(*g, BytesView{}), std::nullopt);
+
+    // Written in CometBFT's spelling, and read back the same.
+    const std::string text = chain::to_json_text(*g);
+    EXPECT_NE(text.find(std::string{"\""} + kValidatorA + "\": \"" + kFeeA + "\""),
+              std::string::npos)
+        << text;
+    const auto back = chain::parse_genesis(text);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(*back, *g);
+}
+
+TEST(chain_genesis, malformed_validator_coinbases_are_refused_naming_the_entry) {
+    const std::string fee = std::string{"\""} + kFeeA + "\"";
+    const struct {
+        std::string members;
+        std::string error;
+    } cases[] = {
+        {"[]", "validator_coinbases: not an object"},
+        {R"({"AB12": )" + fee + "}",
+         "validator_coinbases.AB12: not a validator address (40 hex digits, as CometBFT prints "
+         "it)"},
+        {R"({"0xAB120000000000000000000000000000000001": )" + fee + "}",
+         "validator_coinbases.0xAB120000000000000000000000000000000001: not a validator address "
+         "(40 hex digits, as CometBFT prints it)"},
+        {R"({"XB12000000000000000000000000000000000001": )" + fee + "}",
+         "validator_coinbases.XB12000000000000000000000000000000000001: not a validator address "
+         "(40 hex digits, as CometBFT prints it)"},
+        {std::string{R"({")"} + kValidatorA + R"(": "0x12"})",
+         std::string{"validator_coinbases."} + kValidatorA + ": not a 20-byte 0x address"},
+        {std::string{R"({")"} + kValidatorA + R"(": 7})",
+         std::string{"validator_coinbases."} + kValidatorA + ": not a 20-byte 0x address"},
+        {std::string{R"({")"} + kValidatorA + R"(": )" + fee +
+             R"(, "ab12000000000000000000000000000000000001": )" + fee + "}",
+         std::string{"validator_coinbases."} + kValidatorA + ": listed twice"},
+        {std::string{R"({")"} + kValidatorA + R"(": )" + fee + R"(, ")" + kValidatorA + R"(": )" +
+             fee + "}",
+         std::string{"validator_coinbases: duplicate member \""} + kValidatorA + "\""},
+    };
+    for (const auto& c : cases)
+        EXPECT_EQ(error_of(with_coinbases(c.members)), c.error) << c.members;
+}
+
+TEST(chain_genesis, a_genesis_without_validator_coinbases_keeps_its_block_0_and_its_text) {
+    const gen::Workload w = test::generate_or_throw(
+        {.seed = 3, .blocks = 1, .txs = 2, .accounts = 5, .mix = gen::Mix::mixed});
+    // Block 0's parent hash as it always was: keccak256(RLP([chain_id, base_fee])).
+    Bytes config;
+    rlp::encode(config, w.genesis.config.chain_id);
+    rlp::encode(config, w.genesis.config.base_fee);
+    Bytes list;
+    rlp::encode_list(list, config);
+    const block::Header h0 = chain::genesis_header(w.genesis);
+    EXPECT_EQ(h0.parent_hash, keccak256(list));
+    EXPECT_EQ(chain::to_json_text(w.genesis).find("validator_coinbases"), std::string::npos);
+
+    // With fee addresses the genesis commits to them: another map, another block 0 (a datadir
+    // of one refuses the other at InitChain), same state root.
+    chain::Genesis mapped = w.genesis;
+    mapped.validator_coinbases = {
+        {chain::ValidatorAddress::from_view(from_hex(kValidatorA).value()),
+         address_from_hex(kFeeA).value()}};
+    chain::Genesis remapped = mapped;
+    remapped.validator_coinbases[0].second[0] ^= 1;
+    const block::Header m0 = chain::genesis_header(mapped);
+    EXPECT_NE(m0.parent_hash, h0.parent_hash);
+    EXPECT_NE(chain::genesis_header(remapped).parent_hash, m0.parent_hash);
+    EXPECT_EQ(m0.state_root, h0.state_root);
 }

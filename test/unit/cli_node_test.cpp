@@ -689,6 +689,44 @@ TEST(cli_node, get_block_takes_the_block_tags) {
     EXPECT_EQ(raw.out, run_cli({"get", "block", "2", "--raw", "--datadir", datadir}).out);
 }
 
+// Issue 31: a block a CometBFT network decided has CometBFT's hash stored beside barrel's;
+// `get block` prints it as `cometbft_hash`, and a block without one prints as before.
+TEST(cli_node, get_block_prints_cometbfts_hash_beside_barrels_when_stored) {
+    const TestChain& c = test_chain();
+    ScratchDir tmp;
+    const std::string datadir = tmp / "data";
+    const Bytes consensus(32, 0xcb);
+    {
+        auto s = store::Store::init(datadir, c.w.genesis);
+        ASSERT_TRUE(s) << s.error().message;
+        // Block 1 as the abci module commits it (Pipeline::commit_checked with the hash), block
+        // 2 as an import does.
+        for (size_t k = 0; k < 2; ++k) {
+            ASSERT_TRUE((*s)->commit(c.blocks[k], c.outcomes[k], true,
+                                     k == 0 ? BytesView{consensus} : BytesView{}));
+        }
+        EXPECT_EQ((*s)->consensus_hash(1).value(), consensus);
+        EXPECT_EQ((*s)->consensus_hash(2).value(), std::nullopt);
+    }
+    const auto one = run_cli({"get", "block", "1", "--datadir", datadir});
+    ASSERT_EQ(one.status, 0) << one.err;
+    json expected = json::parse(
+        store::header_document(*c.blocks[0].header, c.blocks[0].hash, c.blocks[0].size()));
+    std::string cbs = "0x";
+    for (int i = 0; i < 32; ++i) cbs += "cb";
+    expected["cometbft_hash"] = cbs;
+    EXPECT_EQ(json::parse(one.out), expected);
+    EXPECT_EQ(json::parse(one.out)["hash"], to_hex(c.blocks[0].hash));
+    const auto two = run_cli({"get", "block", "2", "--datadir", datadir});
+    ASSERT_EQ(two.status, 0) << two.err;
+    EXPECT_EQ(json::parse(two.out),
+              json::parse(store::header_document(*c.blocks[1].header, c.blocks[1].hash,
+                                                 c.blocks[1].size())));
+    const auto zero = run_cli({"get", "block", "0", "--datadir", datadir});
+    ASSERT_EQ(zero.status, 0) << zero.err;
+    EXPECT_FALSE(json::parse(zero.out).contains("cometbft_hash"));
+}
+
 TEST(cli_node, help_lists_the_node_commands) {
     const auto r = run_cli({"--help"});
     ASSERT_EQ(r.status, 0);

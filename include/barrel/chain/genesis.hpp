@@ -7,10 +7,17 @@
 #include <barrel/exec/execute.hpp>
 #include <barrel/state/state.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace barrel::chain {
+
+/// A CometBFT validator address: the first 20 bytes of the SHA-256 of its public key, as
+/// CometBFT's genesis and `priv_validator_key.json` print it (40 hex digits).
+using ValidatorAddress = FixedBytes<20>;
 
 /// The defaults here are for a Genesis built in code; a genesis file must name `gas_limit` (and
 /// `chain_id`, `accounts`) itself.
@@ -19,6 +26,9 @@ struct Genesis {
     uint64_t gas_limit{200'000'000};  ///< block gas limit blocks are sealed with
     uint64_t timestamp{0};
     Address coinbase;  ///< fee recipient of generated blocks
+    /// On a CometBFT network, the fee recipient of the blocks each validator proposes (sorted
+    /// by validator); a block of a validator not listed pays `coinbase`. Empty on most chains.
+    std::vector<std::pair<ValidatorAddress, Address>> validator_coinbases;
     /// The initial state as a write set (sorted by key), which is also what its root commits to.
     state::WriteSet alloc;
 
@@ -39,6 +49,10 @@ Expected<Genesis, std::string> parse_genesis(std::string_view json_text);
 /// parse_genesis and store::Store::init apply it.
 Expected<void, std::string> check_supply(const Genesis& genesis);
 
+/// The fee recipient the genesis names for blocks `proposer` proposes (CometBFT's
+/// proposer_address: 20 bytes), or nullopt when it names none (then the chain's coinbase).
+std::optional<Address> validator_coinbase(const Genesis& genesis, BytesView proposer);
+
 /// Serialises a genesis document (integers as 0x quantities, keys sorted): parse_genesis of the
 /// result gives back an equal Genesis.
 std::string to_json_text(const Genesis& genesis);
@@ -47,8 +61,9 @@ std::string to_json_text(const Genesis& genesis);
 Hash state_root(const Genesis& genesis);
 
 /// Block 0: number 0, parent_hash = keccak256(RLP([chain_id, base_fee])) (the chain parameters the
-/// header lacks), empty roots for transactions and receipts, the genesis state
-/// root. Block 1's parent_hash is its hash.
+/// header lacks; with validator_coinbases, RLP([chain_id, base_fee, [[validator, coinbase], …]])
+/// in the validators' order, so a genesis without them keeps its hash), empty roots for
+/// transactions and receipts, the genesis state root. Block 1's parent_hash is its hash.
 block::Header genesis_header(const Genesis& genesis);
 
 /// A memory state holding the genesis allocation.

@@ -168,8 +168,11 @@ public:
     /// "Commit a checked outcome": commits the block check_template sealed, with the outcome it
     /// computed (no second execution), in the one atomic store commit. Refused at the link stage
     /// if the block no longer follows the head (the head moved since the check: the outcome is
-    /// that of another state), else the commit stage's store error.
-    Expected<BlockResult, PipelineError> commit_checked(const CheckedBlock& checked);
+    /// that of another state), else the commit stage's store error. `consensus_hash`: the
+    /// consensus engine's hash of the block, stored with it in the same commit
+    /// (store::Store::commit); none when empty.
+    Expected<BlockResult, PipelineError> commit_checked(const CheckedBlock& checked,
+                                                        BytesView consensus_hash = {});
 
     /// The sender cache the verify stage consults (Config::sender_cache), for a caller that
     /// counts its hits around a check.
@@ -194,8 +197,9 @@ private:
     /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
     Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
                                           const state::StateReader& state);
-    /// Commits an executed block (or reports a skipped one).
-    Expected<BlockResult, PipelineError> commit(const Decoded& d);
+    /// Commits an executed block (or reports a skipped one), with the consensus engine's hash of
+    /// it when there is one.
+    Expected<BlockResult, PipelineError> commit(const Decoded& d, BytesView consensus_hash = {});
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
 
     store::Store& m_store;

@@ -124,11 +124,18 @@ public:
     /// DB::Resume, which flushes every memtable and starts a new WAL, so the failed write's torn
     /// record is never replayed): once space has returned it goes on; else it fails again, naming
     /// the first failure and the resume's.
+    /// `consensus_hash`: the consensus engine's hash of the block (CometBFT's, as FinalizeBlock
+    /// names it), written in the same batch under the block's number (consensus_hash()); none
+    /// when empty.
     Expected<CommitStats, StoreError> commit(const block::Block& block,
-                                             const exec::Outcome& outcome, bool parallel = true);
+                                             const exec::Outcome& outcome, bool parallel = true,
+                                             BytesView consensus_hash = {});
 
     // Queries (JSON documents as stored; nullopt when absent).
     ReadOutcome<Bytes> raw_block(uint64_t number) const override;
+    /// CometBFT's hash of block `number`, stored beside barrel's by the commit that wrote the
+    /// block; none for a block no consensus engine decided (imported, sealed, block 0).
+    ReadOutcome<Bytes> consensus_hash(uint64_t number) const;
     Expected<std::optional<nlohmann::json>, StoreError> header(uint64_t number) const;
     ReadOutcome<uint64_t> block_number(const Hash& block_hash) const override;
     ReadOutcome<HeaderRecord> header_record(uint64_t number) const override;
@@ -178,6 +185,7 @@ public:
     state::ReadResult<u256> user(std::string_view name) const override;
 
     ReadOutcome<Bytes> raw_block(uint64_t number) const override;
+    ReadOutcome<Bytes> consensus_hash(uint64_t number) const;
     ReadOutcome<uint64_t> block_number(const Hash& block_hash) const override;
     ReadOutcome<HeaderRecord> header_record(uint64_t number) const override;
     ReadOutcome<TransactionRecord> transaction_record(const Hash& tx_hash) const override;
