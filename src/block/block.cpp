@@ -153,7 +153,9 @@ Expected<void, BlockError> decode_slots(Block& b, bool parallel) {
         keccak256_many(std::span{b.tx_encodings}.subspan(begin, end - begin),
                        std::span{b.tx_hashes}.subspan(begin, end - begin));
     });
-    b.txs = Transactions{std::make_unique<Transactions::Storage>(std::move(txs))};
+    // Braces: Storage is an aggregate (clang 14 has no aggregate init from parentheses).
+    b.txs = Transactions{
+        std::make_unique<Transactions::Storage>(Transactions::Storage{std::move(txs)})};
     if (!bad.any()) return {};
     const size_t i = bad.lowest();
     const tx::TxError& te = errors[i];
