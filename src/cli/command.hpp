@@ -26,6 +26,15 @@ public:
 
 [[noreturn]] void fail(const std::string& message);
 
+/// `s` in single quotes, as errors name what the user gave: 'g.json'.
+std::string squote(std::string_view s);
+
+/// The whole of a small text file (a genesis, a node's config), at most `limit` bytes (io's
+/// kMaxGenesisBytes by default); `what` names it in the error ("genesis 'g.json' is a
+/// directory", "cannot read genesis 'g.json': No such file or directory").
+std::string read_small_file(const std::string& path, std::string_view what,
+                            size_t limit = size_t{256} << 20);
+
 /// Options that apply to every command; given before the command or among its options.
 struct GlobalOptions {
     /// --threads N: at most N threads for parallel work. run() caps oneTBB with a

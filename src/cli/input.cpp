@@ -8,6 +8,21 @@ namespace barrel::cli {
 
 void fail(const std::string& message) { throw InputError(message); }
 
+std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
+
+std::string read_small_file(const std::string& path, std::string_view what, size_t limit) {
+    static_assert(kMaxGenesisBytes == size_t{256} << 20, "command.hpp states the default");
+    const std::string quoted = squote(path);
+    auto bytes = read_file(path, limit);
+    if (!bytes) {
+        if (bytes.error().directory) fail(std::string{what} + " " + quoted + " is a directory");
+        if (bytes.error().too_large)
+            fail(std::string{what} + " " + quoted + " is " + bytes.error().reason);
+        fail("cannot read " + std::string{what} + " " + quoted + ": " + bytes.error().reason);
+    }
+    return std::string{as_chars(*bytes)};
+}
+
 namespace {
 constexpr std::string_view kWhitespace = " \t\r\n\v\f";
 

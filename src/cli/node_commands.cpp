@@ -46,8 +46,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
-
 std::string datadir_of(const ParsedArgs& args) { return std::string{*args.value("--datadir")}; }
 
 /// A store error as the command's failure: exit 2 (the datadir, the disk or the input is at
@@ -70,20 +68,6 @@ template <class T>
 T or_fail(Expected<T, store::StoreError> v) {
     if (!v) fail(v.error().message);
     return std::move(v).value();
-}
-
-/// The whole of a small text file (a genesis), at most `limit` bytes.
-std::string read_small_file(const std::string& path, std::string_view what,
-                            size_t limit = kMaxGenesisBytes) {
-    auto bytes = read_file(path, limit);
-    if (!bytes) {
-        if (bytes.error().directory)
-            fail(std::string{what} + " " + squote(path) + " is a directory");
-        if (bytes.error().too_large)
-            fail(std::string{what} + " " + squote(path) + " is " + bytes.error().reason);
-        fail("cannot read " + std::string{what} + " " + squote(path) + ": " + bytes.error().reason);
-    }
-    return std::string{as_chars(*bytes)};
 }
 
 // ---- init ------------------------------------------------------------------------------------

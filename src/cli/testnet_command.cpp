@@ -49,8 +49,6 @@ constexpr size_t kLogTailLines = 20;
 /// The CometBFT release barrel speaks (DESIGN.md, "Network"); v0.38.x share its ABCI wire format.
 constexpr std::string_view kCometVersionPrefix = "0.38.";
 
-std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
-
 std::string option_text(const ParsedArgs& args, std::string_view name) {
     return std::string{*args.value(name)};
 }
@@ -167,19 +165,6 @@ std::string node_id_of(const std::string& cometbft, const std::string& home) {
 // ---- Files
 // ---------------------------------------------------------------------------------------
 
-std::string read_text(const std::string& path, std::string_view what,
-                      size_t limit = kMaxGenesisBytes) {
-    auto bytes = read_file(path, limit);
-    if (!bytes) {
-        if (bytes.error().directory)
-            fail(std::string{what} + " " + squote(path) + " is a directory");
-        if (bytes.error().too_large)
-            fail(std::string{what} + " " + squote(path) + " is " + bytes.error().reason);
-        fail("cannot read " + std::string{what} + " " + squote(path) + ": " + bytes.error().reason);
-    }
-    return std::string{as_chars(*bytes)};
-}
-
 void write_text(const std::string& path, std::string_view text) {
     if (auto r = io::replace_file(path, as_bytes(text), false); !r) fail(r.error().message);
 }
@@ -223,7 +208,7 @@ Testnet load_testnet(const ParsedArgs& args) {
              " (no testnet.json): make one with barrel-node "
              "testnet init --dir " +
              option_text(args, "--dir"));
-    auto net = parse_testnet(read_text(file, "testnet file"));
+    auto net = parse_testnet(read_small_file(file, "testnet file"));
     if (!net) fail(squote(file) + ": " + net.error());
     if (net->dir != dir)
         fail(squote(file) + ": made for " + squote(net->dir) +
@@ -479,7 +464,8 @@ InitOptions parse_init_options(const ParsedArgs& args) {
     const auto genesis_arg = args.value("--genesis");
     o.default_genesis = !genesis_arg;
     const std::string genesis_path = genesis_arg ? std::string{*genesis_arg} : "(default)";
-    o.genesis_text = genesis_arg ? read_text(genesis_path, "genesis") : default_genesis_text();
+    o.genesis_text =
+        genesis_arg ? read_small_file(genesis_path, "genesis") : default_genesis_text();
     o.genesis = parse_barrel_genesis(o.genesis_text, genesis_path);
     std::error_code ec;
     if (fs::exists(o.dir, ec)) {
@@ -518,7 +504,8 @@ Testnet write_network(const InitOptions& o, const std::string& cometbft, const s
         if (!node) fail(node.error());
         net.nodes.push_back(std::move(*node));
     }
-    const std::string comet_genesis = read_text(tmp + "/node0/config/genesis.json", "genesis.json");
+    const std::string comet_genesis =
+        read_small_file(tmp + "/node0/config/genesis.json", "genesis.json");
     auto chain_id = cometbft_chain_id(comet_genesis);
     if (!chain_id) fail(chain_id.error());
     net.chain_id = *chain_id;
@@ -529,7 +516,8 @@ Testnet write_network(const InitOptions& o, const std::string& cometbft, const s
         NodeConfig config{&n, {}, o.timeout_commit_ms};
         for (const Node& peer : net.nodes)
             if (peer.index != n.index) config.persistent_peers.push_back(peer.p2p_address());
-        auto toml = configure_node(read_text(home + "/config/config.toml", "config.toml"), config);
+        auto toml =
+            configure_node(read_small_file(home + "/config/config.toml", "config.toml"), config);
         if (!toml) fail(toml.error());
         write_text(home + "/config/config.toml", *toml);
         write_text(home + "/config/genesis.json", *full_genesis);
@@ -643,10 +631,10 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     if (!ports) fail(ports.error());
     const auto timeout = start_timeout(args);
     const std::string cometbft = find_cometbft(args);
-    const std::string genesis_text = read_text(net.genesis_path(), "genesis");
+    const std::string genesis_text = read_small_file(net.genesis_path(), "genesis");
     const chain::Genesis genesis = parse_barrel_genesis(genesis_text, net.genesis_path());
     const std::string comet_genesis =
-        read_text(net.nodes[0].home + "/config/genesis.json", "genesis.json");
+        read_small_file(net.nodes[0].home + "/config/genesis.json", "genesis.json");
 
     const std::string home = net.dir + "/node" + std::to_string(index);
     BuildFolder build{net.dir + "/.node" + std::to_string(index) + ".join-" +
@@ -660,7 +648,7 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     NodeConfig config{&*node, {}, net.timeout_commit_ms};
     for (const Node& peer : net.nodes)
         if (peer.validator) config.persistent_peers.push_back(peer.p2p_address());
-    auto toml = configure_node(read_text(tmp + "/config/config.toml", "config.toml"), config);
+    auto toml = configure_node(read_small_file(tmp + "/config/config.toml", "config.toml"), config);
     if (!toml) fail(toml.error());
     write_text(tmp + "/config/config.toml", *toml);
     // The network's genesis, byte for byte: CometBFT refuses a node whose genesis differs.
