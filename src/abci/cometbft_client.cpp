@@ -142,22 +142,27 @@ CometClient::Counts CometClient::counts() const {
 }
 
 void CometClient::run() {
-    auto next_poll = std::chrono::steady_clock::now();
+    using Clock = std::chrono::steady_clock;
+    auto next_poll = Clock::now();
+    // After a batch CometBFT did not take, nothing is sent before the next poll: an unreachable
+    // CometBFT costs one attempt per poll interval, not a loop of refused connections.
+    auto resume_sending = Clock::time_point{};
     std::vector<Bytes> batch;
     while (true) {
         {
             std::unique_lock lock{m_mutex};
-            m_wake.wait_until(lock, next_poll, [&] { return m_stopping || !m_queue.empty(); });
+            const bool may_send = Clock::now() >= resume_sending;
+            m_wake.wait_until(lock, next_poll,
+                              [&] { return m_stopping || (may_send && !m_queue.empty()); });
             if (m_stopping) return;
-            const size_t n = std::min(m_queue.size(), m_config.batch);
+            const size_t n = may_send ? std::min(m_queue.size(), m_config.batch) : 0;
             for (size_t i = 0; i < n; ++i) {
                 batch.push_back(std::move(m_queue.front()));
                 m_queue.pop_front();
             }
         }
         if (!batch.empty() && !send_batch(batch)) {
-            // Unreachable: put the batch back in front and wait for the next poll, which tells
-            // when CometBFT answers again, rather than spin on the connection.
+            // Put back in front, in order, for when CometBFT answers again.
             std::lock_guard lock{m_mutex};
             for (auto it = batch.rbegin(); it != batch.rend(); ++it)
                 m_queue.push_front(std::move(*it));
@@ -166,13 +171,13 @@ void CometClient::run() {
                 ++m_counts.dropped;
             }
             m_status.reachable = false;
-            next_poll =
-                std::max(next_poll, std::chrono::steady_clock::now() + m_config.poll_interval);
+            next_poll = std::max(next_poll, Clock::now() + m_config.poll_interval);
+            resume_sending = next_poll;
         }
         batch.clear();
-        if (std::chrono::steady_clock::now() >= next_poll) {
+        if (Clock::now() >= next_poll) {
             poll_status();
-            next_poll = std::chrono::steady_clock::now() + m_config.poll_interval;
+            next_poll = Clock::now() + m_config.poll_interval;
         }
     }
 }

@@ -34,7 +34,9 @@ class FakeCometBft {
 public:
     using Answer = std::function<json(const json& call)>;
 
-    explicit FakeCometBft(Answer answer) : m_answer{std::move(answer)} {
+    /// `unavailable`: batches answered HTTP 503 instead (CometBFT overloaded, a proxy in front).
+    explicit FakeCometBft(Answer answer, std::function<bool(const json& batch)> unavailable = {})
+        : m_answer{std::move(answer)}, m_unavailable{std::move(unavailable)} {
         m_acceptor.open(asio::ip::tcp::v4());
         m_acceptor.bind({asio::ip::make_address("127.0.0.1"), 0});
         m_acceptor.listen();
@@ -89,10 +91,13 @@ private:
                 http::request<http::string_body> request;
                 http::read(socket, buffer, request, ec);
                 if (ec) break;
-                http::response<http::string_body> response{http::status::ok, 11};
+                const json batch = json::parse(request.body());
+                const bool refuse = m_unavailable && m_unavailable(batch);
+                http::response<http::string_body> response{
+                    refuse ? http::status::service_unavailable : http::status::ok, 11};
                 response.set(http::field::content_type, "application/json");
                 response.keep_alive(true);
-                response.body() = answer(json::parse(request.body())).dump();
+                response.body() = refuse ? record(batch) : answer(batch).dump();
                 response.prepare_payload();
                 http::write(socket, response, ec);
                 if (ec) break;
@@ -102,14 +107,20 @@ private:
         }
     }
 
-    json answer(const json& batch) {
-        json out = json::array();
+    /// Records a batch as received; "" (the body of a refusal).
+    std::string record(const json& batch) {
         {
             std::lock_guard lock{m_mutex};
             m_batches.push_back(batch.size());
             for (const json& call : batch) m_calls.push_back(call);
         }
         m_received.notify_all();
+        return {};
+    }
+
+    json answer(const json& batch) {
+        json out = json::array();
+        record(batch);
         for (const json& call : batch) {
             json result = m_answer(call);
             if (result.is_null())
@@ -124,6 +135,7 @@ private:
     }
 
     Answer m_answer;
+    std::function<bool(const json& batch)> m_unavailable;
     asio::io_context m_io;
     asio::ip::tcp::acceptor m_acceptor{m_io};
     std::atomic<bool> m_stopping{false};
@@ -228,6 +240,34 @@ TEST(AbciCometClient, the_network_state_is_what_cometbft_last_said) {
     EXPECT_EQ(s.voting_power, 45);
     EXPECT_EQ(s.validator_address, "AB12");
     EXPECT_EQ(s.own_power, 10);
+}
+
+TEST(AbciCometClient, a_refused_batch_is_tried_again_only_after_the_next_poll) {
+    const auto is_broadcast = [](const json& batch) {
+        return batch.at(0)["method"] == "broadcast_tx_async";
+    };
+    FakeCometBft comet{status_answers, is_broadcast};
+    // No poll for an hour after the first: a refused batch waits that long.
+    CometClient client{parse_rpc_url(comet.url()).value(),
+                       ClientConfig{.batch = 10, .poll_interval = std::chrono::hours{1}},
+                       {}};
+    client.start();
+    const std::vector<Bytes> txs{{1}, {2}};
+    const std::vector<BytesView> views{txs.begin(), txs.end()};
+    client.broadcast(std::span{views.data(), 1});
+    const auto broadcasts = [&] {
+        size_t n = 0;
+        for (const json& c : comet.calls()) n += c["method"] == "broadcast_tx_async";
+        return n;
+    };
+    ASSERT_TRUE(wait_for([&] { return broadcasts() == 1; }));
+    // More to send wakes the client, but it holds them: no attempt before the next poll. (A
+    // client that retried at once would have sent thousands of requests meanwhile.)
+    client.broadcast(std::span{views.data() + 1, 1});
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(broadcasts(), 1u);
+    EXPECT_EQ(client.counts().broadcast, 0u);
+    client.stop();
 }
 
 TEST(AbciCometClient, an_unreachable_cometbft_is_logged_once_and_its_queue_stays_bounded) {
