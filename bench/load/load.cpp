@@ -61,6 +61,7 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
     std::vector<tx::Transaction> txs(n);
     std::vector<std::string> raw(n);
     w.hashes.resize(n);
+    w.sizes.resize(n);
     std::atomic<bool> sign_failed{false};
     for_each_index(n, true, [&](size_t i) {
         const size_t s = sender_of(i, config.senders);
@@ -76,6 +77,7 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
         if (!tx::sign(t, keys[s])) sign_failed.store(true, std::memory_order_relaxed);
         const Bytes encoding = tx::encode(t);
         w.hashes[i] = tx::hash_of(encoding);
+        w.sizes[i] = static_cast<uint32_t>(encoding.size());
         raw[i] = to_hex(encoding);
     });
     if (sign_failed.load()) fail("internal: signing failed");

@@ -48,6 +48,7 @@ struct Workload {
     std::vector<Address> senders;
     std::vector<uint64_t> start_nonces;  ///< per sender: the nonce of its first transaction
     std::vector<Hash> hashes;            ///< per transaction
+    std::vector<uint32_t> sizes;         ///< per transaction: its encoding's bytes
     HashIndex index_of;                  ///< into hashes
     std::vector<std::vector<Batch>> schedule;
     /// Per connection, per batch: the request body, a JSON-RPC batch whose ids are the

@@ -13,6 +13,8 @@
 #include "common/args.hpp"
 #include "interrupt.hpp"
 #include "load.hpp"
+#include "net_report.hpp"
+#include "net_run.hpp"
 #include "node_process.hpp"
 #include "report.hpp"
 #include <CLI/CLI.hpp>
@@ -20,9 +22,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
+#include <tuple>
 
 using namespace barrel;
 using bench::Failure;
@@ -39,6 +44,33 @@ struct Args {
     std::string url, node, json_out, plot_out;
     std::optional<size_t> block_time_ms, max_block_txs, txpool_max;
     std::vector<std::string> node_args;
+    /// --network and its options, as given (checked in parse_network).
+    std::string network_dir;
+    std::map<std::string, std::string> net_options;
+    bool keep{false};
+};
+
+/// The options of --network alone: each its name, its value's name and its help.
+struct NetOption {
+    const char* name;
+    const char* type;
+    const char* help;
+};
+constexpr NetOption kNetOptions[] = {
+    {"--validators", "N", "Validators of each testnet (default 4)"},
+    {"--app", "APP", "barrel, kvstore (CometBFT's built-in app) or both, alternating (default)"},
+    {"--base-port", "P", "The testnets' base port (default 27000; node I: P+10I to P+10I+3)"},
+    {"--timeout-commit", "MS", "CometBFT's timeout_commit (default 500)"},
+    {"--timeout-propose", "MS", "CometBFT's timeout_propose (testnet init's)"},
+    {"--mempool-size", "N", "CometBFT's mempool.size (testnet init's)"},
+    {"--mempool-max-txs-bytes", "N", "CometBFT's mempool.max_txs_bytes (testnet init's)"},
+    {"--recheck", "BOOL", "CometBFT's mempool.recheck, true or false (testnet init's)"},
+    {"--max-block-bytes", "N", "CometBFT's block.max_bytes (testnet init's; sizes the gas limit)"},
+    {"--create-empty-blocks", "BOOL", "CometBFT's create_empty_blocks, true or false"},
+    {"--via", "I", "Every connection to node I (default: connection c to node c mod N)"},
+    {"--kill", "I", "SIGKILL node I mid-run and start it again"},
+    {"--kill-after", "S", "Seconds from the first send to the kill (default 2)"},
+    {"--restart-after", "S", "Seconds from the kill to the restart (default 3)"},
 };
 
 /// The default block size of `barrel-node run` (--max-block-txs), which sizes the generated
@@ -103,6 +135,13 @@ Args parse_args(int argc, char** argv) {
         ->type_name("N");
     app.add_option("--threads", threads, "Threads of the recovery ceiling (default: every core)")
         ->type_name("N");
+    app.add_option("--network", a.network_dir,
+                   "Load a network of testnets written under DIR (barrel-node testnet), barrel "
+                   "and CometBFT's kvstore alternating")
+        ->type_name("DIR");
+    for (const NetOption& o : kNetOptions)
+        app.add_option(o.name, a.net_options[o.name], o.help)->type_name(o.type);
+    app.add_flag("--keep", a.keep, "With --network: keep each run's testnet folder (stopped)");
     app.add_option("--json", a.json_out, "Write the runs as JSON here ('-': stdout)")
         ->type_name("FILE");
     app.add_option("--plot", a.plot_out, "Draw sent and mined over time as SVG here")
@@ -151,6 +190,13 @@ Args parse_args(int argc, char** argv) {
             if (given)
                 usage_error(std::string{name} +
                             ": only with a node of barrel-load's own (no --url)");
+    }
+    if (!a.network_dir.empty() && !a.url.empty()) usage_error("--network: not with --url");
+    if (a.network_dir.empty()) {
+        for (const NetOption& o : kNetOptions)
+            if (!a.net_options[o.name].empty())
+                usage_error(std::string{o.name} + ": only with --network");
+        if (a.keep) usage_error("--keep: only with --network");
     }
     if (a.json_out == "-" && a.plot_out == "-")
         usage_error("--json and --plot cannot both write standard output");
@@ -255,6 +301,180 @@ std::vector<load::RunResult> load_own_nodes(const Args& a) {
     return results;
 }
 
+/// "true" or "false" for a CometBFT switch; anything else is a usage error.
+std::string parse_switch(const std::string& name, const std::string& v) {
+    if (v != "true" && v != "false")
+        usage_error(name + ": expected true or false, got '" + v + "'");
+    return v;
+}
+
+/// A node index below `nodes`, for --via and --kill.
+size_t parse_node_index(const std::string& name, const std::string& v, size_t nodes) {
+    const size_t i = parse_count(name, v, 0, 1'000'000);
+    if (i >= nodes)
+        usage_error(name + ": node " + std::to_string(i) + " is not one of the " +
+                    std::to_string(nodes) + " validators (0 to " + std::to_string(nodes - 1) + ")");
+    return i;
+}
+
+/// barrel-node run's arguments for each validator, one word each ("--txpool-max-pending=N"):
+/// node_run_args's pairs joined, then --node-arg as given.
+std::vector<std::string> network_node_args(const Args& a) {
+    Args plain = a;
+    plain.node_args.clear();
+    plain.max_block_txs.reset();  // the genesis's block size decides it (net_run.hpp)
+    const auto pairs = node_run_args(plain);
+    std::vector<std::string> out;
+    for (size_t k = 0; k + 1 < pairs.size(); k += 2) out.push_back(pairs[k] + "=" + pairs[k + 1]);
+    if (a.max_block_txs) out.push_back("--max-block-txs=" + std::to_string(*a.max_block_txs));
+    out.insert(out.end(), a.node_args.begin(), a.node_args.end());
+    return out;
+}
+
+/// The CometBFT settings given, as testnet init's arguments (the same for both apps).
+std::vector<std::string> comet_arguments(const Args& a, load::NetworkMode& m) {
+    std::vector<std::string> out;
+    for (const char* name :
+         {"--timeout-propose", "--mempool-size", "--mempool-max-txs-bytes", "--max-block-bytes"}) {
+        const std::string& v = a.net_options.at(name);
+        if (v.empty()) continue;
+        const size_t n = parse_count(name, v, 1, UINT32_MAX);
+        if (std::string_view{name} == "--max-block-bytes") m.max_block_bytes = n;
+        out.insert(out.end(), {name, std::to_string(n)});
+    }
+    for (const char* name : {"--recheck", "--create-empty-blocks"})
+        if (const std::string& v = a.net_options.at(name); !v.empty())
+            out.insert(out.end(), {name, parse_switch(name, v)});
+    return out;
+}
+
+/// --network and its options, checked: every mistake a usage error before anything starts.
+load::NetworkMode parse_network(const Args& a) {
+    auto given = [&](const char* name) -> const std::string& { return a.net_options.at(name); };
+    load::NetworkMode m;
+    m.config.load = a.config;
+    if (a.config.batch > load::kCometMaxBatch)
+        usage_error("--batch: at most " + std::to_string(load::kCometMaxBatch) +
+                    " with --network (CometBFT's rpc.max_request_batch_size as testnet init sets "
+                    "it)");
+    if (a.block_time_ms)
+        usage_error(
+            "--block-time: not with --network (CometBFT makes the blocks: "
+            "--timeout-commit)");
+    m.seed = a.seed;
+    m.accounts = a.accounts;
+    m.runs = a.runs;
+    m.keep = a.keep;
+    m.dir = std::filesystem::absolute(a.network_dir).lexically_normal().string();
+    auto& s = m.settings;
+    if (!given("--validators").empty())
+        s.validators = parse_count("--validators", given("--validators"), 1, 100);
+    const std::string app = given("--app").empty() ? "both" : given("--app");
+    if (app == "barrel" || app == "both") m.apps.push_back(load::App::barrel);
+    if (app == "kvstore" || app == "both") m.apps.push_back(load::App::kvstore);
+    if (m.apps.empty()) usage_error("--app: expected barrel, kvstore or both, got '" + app + "'");
+    if (!given("--base-port").empty())
+        s.base_port = parse_count("--base-port", given("--base-port"), 1, 65535);
+    if (!given("--timeout-commit").empty())
+        s.timeout_commit_ms =
+            parse_count("--timeout-commit", given("--timeout-commit"), 0, 3'600'000);
+    s.comet_args = comet_arguments(a, m);
+    if (!given("--via").empty())
+        m.config.via = parse_node_index("--via", given("--via"), s.validators);
+    auto& f = m.config.fault;
+    if (!given("--kill").empty())
+        f.node = parse_node_index("--kill", given("--kill"), s.validators);
+    for (const auto& [name, field, fallback] :
+         {std::tuple{"--kill-after", &f.kill_after, 2}, {"--restart-after", &f.restart_after, 3}}) {
+        if (!given(name).empty() && !f.node) usage_error(std::string{name} + ": only with --kill");
+        *field = std::chrono::seconds{
+            given(name).empty() ? fallback : parse_count(name, given(name), 0, 86'400)};
+    }
+    m.node = load::find_node(a.node);
+    m.node_args = network_node_args(a);
+    m.max_block_txs = a.max_block_txs;
+    return m;
+}
+
+/// The heading of the network report: the load, the network and the settings.
+std::string network_heading(const load::NetworkMode& m, const load::NetworkResults& r) {
+    const auto& c = m.config.load;
+    const size_t n = m.settings.validators;
+    std::string h = "barrel-load --network: " + std::to_string(c.txs) + " transfers from " +
+                    std::to_string(c.senders) + " senders, batches of " + std::to_string(c.batch) +
+                    " over " + std::to_string(c.connections) + " connections (" +
+                    (m.config.via ? "all to node " + std::to_string(*m.config.via)
+                                  : "connection c to node c mod " + std::to_string(n)) +
+                    ")" +
+                    (c.rate > 0 ? ", offered at " + std::to_string(long(c.rate)) + " TPS" : "") +
+                    "; " + std::to_string(n) + (n == 1 ? " validator" : " validators") +
+                    ", timeout_commit " + std::to_string(m.settings.timeout_commit_ms) + " ms";
+    for (size_t k = 0; k + 1 < m.settings.comet_args.size(); k += 2)
+        h += ", " + m.settings.comet_args[k].substr(2) + " " + m.settings.comet_args[k + 1];
+    if (!r.barrel.empty())
+        h += "; barrel blocks up to " + std::to_string(r.block_txs) + " transfers (gas limit " +
+             std::to_string(r.genesis_gas_limit) + ")";
+    return h;
+}
+
+int run_network(const Args& a, std::optional<io::AtomicFile>& json_file,
+                std::optional<io::AtomicFile>& plot_file) {
+    const load::NetworkMode m = parse_network(a);
+    const auto r = load::run_network_mode(m);
+    const bool stdout_taken = (json_file && json_file->is_standard_output()) ||
+                              (plot_file && plot_file->is_standard_output());
+    (stdout_taken ? std::cerr : std::cout)
+        << load::network_text_report(network_heading(m, r), r.barrel, r.kvstore) << std::flush;
+    if (json_file) {
+        nlohmann::json runs = nlohmann::json::array();
+        for (const auto* set : {&r.barrel, &r.kvstore})
+            for (const auto& run : *set) {
+                auto doc = load::to_json(run);
+                doc["timeline"] = load::timeline_json(run);
+                runs.push_back(std::move(doc));
+            }
+        const auto ratio = load::app_ratio(r.barrel, r.kvstore);
+        const nlohmann::json doc = {
+            {"machine", bench::machine_info(m.config.load.ceiling_threads)},
+            {"heading", network_heading(m, r)},
+            {"config",
+             {{"txs", m.config.load.txs},
+              {"senders", m.config.load.senders},
+              {"batch", m.config.load.batch},
+              {"connections", m.config.load.connections},
+              {"rate", m.config.load.rate},
+              {"window", m.config.load.window},
+              {"validators", m.settings.validators},
+              {"timeout_commit_ms", m.settings.timeout_commit_ms},
+              {"testnet_init_args", m.settings.comet_args},
+              {"barrel_node_args", r.barrel_node_args},
+              {"block_txs", r.block_txs},
+              {"genesis_gas_limit", r.genesis_gas_limit}}},
+            {"runs", runs},
+            {"median",
+             {{"barrel", load::medians(r.barrel)}, {"kvstore", load::medians(r.kvstore)}}},
+            {"barrel_over_kvstore", ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr)},
+        };
+        json_file->write(doc.dump(2) + "\n");
+        json_file->commit();
+    }
+    if (plot_file) {
+        const auto& last =
+            r.barrel.empty() || (!r.kvstore.empty() && m.apps.back() == load::App::kvstore)
+                ? r.kvstore.back()
+                : r.barrel.back();
+        plot_file->write(load::network_svg(
+            last, "barrel-load --network: " + std::string{load::app_name(last.app)} + ", " +
+                      std::to_string(last.validators) + " validators, " +
+                      std::to_string(static_cast<long>(last.end_to_end_tps)) + " TPS end to end"));
+        plot_file->commit();
+    }
+    bool passed = true;
+    for (const auto* set : {&r.barrel, &r.kvstore})
+        for (const auto& run : *set) passed = passed && run.passed();
+    return passed ? 0 : 1;
+}
+
 int run(int argc, char** argv) {
     const Args a = parse_args(argc, argv);
     std::optional<io::AtomicFile> json_file = bench::create_output("--json", a.json_out);
@@ -265,6 +485,7 @@ int run(int argc, char** argv) {
         if (*file && !(*file)->temporary().empty())
             remove_on_interrupt.push_back(std::make_unique<load::InterruptCleanup>(
                 [temp = (*file)->temporary()] { ::unlink(temp.c_str()); }));
+    if (!a.network_dir.empty()) return run_network(a, json_file, plot_file);
     const auto results = a.url.empty() ? load_own_nodes(a) : load_url(a);
 
     const auto& c = a.config;

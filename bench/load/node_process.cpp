@@ -25,16 +25,21 @@ namespace {
 constexpr std::string_view kServesLine = "JSON-RPC on http://";
 constexpr size_t kKeptLines = 20;
 
-/// Starts `argv` with stdout to /dev/null and stderr to `stderr_fd` (or to `stderr_path`).
-pid_t spawn(const std::vector<std::string>& argv, int stderr_fd, const std::string& stderr_path) {
+/// Starts `argv` with stderr to `stderr_fd` (or to `stderr_path`), and stdout to /dev/null (or,
+/// with `stdout_too`, where stderr goes).
+pid_t spawn(const std::vector<std::string>& argv, int stderr_fd, const std::string& stderr_path,
+            bool stdout_too = false) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     if (stderr_fd >= 0)
         posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
     else
         posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
                                          O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (stdout_too)
+        posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    else
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     // barrel-load blocks SIGINT and SIGTERM (interrupt.hpp) and ignores SIGPIPE; the node gets
     // neither: it takes SIGTERM to stop.
     posix_spawnattr_t attributes;
@@ -74,6 +79,12 @@ std::string read_text(const fs::path& path) {
 }
 
 }  // namespace
+
+int run_to_end(const std::vector<std::string>& argv, const std::string& output_path) {
+    return wait_for(spawn(argv, -1, output_path, true));
+}
+
+std::string read_text_file(const std::string& path) { return read_text(path); }
 
 std::string find_node(const std::string& explicit_path) {
     if (!explicit_path.empty()) return explicit_path;

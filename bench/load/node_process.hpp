@@ -25,6 +25,13 @@ namespace barrel::load {
 /// then ../src/barrel-node relative to it (the build tree), then "barrel-node" (found on PATH).
 std::string find_node(const std::string& explicit_path);
 
+/// Runs `argv` to its end, its stdout and stderr written to `output_path`; its exit status
+/// (-signal if a signal ended it). Throws bench::Failure if it cannot start.
+int run_to_end(const std::vector<std::string>& argv, const std::string& output_path);
+
+/// The text of the file at `path` ("" if it cannot be read).
+std::string read_text_file(const std::string& path);
+
 class NodeProcess {
 public:
     /// Starts the node on `genesis` with `run_args` added to `run --datadir D --http

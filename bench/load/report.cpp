@@ -20,12 +20,11 @@ std::string format(int decimals, double v) {
     return buf;
 }
 
-/// `v` with `decimals` decimals, or "n/a" for a null.
+}  // namespace
+
 std::string figure(const nlohmann::json& v, int decimals) {
     return v.is_number() ? format(decimals, v.get<double>()) : std::string{"n/a"};
 }
-
-}  // namespace
 
 nlohmann::json to_json(const RunResult& r) {
     nlohmann::json stages = nlohmann::json::object();
@@ -69,9 +68,6 @@ nlohmann::json to_json(const RunResult& r) {
     };
 }
 
-namespace {
-/// The median of `docs` at each numeric leaf of the first; booleans are and-ed; a leaf that is
-/// null in any run is null; anything else (the rejection messages) is the first run's.
 nlohmann::json median_tree(const std::vector<nlohmann::json>& docs) {
     const nlohmann::json& first = docs.front();
     if (first.is_object() && !first.empty()) {
@@ -98,7 +94,6 @@ nlohmann::json median_tree(const std::vector<nlohmann::json>& docs) {
     }
     return first;
 }
-}  // namespace
 
 nlohmann::json median_of(const std::vector<RunResult>& runs) {
     std::vector<nlohmann::json> docs;

@@ -16,6 +16,13 @@ nlohmann::json to_json(const RunResult& r);
 /// it); the checks hold only if they hold in every run.
 nlohmann::json median_of(const std::vector<RunResult>& runs);
 
+/// The median of `docs` at each numeric leaf of the first; booleans are and-ed; a leaf that is
+/// null in any run is null; anything else (strings, lists, the rejection messages) is the first's.
+nlohmann::json median_tree(const std::vector<nlohmann::json>& docs);
+
+/// `v` with `decimals` decimals, or "n/a" for anything but a number.
+std::string figure(const nlohmann::json& v, int decimals);
+
 /// The text report of the medians (and, for several runs, each run's headline figures).
 std::string text_report(const std::string& heading, const std::vector<RunResult>& runs);
 

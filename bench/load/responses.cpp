@@ -206,6 +206,126 @@ Expected<BlockHashes, std::string> ResponseReader::block_hashes(std::string_view
     return out;
 }
 
+namespace {
+/// The `result` of a single JSON-RPC answer, or its error's message (and data, if any).
+Expected<dom::element, std::string> single_result(dom::element doc, std::string* data) {
+    if (!doc.is_object()) return unexpected(std::string{"the answer is not an object"});
+    dom::element error;
+    if (!doc["error"].get(error)) {
+        std::string_view text;
+        if (data != nullptr && !error["data"].get_string().get(text)) *data = std::string{text};
+        return unexpected(error_message(error));
+    }
+    dom::element result;
+    if (doc["result"].get(result))
+        return unexpected(std::string{"the answer has neither result nor error"});
+    return result;
+}
+
+constexpr std::string_view kPastHeight = "must be less than or equal to the current blockchain";
+}  // namespace
+
+Expected<std::optional<EthBlock>, std::string> ResponseReader::eth_block(std::string_view body) {
+    dom::element doc;
+    if (m_impl->parse(body).get(doc)) return unexpected(not_json(body));
+    const auto result = single_result(doc, nullptr);
+    if (!result) return unexpected(result.error());
+    if (result->is_null()) return std::optional<EthBlock>{};
+    std::string_view hash_text;
+    dom::array list;
+    if ((*result)["hash"].get_string().get(hash_text))
+        return unexpected(std::string{"a block has no hash"});
+    if ((*result)["transactions"].get_array().get(list))
+        return unexpected(std::string{"a block has no transactions list"});
+    EthBlock block;
+    const auto hash = hash_of_hex(hash_text);
+    if (!hash)
+        return unexpected("a block hash is not 0x and 64 hex digits: " +
+                          std::string{hash_text.substr(0, 80)});
+    block.hash = *hash;
+    block.transactions.reserve(list.size());
+    for (const dom::element h : list) {
+        std::string_view text;
+        const auto tx = h.get_string().get(text) ? std::nullopt : hash_of_hex(text);
+        if (!tx) return unexpected(std::string{"a block's transaction is not a hash"});
+        block.transactions.push_back(*tx);
+    }
+    return std::optional<EthBlock>{std::move(block)};
+}
+
+Expected<std::optional<CometBlock>, std::string> ResponseReader::comet_block(
+    std::string_view body) {
+    dom::element doc;
+    if (m_impl->parse(body).get(doc)) return unexpected(not_json(body));
+    std::string data;
+    const auto result = single_result(doc, &data);
+    if (!result) {
+        if (data.find(kPastHeight) != std::string::npos) return std::optional<CometBlock>{};
+        return unexpected(result.error() + (data.empty() ? "" : ": " + data));
+    }
+    std::string_view hash;
+    if ((*result)["block_id"]["hash"].get_string().get(hash))
+        return unexpected(std::string{"a block has no block_id.hash"});
+    CometBlock block;
+    block.hash = std::string{hash};
+    dom::element txs;
+    if ((*result)["block"]["data"]["txs"].get(txs))
+        return unexpected(std::string{"a block has no data.txs"});
+    if (txs.is_null()) return std::optional<CometBlock>{std::move(block)};
+    dom::array list;
+    if (txs.get_array().get(list)) return unexpected(std::string{"data.txs is not a list"});
+    block.transactions.reserve(list.size());
+    for (const dom::element t : list) {
+        std::string_view text;
+        if (t.get_string().get(text)) return unexpected(std::string{"a tx is not a string"});
+        block.transactions.emplace_back(text);
+    }
+    return std::optional<CometBlock>{std::move(block)};
+}
+
+namespace {
+/// A broadcast_tx_async answer (one element of the batch).
+Expected<SendAnswer, std::string> broadcast_answer(dom::element element) {
+    const auto id = answer_id(element);
+    if (!id) return unexpected(id.error());
+    SendAnswer answer;
+    answer.id = *id;
+    dom::element error;
+    if (!element["error"].get(error)) {
+        std::string_view data;
+        answer.error =
+            error["data"].get_string().get(data) ? error_message(error) : std::string{data};
+    } else if (element["result"].error()) {
+        return unexpected(std::string{"an answer has neither result nor error"});
+    }
+    return answer;
+}
+}  // namespace
+
+Expected<std::vector<SendAnswer>, std::string> ResponseReader::broadcast_answers(
+    std::string_view body, size_t calls) {
+    std::vector<SendAnswer> out;
+    dom::element doc;
+    if (m_impl->parse(body).get(doc)) return unexpected(not_json(body));
+    // CometBFT answers a batch of one call as that call's answer, not as a list.
+    if (doc.is_object() && calls == 1) {
+        auto answer = broadcast_answer(doc);
+        if (!answer) return unexpected(answer.error());
+        out.push_back(std::move(*answer));
+        return out;
+    }
+    dom::array array;
+    if (doc.get_array().get(array) || array.size() != calls)
+        return unexpected(batch_mismatch(body, calls, ""));
+    out.reserve(calls);
+    for (const dom::element element : array) {
+        auto answer = broadcast_answer(element);
+        if (!answer) return unexpected(answer.error());
+        out.push_back(std::move(*answer));
+    }
+    return out;
+}
+
 HashIndex::HashIndex(std::span<const Hash> hashes) {
     // At most half full: a miss ends at an empty slot within a probe or two.
     const size_t capacity = std::bit_ceil(std::max<size_t>(2 * hashes.size(), 16));

@@ -42,6 +42,19 @@ struct SendAnswer {
 /// transactions, or nothing when the block is not there (a null result).
 using BlockHashes = std::vector<std::optional<std::vector<Hash>>>;
 
+/// A block as barrel's eth_getBlockByNumber(n, false) shows it: its hash and its transactions'.
+struct EthBlock {
+    Hash hash{};
+    std::vector<Hash> transactions;
+};
+
+/// A block as CometBFT's `block` method shows it: block_id.hash (hex, as CometBFT writes it) and
+/// its transactions, base64 (as CometBFT writes them).
+struct CometBlock {
+    std::string hash;
+    std::vector<std::string> transactions;
+};
+
 /// Reads the responses; one per thread (it keeps its parser's buffers from call to call).
 /// Errors are whole sentences without the method's name, which the caller adds.
 class ResponseReader {
@@ -59,6 +72,22 @@ public:
     /// The answers to a batch of `calls` calls whose ids are 0 to calls - 1. An error object
     /// is an error (its message), as is an answer of unknown or repeated id.
     Expected<BlockHashes, std::string> block_hashes(std::string_view body, size_t calls);
+
+    /// The answer to one eth_getBlockByNumber(n, false) (not a batch): the block, or nothing
+    /// when it is not there yet (a null result).
+    Expected<std::optional<EthBlock>, std::string> eth_block(std::string_view body);
+
+    /// The answer to one CometBFT `block` call (JSON-RPC, not a batch): the block, or nothing when
+    /// the height is past the node's ("height 9 must be less than or equal to the current
+    /// blockchain height 8"). Any other error is an error.
+    Expected<std::optional<CometBlock>, std::string> comet_block(std::string_view body);
+
+    /// The answers to a batch of CometBFT `broadcast_tx_async` calls, as send_answers reads
+    /// eth_sendRawTransaction's: an error's message is its `data` when it has one (CometBFT's
+    /// message is "Internal error", its data the reason: "tx already exists in cache"); a result
+    /// carries no hash to check.
+    Expected<std::vector<SendAnswer>, std::string> broadcast_answers(std::string_view body,
+                                                                     size_t calls);
 
 private:
     struct Impl;

@@ -1,0 +1,395 @@
+#include "net_load.hpp"
+
+#include "common/args.hpp"
+#include "common/stats.hpp"
+#include "net_shared.hpp"
+#include "node_process.hpp"
+#include "responses.hpp"
+#include <sys/resource.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+namespace barrel::load {
+
+using net::Clock;
+using net::Shared;
+
+namespace {
+[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+double self_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+}  // namespace
+
+// ---- The workloads ---------------------------------------------------------------------------
+
+std::string base64(std::string_view bytes) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((bytes.size() + 2) / 3 * 4);
+    for (size_t i = 0; i < bytes.size(); i += 3) {
+        const size_t left = bytes.size() - i;
+        uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
+        if (left > 1) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+        if (left > 2) v |= static_cast<uint8_t>(bytes[i + 2]);
+        out += kAlphabet[(v >> 18) & 63];
+        out += kAlphabet[(v >> 12) & 63];
+        out += left > 1 ? kAlphabet[(v >> 6) & 63] : '=';
+        out += left > 2 ? kAlphabet[v & 63] : '=';
+    }
+    return out;
+}
+
+std::string kv_transaction(size_t i, size_t size) {
+    char key[32];
+    std::snprintf(key, sizeof key, "load%08zu=", i);
+    std::string tx{key};
+    tx.resize(std::max(size, tx.size() + 1), 'v');
+    return tx;
+}
+
+NetWorkload barrel_workload(const Workload& base) { return NetWorkload{App::barrel, &base}; }
+
+NetWorkload kv_workload(const Workload& base) {
+    NetWorkload w{App::kvstore, &base};
+    const size_t n = base.hashes.size();
+    w.kv_base64.resize(n);
+    for (size_t i = 0; i < n; ++i) w.kv_base64[i] = base64(kv_transaction(i, base.sizes[i]));
+    w.kv_index.reserve(n);
+    for (size_t i = 0; i < n; ++i) w.kv_index.emplace(w.kv_base64[i], static_cast<uint32_t>(i));
+    w.kv_bodies.resize(base.schedule.size());
+    for (size_t c = 0; c < base.schedule.size(); ++c)
+        for (const Batch& b : base.schedule[c]) {
+            std::string body = "[";
+            for (const uint32_t i : b) {
+                if (body.size() > 1) body += ',';
+                body += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
+                        R"(,"method":"broadcast_tx_async","params":{"tx":")" + w.kv_base64[i] +
+                        "\"}}";
+            }
+            w.kv_bodies[c].push_back(body + "]");
+        }
+    return w;
+}
+
+namespace {
+
+// ---- Sending ---------------------------------------------------------------------------------
+
+/// Whether a refusal means a node has the transaction already: a batch sent again after its node
+/// failed finds what reached a node before.
+bool already_there(App app, const std::string& message) {
+    if (app == App::kvstore) return message.starts_with("tx already exists in cache");
+    return message.starts_with("already known") || message.starts_with("nonce too low");
+}
+
+/// One connection's node, moved to the next node when it fails.
+struct Route {
+    const std::vector<NetNode>& nodes;
+    App app;
+    size_t node;
+    std::unique_ptr<HttpConnection> conn;
+
+    const Url& url() const {
+        return app == App::barrel ? *nodes[node].json_rpc : nodes[node].cometbft_rpc;
+    }
+    /// Posts `body` to the node, or to the next ones in turn while it fails, until `give_up`.
+    std::pair<std::string, size_t> post(const std::string& body, Shared& sh,
+                                        std::chrono::seconds give_up) {
+        const auto deadline = Clock::now() + give_up;
+        for (size_t tries = 0;; ++tries) {
+            try {
+                if (!conn) conn = std::make_unique<HttpConnection>(url());
+                return {conn->post(body), node};
+            } catch (const bench::Failure& f) {
+                conn.reset();
+                if (sh.stop.load() || Clock::now() > deadline) throw;
+                node = (node + 1) % nodes.size();
+                // A whole round of nodes refused: wait a little before the next round.
+                if ((tries + 1) % nodes.size() == 0)
+                    std::this_thread::sleep_for(std::chrono::milliseconds{100});
+            }
+        }
+    }
+};
+
+/// Counts one batch's answers.
+void take_answers(const NetWorkload& w, const std::vector<SendAnswer>& answers, size_t node,
+                  Shared& sh, std::map<std::string, size_t>& rejections) {
+    size_t accepted = 0, rejected = 0;
+    for (const SendAnswer& a : answers) {
+        const bool ok = !a.error || already_there(w.app, *a.error);
+        if (ok && w.app == App::barrel && !a.error && (!a.hash || *a.hash != w.base->hashes[a.id]))
+            ++rejections["(answered with another hash)"];
+        if (sh.outcome[a.id] == net::kAccepted) continue;  // counted when first sent
+        if (ok) {
+            sh.outcome[a.id] = net::kAccepted;
+            sh.sent_to[a.id] = static_cast<uint8_t>(node);
+            ++accepted;
+        } else if (sh.outcome[a.id] == net::kUnanswered) {
+            sh.outcome[a.id] = net::kRejected;
+            ++rejections[a.error->substr(0, a.error->find(": "))];
+            ++rejected;
+        }
+    }
+    sh.accepted.fetch_add(accepted);
+    sh.rejected.fetch_add(rejected);
+}
+
+/// Waits for pacing and the window before a batch of `size`; false if the run stops.
+bool wait_turn(const Config& config, size_t size, Clock::time_point t0, Shared& sh) {
+    if (config.rate > 0) {
+        const size_t k = sh.claimed.fetch_add(size);
+        std::this_thread::sleep_until(
+            t0 + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(static_cast<double>(k) / config.rate)));
+    }
+    std::unique_lock lock{sh.mutex};
+    if (config.window > 0)
+        sh.changed.wait(lock, [&] {
+            const size_t done = sh.mined_max() + sh.rejected.load();
+            const size_t outstanding = sh.dispatched > done ? sh.dispatched - done : 0;
+            return sh.stop.load() || outstanding + size <= config.window || outstanding == 0;
+        });
+    if (sh.stop.load()) return false;
+    sh.dispatched += size;
+    return true;
+}
+
+void send_batches(const NetConfig& config, const NetWorkload& w, size_t c, Route& route,
+                  Clock::time_point t0, Shared& sh, std::map<std::string, size_t>& rejections,
+                  Clock::time_point& last_answer) {
+    const auto& batches = w.base->schedule[c];
+    ResponseReader reader;
+    std::vector<uint8_t> seen;
+    for (size_t b = 0; b < batches.size(); ++b) {
+        const Batch& batch = batches[b];
+        if (!wait_turn(config.load, batch.size(), t0, sh)) return;
+        const auto sent = Clock::now();
+        for (const uint32_t i : batch) sh.send_time[i] = sent;
+        const auto [body, node] = route.post(w.bodies()[c][b], sh, config.load.stall);
+        last_answer = Clock::now();
+        const auto answers = w.app == App::barrel ? reader.send_answers(body, batch.size())
+                                                  : reader.broadcast_answers(body, batch.size());
+        const char* method =
+            w.app == App::barrel ? "eth_sendRawTransaction: " : "broadcast_tx_async: ";
+        if (!answers) fail(method + answers.error());
+        if (auto wrong = check_answer_ids(*answers, batch, seen)) fail(method + *wrong);
+        take_answers(w, *answers, node, sh, rejections);
+        sh.answered.fetch_add(batch.size());
+        sh.moved();
+    }
+}
+
+// ---- The processes' CPU and memory -----------------------------------------------------------
+
+/// CPU seconds of each node's processes over the run, from their pid files: a process started
+/// during the run (a restart) counts from its start, one running at the first sample from there.
+class ProcessMeter {
+public:
+    explicit ProcessMeter(const std::vector<NetNode>& nodes) : m_nodes{nodes} {
+        m_cpu.resize(2 * nodes.size());
+        m_rss.resize(2 * nodes.size());
+        sample(true);
+    }
+
+    void sample(bool first = false) {
+        for (size_t k = 0; k < m_nodes.size(); ++k)
+            for (size_t kind = 0; kind < 2; ++kind) {
+                const auto pid =
+                    pid_in(kind == 0 ? m_nodes[k].barrel_pid_file : m_nodes[k].cometbft_pid_file);
+                if (!pid) continue;
+                const auto cpu = process_cpu_seconds(*pid);
+                if (!cpu) continue;
+                auto& per_pid = m_cpu[2 * k + kind];
+                auto [it, added] = per_pid.try_emplace(*pid, first ? *cpu : 0.0, *cpu);
+                it->second.second = *cpu;
+                if (const auto rss = process_rss_mib(*pid)) m_rss[2 * k + kind] = *rss;
+            }
+    }
+
+    std::vector<NodeUsage> usage() const {
+        std::vector<NodeUsage> out(m_nodes.size());
+        for (size_t k = 0; k < m_nodes.size(); ++k) {
+            auto total = [&](size_t kind) -> std::optional<double> {
+                const auto& per_pid = m_cpu[2 * k + kind];
+                if (per_pid.empty()) return std::nullopt;
+                double sum = 0;
+                for (const auto& [pid, span] : per_pid) sum += span.second - span.first;
+                return sum;
+            };
+            out[k] = {total(0), total(1), m_rss[2 * k], m_rss[2 * k + 1]};
+        }
+        return out;
+    }
+
+private:
+    const std::vector<NetNode>& m_nodes;
+    std::vector<std::map<pid_t, std::pair<double, double>>> m_cpu;  ///< per pid: first, last
+    std::vector<std::optional<double>> m_rss;
+};
+
+// ---- The fault and the progress line ---------------------------------------------------------
+
+/// Kills config.fault.node at its time and starts it again at its own; records both instants.
+void run_fault(const NetConfig& config, Network& net, Clock::time_point t0, Shared& sh,
+               NetRunResult& r) {
+    const FaultPlan& f = *&config.fault;
+    auto wait_until = [&](Clock::time_point at) {
+        std::unique_lock lock{sh.mutex};
+        return !sh.finished.wait_until(lock, at, [&] { return sh.stop.load(); });
+    };
+    if (!wait_until(t0 + f.kill_after)) return;
+    const auto killed = Clock::now();
+    net.kill(*f.node);
+    r.killed_at_s = seconds(killed - t0);
+    std::cerr << "barrel-load: node " << *f.node << " killed (SIGKILL) at "
+              << static_cast<int>(*r.killed_at_s * 10) / 10.0 << " s\n";
+    if (!wait_until(killed + f.restart_after)) return;
+    r.restarted_at_s = seconds(Clock::now() - t0);
+    net.restart(*f.node);
+    std::cerr << "barrel-load: node " << *f.node << " restarted at "
+              << static_cast<int>(*r.restarted_at_s * 10) / 10.0 << " s\n";
+}
+
+/// Samples the timeline every 100 ms and the processes and a progress line every second.
+void watch_progress(const std::string& label, size_t n, Clock::time_point t0, Shared& sh,
+                    ProcessMeter& meter, const std::atomic<bool>& done, NetRunResult& r) {
+    size_t tick = 0, last = 0;
+    auto sample = [&] {
+        const double t = seconds(Clock::now() - t0);
+        const size_t answered = sh.answered.load(), everywhere = sh.mined_min();
+        r.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(everywhere),
+                              static_cast<double>(sh.mined_max())});
+        return std::tuple{t, answered, everywhere};
+    };
+    auto print = [&](double t, size_t answered, size_t everywhere) {
+        std::string heights;
+        for (const auto& s : sh.seen) heights += " " + std::to_string(s->height.load());
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "barrel-load: %s: %.0f s: sent %zu/%zu (%zu rejected), mined on every node "
+                      "%zu, %zu TPS in the last second; heights%s\n",
+                      label.c_str(), t, answered, n, sh.rejected.load(), everywhere,
+                      everywhere - last, heights.c_str());
+        std::cerr << line << std::flush;
+        last = everywhere;
+    };
+    while (!done.load()) {
+        {
+            std::unique_lock lock{sh.mutex};
+            sh.finished.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
+                                   [&] { return done.load(); });
+        }
+        if (done.load()) break;
+        ++tick;
+        const auto [t, answered, everywhere] = sample();
+        if (tick % 10 != 0) continue;
+        meter.sample();
+        print(t, answered, everywhere);
+    }
+    const auto [t, answered, everywhere] = sample();
+    meter.sample();
+    print(t, answered, everywhere);
+}
+
+/// Starts the connections' threads; each marks itself done in sh.senders_left.
+std::vector<std::thread> start_senders(const NetConfig& config, const NetWorkload& w,
+                                       const Network& net, Clock::time_point t0, Shared& sh,
+                                       std::vector<std::map<std::string, size_t>>& rejections,
+                                       std::vector<Clock::time_point>& last_answer) {
+    const size_t connections = w.base->schedule.size();
+    sh.senders_left.store(connections);
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < connections; ++c)
+        threads.emplace_back([&, c] {
+            Route route{net.nodes(), w.app, config.via.value_or(c % net.nodes().size()), nullptr};
+            try {
+                send_batches(config, w, c, route, t0, sh, rejections[c], last_answer[c]);
+            } catch (...) {
+                sh.fail_with(std::current_exception());
+            }
+            sh.senders_left.fetch_sub(1);
+        });
+    return threads;
+}
+
+}  // namespace
+
+NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Network& net) {
+    NetRunResult r;
+    r.app = w.app;
+    r.validators = net.nodes().size();
+    r.txs = w.size();
+    bench::RecoverRates ceiling;
+    ceiling.sample(w.base->recover_loop, config.load.ceiling_threads);
+
+    Shared sh{r.txs, net.nodes().size()};
+    ProcessMeter meter{net.nodes()};
+    std::vector<std::map<std::string, size_t>> rejections(w.base->schedule.size());
+    std::vector<Clock::time_point> last_answer(w.base->schedule.size());
+    const double self_cpu_before = self_cpu_seconds();
+    const auto t0 = Clock::now();
+    sh.moved();
+    auto senders = start_senders(config, w, net, t0, sh, rejections, last_answer);
+    std::vector<std::thread> watchers;
+    for (size_t k = 0; k < net.nodes().size(); ++k)
+        watchers.emplace_back([&, k] {
+            try {
+                net::watch_node(config, w, net.nodes()[k], k, sh);
+            } catch (...) {
+                sh.fail_with(std::current_exception());
+            }
+        });
+    std::atomic<bool> done{false};
+    std::thread progress{[&] { watch_progress(config.load.label, r.txs, t0, sh, meter, done, r); }};
+    std::thread fault;
+    if (config.fault.node)
+        fault = std::thread{[&] {
+            try {
+                run_fault(config, net, t0, sh, r);
+            } catch (...) {
+                sh.fail_with(std::current_exception());
+            }
+        }};
+    for (auto& t : watchers) t.join();
+    {
+        std::lock_guard lock{sh.mutex};
+        sh.stop.store(true);
+        done.store(true);
+        sh.changed.notify_all();
+        sh.finished.notify_all();
+    }
+    for (auto& t : senders) t.join();
+    progress.join();
+    if (fault.joinable()) fault.join();
+    if (sh.error) std::rethrow_exception(sh.error);
+    r.generator_cpu_s = self_cpu_seconds() - self_cpu_before;
+    r.nodes = meter.usage();
+    for (const auto& per : rejections)
+        for (const auto& [message, count] : per) r.rejections[message] += count;
+    const auto first_answer_end = *std::max_element(last_answer.begin(), last_answer.end());
+    r.submit_seconds = seconds(first_answer_end - t0);
+    r.submit_tps = r.submit_seconds > 0 ? static_cast<double>(r.txs) / r.submit_seconds : 0;
+    if (config.fault.node) r.killed_node = config.fault.node;
+    net::summarise(w, sh, t0, r);
+    net::read_rounds(net.nodes()[config.fault.node == size_t{0} ? 1 % r.validators : 0], r);
+    if (w.app == App::barrel) r.proposals_rejected = net::proposals_rejected(net.nodes());
+
+    ceiling.sample(w.base->recover_loop, config.load.ceiling_threads);
+    r.ceiling_tps = bench::median(ceiling.all_threads);
+    r.ceiling_per_node_tps = r.ceiling_tps / static_cast<double>(r.validators);
+    r.ceiling_ratio = r.ceiling_per_node_tps > 0 ? r.end_to_end_tps / r.ceiling_per_node_tps : 0;
+    return r;
+}
+
+}  // namespace barrel::load

@@ -1,0 +1,320 @@
+#include "net_report.hpp"
+
+#include "common/stats.hpp"
+#include "report.hpp"
+
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+namespace barrel::load {
+
+namespace {
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json latency_json(const std::array<double, 4>& l) {
+    return {{"p50", l[0]}, {"p95", l[1]}, {"p99", l[2]}, {"max", l[3]}};
+}
+
+nlohmann::json nodes_json(const NetRunResult& r) {
+    // An object keyed by the node's index, so that the medians reach each node's figures.
+    nlohmann::json nodes = nlohmann::json::object();
+    for (size_t k = 0; k < r.nodes.size(); ++k) {
+        const NodeUsage& u = r.nodes[k];
+        nodes[std::to_string(k)] = {{"cpu_s",
+                                     {{"barrel_node", optional_json(u.barrel_cpu_s)},
+                                      {"cometbft", optional_json(u.cometbft_cpu_s)}}},
+                                    {"rss_mib",
+                                     {{"barrel_node", optional_json(u.barrel_rss_mib)},
+                                      {"cometbft", optional_json(u.cometbft_rss_mib)}}}};
+    }
+    return nodes;
+}
+
+std::string fmt(int decimals, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+}  // namespace
+
+nlohmann::json dip_json(const NetRunResult& r) {
+    if (!r.killed_at_s || r.timeline.empty()) return nullptr;
+    // The progress of the node furthest ahead (column 3) at `t`, from the 100 ms samples.
+    auto mined_at = [&](double t) {
+        double mined = 0;
+        for (const auto& p : r.timeline)
+            if (p[0] <= t) mined = p[3];
+        return mined;
+    };
+    double end = r.timeline.back()[0];
+    for (const auto& p : r.timeline)
+        if (p[3] >= static_cast<double>(r.txs)) {
+            end = p[0];
+            break;
+        }
+    const double killed = std::min(*r.killed_at_s, end);
+    const double restarted = std::min(r.restarted_at_s.value_or(end), end);
+    auto tps = [&](double from, double to) {
+        return to > from ? nlohmann::json((mined_at(to) - mined_at(from)) / (to - from))
+                         : nlohmann::json(nullptr);
+    };
+    return {{"before_kill", tps(0, killed)},
+            {"node_down", tps(killed, restarted)},
+            {"after_restart", tps(restarted, end)}};
+}
+
+nlohmann::json to_json(const NetRunResult& r) {
+    return {
+        {"app", std::string{app_name(r.app)}},
+        {"validators", r.validators},
+        {"txs", r.txs},
+        {"accepted", r.accepted},
+        {"rejected", r.rejected},
+        {"rejections", r.rejections},
+        {"not_mined", r.not_mined},
+        {"mined_more_than_once", r.mined_twice},
+        {"submit_seconds", r.submit_seconds},
+        {"end_to_end_seconds", r.end_to_end_seconds},
+        {"submit_tps", r.submit_tps},
+        {"end_to_end_tps", r.end_to_end_tps},
+        {"latency_ms",
+         {{"on_node_sent_to", latency_json(r.latency_sent_ms)},
+          {"on_slowest_node", latency_json(r.latency_slowest_ms)}}},
+        {"heights",
+         {{"first", r.first_height},
+          {"last", r.last_height},
+          {"used", r.heights_used},
+          {"rounds_per_height", r.mean_round},
+          {"max_round", r.max_round},
+          {"past_round_0", r.heights_past_round_0},
+          {"compared", r.heights_compared}}},
+        {"proposals_rejected", optional_json(r.proposals_rejected)},
+        {"nodes", nodes_json(r)},
+        {"generator_cpu_s", r.generator_cpu_s},
+        {"recover_ceiling_tps", r.ceiling_tps},
+        {"ceiling_per_node_tps", r.ceiling_per_node_tps},
+        {"ceiling_ratio", r.ceiling_ratio},
+        {"fault", r.killed_node
+                      ? nlohmann::json{{"node", *r.killed_node},
+                                       {"killed_at_s", optional_json(r.killed_at_s)},
+                                       {"restarted_at_s", optional_json(r.restarted_at_s)},
+                                       {"catch_up_s", optional_json(r.catch_up_s)},
+                                       {"tps", dip_json(r)}}
+                      : nlohmann::json(nullptr)},
+        {"checks",
+         {{"every_tx_accepted", r.accepted == r.txs},
+          {"mined_once_on_every_node", r.not_mined == 0 && r.mined_twice == 0},
+          {"same_block_hashes", r.hash_mismatches == 0},
+          {"hash_mismatches", r.hash_mismatches},
+          {"passed", r.passed()}}},
+    };
+}
+
+nlohmann::json timeline_json(const NetRunResult& r) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& p : r.timeline) out.push_back({p[0], p[1], p[2], p[3]});
+    return out;
+}
+
+nlohmann::json medians(const std::vector<NetRunResult>& runs) {
+    if (runs.empty()) return nullptr;
+    std::vector<nlohmann::json> docs;
+    for (const auto& r : runs) docs.push_back(to_json(r));
+    nlohmann::json m = median_tree(docs);
+    nlohmann::json all = nlohmann::json::object();
+    for (const auto& r : runs)
+        for (const auto& [message, count] : r.rejections)
+            all[message] = all.value(message, size_t{0}) + count;
+    m["rejections"] = all;
+    return m;
+}
+
+std::optional<double> app_ratio(const std::vector<NetRunResult>& barrel,
+                                const std::vector<NetRunResult>& kvstore) {
+    if (barrel.empty() || kvstore.empty()) return std::nullopt;
+    std::vector<double> b, k;
+    for (const auto& r : barrel) b.push_back(r.end_to_end_tps);
+    for (const auto& r : kvstore) k.push_back(r.end_to_end_tps);
+    const double kv = bench::median(k);
+    if (kv <= 0) return std::nullopt;
+    return bench::median(b) / kv;
+}
+
+namespace {
+
+using Column =
+    std::function<std::string(const nlohmann::json& m, const std::vector<NetRunResult>&)>;
+
+std::string latency_text(const nlohmann::json& l) {
+    return figure(l["p50"], 0) + " / " + figure(l["p95"], 0) + " / " + figure(l["p99"], 0) + " ms";
+}
+
+/// Each node's figure `what` (cpu_s or rss_mib) of `process`, "a / b / c".
+std::string per_node(const nlohmann::json& m, const char* what, const char* process, int decimals) {
+    std::string out;
+    for (const auto& [k, node] : m["nodes"].items())
+        out += (out.empty() ? "" : " / ") + figure(node[what][process], decimals);
+    return out;
+}
+
+std::string checks_text(const nlohmann::json& c) {
+    if (c["passed"].get<bool>()) return "every tx mined once on every node, same hashes";
+    std::string out;
+    if (!c["every_tx_accepted"].get<bool>()) out += "NOT EVERY TX ACCEPTED; ";
+    if (!c["mined_once_on_every_node"].get<bool>()) out += "NOT EVERY TX MINED ONCE EVERYWHERE; ";
+    if (!c["same_block_hashes"].get<bool>()) out += "BLOCK HASHES DIFFER; ";
+    return out;
+}
+
+const std::vector<std::pair<std::string, Column>>& rows() {
+    static const std::vector<std::pair<std::string, Column>> kRows{
+        {"runs (end-to-end TPS)",
+         [](const nlohmann::json&, const std::vector<NetRunResult>& runs) {
+             std::string out;
+             for (const auto& r : runs) out += (out.empty() ? "" : " ") + fmt(0, r.end_to_end_tps);
+             return out;
+         }},
+        {"end-to-end TPS",
+         [](const auto& m, const auto&) { return figure(m["end_to_end_tps"], 0); }},
+        {"submit TPS", [](const auto& m, const auto&) { return figure(m["submit_tps"], 0); }},
+        {"latency p50/p95/p99, node sent to",
+         [](const auto& m, const auto&) {
+             return latency_text(m["latency_ms"]["on_node_sent_to"]);
+         }},
+        {"latency p50/p95/p99, slowest node",
+         [](const auto& m, const auto&) {
+             return latency_text(m["latency_ms"]["on_slowest_node"]);
+         }},
+        {"heights used, rounds per height",
+         [](const auto& m, const auto&) {
+             return figure(m["heights"]["used"], 0) + ", " +
+                    figure(m["heights"]["rounds_per_height"], 2) + " (max round " +
+                    figure(m["heights"]["max_round"], 0) + ")";
+         }},
+        {"proposals rejected",
+         [](const auto& m, const auto&) { return figure(m["proposals_rejected"], 0); }},
+        {"CPU s per node: barrel-node",
+         [](const auto& m, const auto&) { return per_node(m, "cpu_s", "barrel_node", 1); }},
+        {"CPU s per node: cometbft",
+         [](const auto& m, const auto&) { return per_node(m, "cpu_s", "cometbft", 1); }},
+        {"RSS MiB per node: barrel-node",
+         [](const auto& m, const auto&) { return per_node(m, "rss_mib", "barrel_node", 0); }},
+        {"RSS MiB per node: cometbft",
+         [](const auto& m, const auto&) { return per_node(m, "rss_mib", "cometbft", 0); }},
+        {"recovery ceiling TPS (/ N)",
+         [](const auto& m, const auto&) {
+             return figure(m["recover_ceiling_tps"], 0) + " (" +
+                    figure(m["ceiling_per_node_tps"], 0) + ")";
+         }},
+        {"end-to-end / (ceiling / N)",
+         [](const auto& m, const auto&) { return figure(m["ceiling_ratio"], 2); }},
+        {"rejected",
+         [](const auto& m, const auto&) {
+             std::string out = figure(m["rejected"], 0);
+             for (const auto& [message, count] : m["rejections"].items())
+                 out += "; " + std::to_string(count.template get<size_t>()) + " x " + message;
+             return out;
+         }},
+        {"fault: killed at, restarted at, catch-up",
+         [](const auto& m, const auto&) -> std::string {
+             const auto& f = m["fault"];
+             if (f.is_null()) return "-";
+             return "node " + figure(f["node"], 0) + ": " + figure(f["killed_at_s"], 1) + " s, " +
+                    figure(f["restarted_at_s"], 1) + " s, " + figure(f["catch_up_s"], 2) + " s";
+         }},
+        {"fault: TPS before / while down / after",
+         [](const auto& m, const auto&) -> std::string {
+             const auto& f = m["fault"];
+             if (f.is_null()) return "-";
+             const auto& d = f["tps"];
+             return figure(d["before_kill"], 0) + " / " + figure(d["node_down"], 0) + " / " +
+                    figure(d["after_restart"], 0);
+         }},
+        {"checks", [](const auto& m, const auto&) { return checks_text(m["checks"]); }},
+    };
+    return kRows;
+}
+
+}  // namespace
+
+std::string network_text_report(const std::string& heading, const std::vector<NetRunResult>& barrel,
+                                const std::vector<NetRunResult>& kvstore) {
+    std::vector<std::pair<std::string, const std::vector<NetRunResult>*>> apps;
+    if (!barrel.empty()) apps.emplace_back("barrel", &barrel);
+    if (!kvstore.empty()) apps.emplace_back("kvstore", &kvstore);
+    std::vector<nlohmann::json> m;
+    for (const auto& [name, runs] : apps) m.push_back(medians(*runs));
+    std::vector<std::vector<std::string>> table{{"(medians)"}};
+    for (const auto& [name, runs] : apps) table[0].push_back(name);
+    for (const auto& [label, column] : rows()) {
+        table.push_back({label});
+        for (size_t a = 0; a < apps.size(); ++a)
+            table.back().push_back(column(m[a], *apps[a].second));
+    }
+    std::vector<size_t> width(apps.size() + 1, 0);
+    for (const auto& row : table)
+        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    std::ostringstream out;
+    out << heading << "\n";
+    for (const auto& row : table) {
+        std::string line;
+        for (size_t c = 0; c < row.size(); ++c)
+            line += c + 1 == row.size() ? row[c]
+                                        : row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+        out << line << "\n";
+    }
+    if (const auto ratio = app_ratio(barrel, kvstore))
+        out << "barrel / kvstore end-to-end TPS: " << fmt(2, *ratio) << " (medians)\n";
+    return out.str();
+}
+
+std::string network_svg(const NetRunResult& run, const std::string& title) {
+    const int left = 80, top = 50, width = 640, height = 320;
+    double max_t = 1, max_n = 1;
+    for (const auto& p : run.timeline) {
+        max_t = std::max(max_t, p[0]);
+        max_n = std::max({max_n, p[1], p[3]});
+    }
+    auto x = [&](double t) { return fmt(1, left + width * t / max_t); };
+    auto y = [&](double n) { return fmt(1, top + height - height * n / max_n); };
+    std::ostringstream s;
+    s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 200 << "' height='"
+      << top + height + 60 << "' font-family='sans-serif' font-size='11'>\n"
+      << "<rect width='100%' height='100%' fill='white'/>\n"
+      << "<text x='" << left << "' y='25' font-size='14'>" << title << "</text>\n";
+    for (int k = 0; k <= 4; ++k) {
+        const double n = max_n * k / 4, t = max_t * k / 4;
+        s << "<line x1='" << left << "' x2='" << left + width << "' y1='" << y(n) << "' y2='"
+          << y(n) << "' stroke='#ddd'/><text x='" << left - 6 << "' y='" << y(n)
+          << "' text-anchor='end'>" << fmt(0, n) << "</text>\n"
+          << "<text x='" << x(t) << "' y='" << top + height + 16 << "' text-anchor='middle'>"
+          << fmt(1, t) << " s</text>\n";
+    }
+    const char* colors[] = {"#4e79a7", "#e15759", "#59a14f"};
+    const char* names[] = {"sent (answered)", "mined on every node", "mined (node furthest ahead)"};
+    for (size_t line = 0; line < 3; ++line) {
+        s << "<polyline fill='none' stroke='" << colors[line] << "' stroke-width='2' points='"
+          << x(0) << "," << y(0);
+        for (const auto& p : run.timeline) s << " " << x(p[0]) << "," << y(p[line + 1]);
+        s << "'/>\n<rect x='" << left + width + 20 << "' y='" << top + 20 * line
+          << "' width='12' height='12' fill='" << colors[line] << "'/><text x='"
+          << left + width + 38 << "' y='" << top + 20 * line + 10 << "'>" << names[line]
+          << "</text>\n";
+    }
+    for (const auto& [at, label] :
+         {std::pair{run.killed_at_s, "kill"}, {run.restarted_at_s, "restart"}})
+        if (at)
+            s << "<line x1='" << x(*at) << "' x2='" << x(*at) << "' y1='" << top << "' y2='"
+              << top + height << "' stroke='#888' stroke-dasharray='4 3'/><text x='" << x(*at)
+              << "' y='" << top - 4 << "' text-anchor='middle'>" << label << "</text>\n";
+    s << "<text x='" << left + width / 2 << "' y='" << top + height + 40
+      << "' text-anchor='middle'>seconds from the first send; transactions</text>\n</svg>\n";
+    return s.str();
+}
+
+}  // namespace barrel::load

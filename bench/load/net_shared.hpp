@@ -1,0 +1,95 @@
+#pragma once
+// Internal to the network run (net_load.cpp, net_watch.cpp, net_summary.cpp): what the
+// connections, the watchers (one per node), the fault and the progress line share while the
+// clock runs, and the watchers themselves.
+
+#include "net_load.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+namespace barrel::load::net {
+
+using Clock = std::chrono::steady_clock;
+
+/// What one node's watcher saw, per transaction and per height.
+struct NodeSeen {
+    explicit NodeSeen(size_t n) : mined_time(n), mined_count(n, 0), mined_height(n, 0) {}
+    // Written by the node's watcher only; read after it is joined.
+    std::vector<Clock::time_point> mined_time;
+    std::vector<uint32_t> mined_count;
+    std::vector<uint64_t> mined_height;
+    std::map<uint64_t, std::string> block_hash;  ///< per height seen
+    std::map<uint64_t, Clock::time_point> height_time;
+    std::atomic<size_t> mined{0};  ///< transactions of the run seen mined (first time)
+    std::atomic<uint64_t> height{0};
+};
+
+enum Outcome : uint8_t { kUnanswered = 0, kAccepted = 1, kRejected = 2 };
+
+struct Shared {
+    Shared(size_t n, size_t nodes) : send_time(n), outcome(n, kUnanswered), sent_to(n, 0) {
+        for (size_t k = 0; k < nodes; ++k) seen.push_back(std::make_unique<NodeSeen>(n));
+    }
+
+    // Per transaction, written by its connection (a batch sent again overwrites them).
+    std::vector<Clock::time_point> send_time;
+    std::vector<uint8_t> outcome;
+    std::vector<uint8_t> sent_to;  ///< the node that accepted it
+    std::vector<std::unique_ptr<NodeSeen>> seen;
+
+    std::mutex mutex;
+    std::condition_variable changed;   ///< the window's, and the fault's wait
+    std::condition_variable finished;  ///< the progress line's
+    size_t dispatched{0};              ///< guarded by mutex
+    std::atomic<size_t> answered{0}, accepted{0}, rejected{0}, claimed{0}, senders_left{0};
+    std::atomic<bool> stop{false};
+    std::atomic<int64_t> last_move_ns{0};  ///< Clock time of the last send or block seen
+    std::exception_ptr error;              ///< guarded by mutex
+
+    void moved() { last_move_ns.store(Clock::now().time_since_epoch().count()); }
+    bool stalled(std::chrono::seconds limit) const {
+        return Clock::now().time_since_epoch().count() - last_move_ns.load() >
+               std::chrono::nanoseconds{limit}.count();
+    }
+    size_t mined_max() const {
+        size_t m = 0;
+        for (const auto& s : seen) m = std::max(m, s->mined.load());
+        return m;
+    }
+    size_t mined_min() const {
+        size_t m = SIZE_MAX;
+        for (const auto& s : seen) m = std::min(m, s->mined.load());
+        return m;
+    }
+    void fail_with(std::exception_ptr e) {
+        std::lock_guard lock{mutex};
+        if (!error) error = e;
+        stop.store(true);
+        changed.notify_all();
+    }
+};
+
+/// Watches node `k` from height 1 until every accepted transaction is in a block there (after
+/// the sends are done), the run stops, or nothing moves for config.stall. A node that does not
+/// answer (killed) is asked again every poll.
+void watch_node(const NetConfig& config, const NetWorkload& w, const NetNode& node, size_t k,
+                Shared& sh);
+
+/// After the run: the checks and the figures, into `r`.
+void summarise(const NetWorkload& w, const Shared& sh, Clock::time_point t0, NetRunResult& r);
+
+/// r.catch_up_s: from r.restarted_at_s to the first height the killed node (r.killed_node) saw
+/// before any other node saw the next one: when it had caught up with the others.
+void catch_up(const Shared& sh, Clock::time_point t0, NetRunResult& r);
+
+/// Heights and rounds (CometBFT's /commit on `node`), for the heights holding the run's.
+void read_rounds(const NetNode& node, NetRunResult& r);
+
+/// barrel_abci_proposals_rejected_total summed over the nodes that answer.
+std::optional<double> proposals_rejected(const std::vector<NetNode>& nodes);
+
+}  // namespace barrel::load::net

@@ -1,0 +1,176 @@
+#include "network.hpp"
+
+#include "common/args.hpp"
+#include "node_process.hpp"
+#include <nlohmann/json.hpp>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace barrel::load {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+
+/// The last `count` non-empty lines of `text`, indented, for an error message.
+std::string last_lines(const std::string& text, size_t count) {
+    std::vector<std::string> lines;
+    std::istringstream in{text};
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) lines.push_back(line);
+    std::string out;
+    for (size_t k = lines.size() > count ? lines.size() - count : 0; k < lines.size(); ++k)
+        out += "\n  " + lines[k];
+    return out.empty() ? " (no output)" : out;
+}
+
+Expected<Url, std::string> url_member(const nlohmann::json& node, const std::string& at,
+                                      const std::string& name) {
+    if (!node.contains(name) || !node[name].is_string())
+        return unexpected(at + "." + name + ": missing");
+    auto url = parse_url(node[name].get<std::string>());
+    if (!url) return unexpected(at + "." + name + ": " + url.error());
+    return url;
+}
+
+}  // namespace
+
+std::string_view app_name(App app) noexcept { return app == App::barrel ? "barrel" : "kvstore"; }
+
+std::vector<std::string> init_arguments(const std::string& dir, const TestnetSettings& s) {
+    std::vector<std::string> args{"init",
+                                  "--dir",
+                                  dir,
+                                  "--validators",
+                                  std::to_string(s.validators),
+                                  "--base-port",
+                                  std::to_string(s.base_port),
+                                  "--timeout-commit",
+                                  std::to_string(s.timeout_commit_ms)};
+    if (s.app == App::kvstore) {
+        args.insert(args.end(), {"--app", "kvstore"});
+    } else {
+        if (!s.genesis_path.empty()) args.insert(args.end(), {"--genesis", s.genesis_path});
+        // One word each: an argument that starts with "--" would otherwise read as an option.
+        for (const auto& a : s.node_args) args.push_back("--node-arg=" + a);
+    }
+    args.insert(args.end(), s.comet_args.begin(), s.comet_args.end());
+    return args;
+}
+
+Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet_json) {
+    const auto doc = nlohmann::json::parse(testnet_json, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return unexpected(std::string{"not JSON"});
+    if (!doc.contains("nodes") || !doc["nodes"].is_array())
+        return unexpected(std::string{"nodes: missing"});
+    std::vector<NetNode> out;
+    for (const auto& n : doc["nodes"]) {
+        const std::string at = "nodes." + std::to_string(out.size());
+        if (!n.is_object() || !n.contains("home") || !n["home"].is_string())
+            return unexpected(at + ".home: missing");
+        const std::string home = n["home"].get<std::string>();
+        NetNode node;
+        node.index = out.size();
+        auto comet = url_member(n, at, "cometbft_rpc");
+        if (!comet) return unexpected(comet.error());
+        node.cometbft_rpc = *comet;
+        if (n.contains("json_rpc")) {
+            auto json_rpc = url_member(n, at, "json_rpc");
+            if (!json_rpc) return unexpected(json_rpc.error());
+            node.json_rpc = *json_rpc;
+        }
+        // Listed by testnet.json since the kvstore app; before, beside the node's home.
+        const auto pids = n.value("pid_files", nlohmann::json::object());
+        node.cometbft_pid_file = pids.value("cometbft", home + "/cometbft.pid");
+        node.barrel_pid_file =
+            pids.value("barrel", node.json_rpc ? home + "/barrel.pid" : std::string{});
+        out.push_back(std::move(node));
+    }
+    if (out.empty()) return unexpected(std::string{"nodes: empty"});
+    return out;
+}
+
+std::optional<pid_t> pid_in(const std::string& pid_file) {
+    if (pid_file.empty()) return std::nullopt;
+    std::ifstream in{pid_file};
+    long pid = 0;
+    if (!(in >> pid) || pid <= 0) return std::nullopt;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0) return std::nullopt;
+    return static_cast<pid_t>(pid);
+}
+
+Network::Network(std::string barrel_node, std::string dir, const TestnetSettings& settings,
+                 bool keep)
+    : m_node{std::move(barrel_node)}, m_dir{std::move(dir)}, m_keep{keep} {
+    m_on_interrupt.emplace([this] { tear_down(); });
+    try {
+        testnet(init_arguments(m_dir, settings), "init");
+        auto nodes = parse_nodes(read_text_file(m_dir + "/testnet.json"));
+        if (!nodes) fail(m_dir + "/testnet.json: " + nodes.error());
+        m_nodes = std::move(*nodes);
+        m_running = true;
+        testnet({"start", "--dir", m_dir}, "start");
+    } catch (...) {
+        // No destructor runs for an object whose constructor throws.
+        const auto held = InterruptCleanup::lock();
+        m_on_interrupt->release(held);
+        tear_down();
+        throw;
+    }
+}
+
+Network::~Network() {
+    const auto held = InterruptCleanup::lock();
+    if (m_on_interrupt) m_on_interrupt->release(held);
+    tear_down();
+}
+
+void Network::testnet(const std::vector<std::string>& args, const std::string& log_name) {
+    std::vector<std::string> argv{m_node, "testnet"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    // Beside the folder, not in it: init wants it absent or empty.
+    const std::string log = m_dir + "." + log_name + ".log";
+    const int status = run_to_end(argv, log);
+    const std::string output = read_text_file(log);
+    std::error_code ec;
+    if (!m_keep) fs::remove(log, ec);
+    if (status != 0) {
+        std::string command = "barrel-node testnet";
+        for (const auto& a : args) command += " " + a;
+        fail(command + ": exit status " + std::to_string(status) + ":" + last_lines(output, 8));
+    }
+}
+
+void Network::kill(size_t i) {
+    testnet({"stop", "--dir", m_dir, "--node", std::to_string(i), "--kill"}, "kill");
+}
+
+void Network::restart(size_t i) {
+    testnet({"start", "--dir", m_dir, "--node", std::to_string(i)}, "restart");
+}
+
+void Network::stop() {
+    if (!m_running) return;
+    testnet({"stop", "--dir", m_dir}, "stop");
+    m_running = false;
+}
+
+void Network::tear_down() {
+    if (m_running) {
+        m_running = false;
+        try {
+            run_to_end({m_node, "testnet", "stop", "--dir", m_dir, "--kill"}, "/dev/null");
+        } catch (const bench::Failure&) {
+            // Already failing or ending: the nodes' pid files name what is left to stop.
+        }
+    }
+    std::error_code ec;
+    if (!m_keep) fs::remove_all(m_dir, ec);
+}
+
+}  // namespace barrel::load

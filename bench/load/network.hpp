@@ -1,0 +1,91 @@
+#pragma once
+// A network of barrel-load's own (`--network DIR`): `barrel-node testnet init` of N validators
+// into a folder under DIR, `testnet start`, and `testnet stop` at the end (the folder removed
+// unless kept), driven as subprocesses of the barrel-node binary, as a user types them
+// (docs/network.md). The same layout runs barrel (`--app barrel`: each node a barrel-node run
+// and a cometbft) or CometBFT's built-in kvstore (`--app kvstore`: cometbft alone), so that
+// consensus's own limit on this machine is measured beside barrel's. A node can be SIGKILLed and
+// started again mid-run (`testnet stop --node I --kill`, `testnet start --node I`).
+
+#include "interrupt.hpp"
+#include "rpc_client.hpp"
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace barrel::load {
+
+enum class App { barrel, kvstore };
+
+/// "barrel" or "kvstore", as `testnet init --app` takes it.
+std::string_view app_name(App app) noexcept;
+
+/// What `testnet init` is given. The CometBFT settings go to both apps alike.
+struct TestnetSettings {
+    App app{App::barrel};
+    size_t validators{4};
+    uint64_t base_port{27000};
+    uint64_t timeout_commit_ms{500};
+    /// The CometBFT settings passed through as given ("--timeout-propose", "3000", …).
+    std::vector<std::string> comet_args;
+    /// barrel only: the genesis file, and the arguments of every node's `barrel-node run`.
+    std::string genesis_path;
+    std::vector<std::string> node_args;
+};
+
+/// The `testnet init` arguments for `settings` in `dir` (without the program and "testnet").
+std::vector<std::string> init_arguments(const std::string& dir, const TestnetSettings& settings);
+
+/// One node as testnet.json lists it.
+struct NetNode {
+    size_t index{0};
+    std::optional<Url> json_rpc;  ///< barrel's JSON-RPC (barrel only)
+    Url cometbft_rpc;
+    std::string barrel_pid_file;  ///< "" for kvstore
+    std::string cometbft_pid_file;
+};
+
+/// testnet.json's nodes; the error names what is missing ("nodes.1.cometbft_rpc: missing").
+Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet_json);
+
+/// The pid in a pid file, if it holds one and that process runs.
+std::optional<pid_t> pid_in(const std::string& pid_file);
+
+class Network {
+public:
+    /// `testnet init` into `dir` (which must not exist), then `testnet start`. Throws
+    /// bench::Failure (status 1) naming the command and its last lines of output if either fails;
+    /// what was made is stopped and removed then.
+    Network(std::string barrel_node, std::string dir, const TestnetSettings& settings, bool keep);
+    /// Stops the nodes (SIGKILL: the run is over) and removes the folder unless kept.
+    ~Network();
+    Network(const Network&) = delete;
+    Network& operator=(const Network&) = delete;
+
+    const std::vector<NetNode>& nodes() const noexcept { return m_nodes; }
+    const std::string& dir() const noexcept { return m_dir; }
+
+    /// SIGKILL both processes of node `i` (`testnet stop --node I --kill`): a crash.
+    void kill(size_t i);
+    /// `testnet start --node I`: returns once it answers again.
+    void restart(size_t i);
+    /// `testnet stop` (SIGTERM, the orderly way); throws Failure if it fails.
+    void stop();
+
+private:
+    void testnet(const std::vector<std::string>& args, const std::string& log_name);
+    void tear_down();
+
+    std::string m_node;
+    std::string m_dir;
+    bool m_keep{false};
+    bool m_running{false};
+    std::vector<NetNode> m_nodes;
+    std::optional<InterruptCleanup> m_on_interrupt;
+};
+
+}  // namespace barrel::load
