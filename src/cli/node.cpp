@@ -132,7 +132,8 @@ Expected<void, std::string> Node::open_store() {
                                       .own_power = e.own_power,
                                       .broadcast = n.broadcast,
                                       .refused = n.refused,
-                                      .dropped = n.dropped});
+                                      .dropped = n.dropped,
+                                      .mempool_full = n.mempool_full});
         }
     });
     return {};
