@@ -216,9 +216,6 @@ Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
         return refuse("link: " + pipeline::describe(
                                      pipeline::LinkError{pipeline::LinkErrorCode::not_child_of_head,
                                                          0, head.hash, head.number, head.hash}));
-    if (txs.size() > m_config.max_block_txs)
-        return refuse(std::to_string(txs.size()) + " transactions, more than max_block_txs (" +
-                      std::to_string(m_config.max_block_txs) + ")");
     for (size_t i = 0; i < txs.size(); ++i)
         if (txs[i].empty()) return refuse("transaction " + std::to_string(i) + ": empty");
 
@@ -269,8 +266,9 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
     pb::ResponsePrepareProposal response;
     // Each failure a transaction is to blame for drops it, so this ends; bounded all the same,
     // like the sealer's rounds, by a block's worth of drops.
-    for (size_t round = 0; round <= m_config.max_block_txs; ++round) {
-        const pool::Selection selection = m_pool.take(m_config.max_block_txs, gas_limit);
+    const size_t max_rounds = std::min(m_config.max_proposal_txs, m_pool.status().pending);
+    for (size_t round = 0; round <= max_rounds; ++round) {
+        const pool::Selection selection = m_pool.take(m_config.max_proposal_txs, gas_limit);
         std::vector<BytesView> txs;
         std::vector<Hash> hashes;
         size_t bytes = 0;

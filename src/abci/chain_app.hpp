@@ -19,9 +19,10 @@
 //   outcome (commit_checked), then the pool.
 // Crash rules: barrel may be behind CometBFT after a crash, never ahead; the handshake replays.
 //
-// Determinism: every validator must run with the same ChainConfig (max_block_txs and coinbase
-// decide what a proposal may hold and the header's hash), as they share the genesis (whose
-// validator_coinbases the store holds).
+// Determinism: every validator must run with the same coinbase (it is in every header's hash), as
+// they share the genesis (whose validator_coinbases the store holds). What a block may hold is
+// the chain's rule alone (the genesis gas limit, CometBFT's block max_bytes): max_proposal_txs
+// bounds only what this node proposes, never what it accepts from another proposer.
 // Threads: the consensus calls run one at a time under a lock of their own; Info reads a copy of
 // the head under another, so it never waits for a block; CheckTx needs only the pool, which is
 // thread-safe.
@@ -46,8 +47,11 @@
 namespace barrel::abci {
 
 struct ChainConfig {
-    /// Transactions per block at most (the sealer's bound).
-    size_t max_block_txs{2500};
+    /// Transactions this node puts in a proposal at most (`run --max-block-txs` with --abci).
+    /// No bound of its own by default: the gas limit and max_tx_bytes bound a proposal. A
+    /// proposal of another validator is never refused for its count: a bound of one node's
+    /// would make it refuse what the others accept.
+    size_t max_proposal_txs{SIZE_MAX};
     /// The fee recipient of a block whose proposer the genesis maps to no fee address
     /// (validator_coinbases; DESIGN.md: the genesis coinbase).
     Address coinbase{};

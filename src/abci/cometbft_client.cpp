@@ -66,6 +66,19 @@ const json* answer(const json& batch, int id) {
     return nullptr;
 }
 
+/// Whether a broadcast's error answer is CometBFT's "mempool is full" (ErrMempoolIsFull, in the
+/// error's data: "mempool is full: number of txs 5000 (max: 5000), total txs bytes …").
+bool refused_for_full_mempool(const json& answer) {
+    const json error = answer.value("error", json::object());
+    for (const char* field : {"data", "message"}) {
+        const json text = error.is_object() ? error.value(field, json{}) : json{};
+        if (text.is_string() &&
+            text.get_ref<const std::string&>().find("mempool is full") != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 Expected<RpcEndpoint, std::string> parse_rpc_url(std::string_view url) {
@@ -125,7 +138,7 @@ void CometClient::broadcast(std::span<const BytesView> encodings) {
                 m_queue.pop_front();
                 ++m_counts.dropped;
             }
-            m_queue.emplace_back(e.begin(), e.end());
+            m_queue.push_back(Queued{Bytes(e.begin(), e.end())});
         }
     }
     m_wake.notify_all();
@@ -144,10 +157,11 @@ CometClient::Counts CometClient::counts() const {
 void CometClient::run() {
     using Clock = std::chrono::steady_clock;
     auto next_poll = Clock::now();
-    // After a batch CometBFT did not take, nothing is sent before the next poll: an unreachable
-    // CometBFT costs one attempt per poll interval, not a loop of refused connections.
+    // After a batch CometBFT did not take (unreachable, or its mempool full), nothing is sent
+    // before the next poll: an unreachable CometBFT costs one attempt per poll interval, not a
+    // loop of refused connections, and a full mempool gets a poll interval to drain.
     auto resume_sending = Clock::time_point{};
-    std::vector<Bytes> batch;
+    std::vector<Queued> batch;
     while (true) {
         {
             std::unique_lock lock{m_mutex};
@@ -161,18 +175,13 @@ void CometClient::run() {
                 m_queue.pop_front();
             }
         }
-        if (!batch.empty() && !send_batch(batch)) {
-            // Put back in front, in order, for when CometBFT answers again.
-            std::lock_guard lock{m_mutex};
-            for (auto it = batch.rbegin(); it != batch.rend(); ++it)
-                m_queue.push_front(std::move(*it));
-            while (m_queue.size() > m_config.max_queued) {
-                m_queue.pop_front();
-                ++m_counts.dropped;
+        if (!batch.empty()) {
+            const bool reached = send_batch(batch);
+            if (!reached || !batch.empty()) {
+                requeue(batch);
+                next_poll = std::max(next_poll, Clock::now() + m_config.poll_interval);
+                resume_sending = next_poll;
             }
-            m_status.reachable = false;
-            next_poll = std::max(next_poll, Clock::now() + m_config.poll_interval);
-            resume_sending = next_poll;
         }
         batch.clear();
         if (Clock::now() >= next_poll) {
@@ -182,27 +191,50 @@ void CometClient::run() {
     }
 }
 
-bool CometClient::send_batch(std::vector<Bytes>& batch) {
+void CometClient::requeue(std::vector<Queued>& batch) {
+    std::lock_guard lock{m_mutex};
+    for (auto it = batch.rbegin(); it != batch.rend(); ++it) m_queue.push_front(std::move(*it));
+    while (m_queue.size() > m_config.max_queued) {
+        m_queue.pop_front();
+        ++m_counts.dropped;
+    }
+}
+
+bool CometClient::send_batch(std::vector<Queued>& batch) {
     json body = json::array();
     for (size_t i = 0; i < batch.size(); ++i)
-        body.push_back(
-            call(static_cast<int>(i), "broadcast_tx_async", json{{"tx", base64(batch[i])}}));
+        body.push_back(call(static_cast<int>(i), "broadcast_tx_async",
+                            json{{"tx", base64(batch[i].encoding)}}));
     auto response = post(body.dump());
     if (!response) {
         note_unreachable(response.error());
+        std::lock_guard lock{m_mutex};
+        m_status.reachable = false;
         return false;
     }
     const json answers = json::parse(*response, nullptr, false);
-    uint64_t accepted = 0;
+    uint64_t accepted = 0, refused = 0, full = 0;
+    std::vector<Queued> again;
     for (size_t i = 0; i < batch.size(); ++i) {
         const json* a = answer(answers, static_cast<int>(i));
         // async: the answer says the request was taken (its CheckTx runs later); an error is
         // CometBFT's own refusal: the transaction is in its cache already, its mempool is full.
-        if (a != nullptr && a->contains("result") && !a->contains("error")) ++accepted;
+        if (a != nullptr && a->contains("result") && !a->contains("error")) {
+            ++accepted;
+        } else if (a != nullptr && refused_for_full_mempool(*a) &&
+                   batch[i].full_retries < kMaxFullRetries) {
+            ++full;
+            ++batch[i].full_retries;
+            again.push_back(std::move(batch[i]));
+        } else {
+            ++refused;
+        }
     }
+    batch = std::move(again);
     std::lock_guard lock{m_mutex};
     m_counts.broadcast += accepted;
-    m_counts.refused += batch.size() - accepted;
+    m_counts.refused += refused;
+    m_counts.mempool_full += full;
     return true;
 }
 

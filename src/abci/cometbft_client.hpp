@@ -7,7 +7,10 @@
 //
 // One thread does both over one keep-alive connection. Transactions wait in a bounded queue:
 // while CometBFT is unreachable they stay in barrel's pool (this node still proposes them) and
-// the oldest beyond the bound are not handed over (a line in the log says how many).
+// the oldest beyond the bound are not handed over (a line in the log says how many). One that
+// CometBFT refuses because its mempool is full is handed over again after the next poll (up to
+// kMaxFullRetries times): a node whose mempool filled under a burst would otherwise never
+// gossip it, and only its own proposals would carry it.
 
 #include <barrel/core/bytes.hpp>
 #include <barrel/core/expected.hpp>
@@ -48,6 +51,10 @@ struct EngineStatus {
     int64_t own_power{0};           ///< this node's voting power (0: not a validator)
 };
 
+/// Times a transaction refused for a full mempool is handed over again before it counts as
+/// refused: a minute of polls at the default interval.
+inline constexpr uint32_t kMaxFullRetries = 60;
+
 struct ClientConfig {
     /// Transactions per HTTP request (a JSON-RPC batch). CometBFT refuses batches larger than
     /// its `rpc.max_request_batch_size` (10 by default; `testnet init` raises it to 100).
@@ -78,15 +85,25 @@ public:
 
     struct Counts {
         uint64_t broadcast{0};  ///< handed over and accepted by CometBFT's RPC
-        uint64_t refused{0};    ///< answered with an error (already in its cache, mempool full)
+        uint64_t refused{0};    ///< answered with an error (already in its cache; full, given up)
         uint64_t dropped{0};    ///< never handed over: the queue was full
+        /// Refusals for a full mempool, each followed by another attempt (a transaction may
+        /// count several times).
+        uint64_t mempool_full{0};
     };
     Counts counts() const;
 
 private:
     void run();
-    /// One batch handed over; false if CometBFT could not be reached.
-    bool send_batch(std::vector<Bytes>& batch);
+    struct Queued {
+        Bytes encoding;
+        uint32_t full_retries{0};  ///< refusals for a full mempool so far
+    };
+    /// One batch handed over; false if CometBFT could not be reached. What its mempool was too
+    /// full for is left in `batch`, in order, to be tried again.
+    bool send_batch(std::vector<Queued>& batch);
+    /// Puts `batch` back in front of the queue, in order, and keeps the queue's bound.
+    void requeue(std::vector<Queued>& batch);
     void poll_status();
     /// POSTs `body` to CometBFT's RPC over the kept connection: the response body, or why not.
     Expected<std::string, std::string> post(const std::string& body);
@@ -99,7 +116,7 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_wake;
     bool m_stopping{false};
-    std::deque<Bytes> m_queue;
+    std::deque<Queued> m_queue;
     EngineStatus m_status;
     Counts m_counts;
     bool m_unreachable_logged{false};

@@ -56,6 +56,15 @@ std::string sealed_line(std::string_view what, const seal::Sealed& s,
     return line.str();
 }
 
+/// The largest block the barrel_block_transactions histogram expects: the sealer's bound, or
+/// under consensus this node's proposal bound, else as many transfers as the gas limit holds.
+size_t histogram_block_txs(const NodeConfig& config, uint64_t gas_limit) {
+    if (config.abci.empty()) return config.seal.max_block_txs;
+    constexpr uint64_t kTransferGas = 21'000;
+    return config.max_proposal_txs.value_or(
+        static_cast<size_t>(std::max<uint64_t>(1, gas_limit / kTransferGas)));
+}
+
 }  // namespace
 
 rpc::HttpOptions NodeConfig::default_http() {
@@ -102,7 +111,7 @@ Expected<void, std::string> Node::open_store() {
     m_pipeline = std::make_unique<pipeline::Pipeline>(*m_store, pipeline_config);
     m_pool = std::make_unique<pool::Pool>(pool_config, *m_store, m_cache.get());
     m_metrics = std::make_unique<metrics::NodeMetrics>(
-        metrics::Options{.max_block_txs = m_config.seal.max_block_txs});
+        metrics::Options{.max_block_txs = histogram_block_txs(m_config, chain.gas_limit)});
     // Read once, here: Store::head is the writer's, and moves under a reader once blocks commit.
     m_start_head = m_store->head();
     m_metrics->set_head(m_start_head.number);
@@ -123,7 +132,8 @@ Expected<void, std::string> Node::open_store() {
                                       .own_power = e.own_power,
                                       .broadcast = n.broadcast,
                                       .refused = n.refused,
-                                      .dropped = n.dropped});
+                                      .dropped = n.dropped,
+                                      .mempool_full = n.mempool_full});
         }
     });
     return {};
@@ -193,7 +203,7 @@ void Node::make_application() {
     };
     m_app = std::make_unique<abci::ChainApp>(
         *m_store, *m_pipeline, *m_pool,
-        abci::ChainConfig{.max_block_txs = m_config.seal.max_block_txs,
+        abci::ChainConfig{.max_proposal_txs = m_config.max_proposal_txs.value_or(SIZE_MAX),
                           .coinbase = m_config.seal.coinbase,
                           .version = std::string{kClientVersion}},
         std::move(observer));

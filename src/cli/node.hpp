@@ -64,6 +64,9 @@ struct NodeConfig {
     /// proposals).
     std::string cometbft_rpc;
     abci::ClientConfig cometbft;
+    /// With `abci`: the most transactions this node proposes (`--max-block-txs` given); none:
+    /// as many as the genesis gas limit and CometBFT's max_bytes allow.
+    std::optional<size_t> max_proposal_txs;
 
     /// One thread per core reads and writes the connections, and as many run their calls: a
     /// request's serial parts (parsing, the pool's locked step, the response) then overlap

@@ -57,7 +57,9 @@ void bind_sealer(BoundOptions& o, NodeConfig& c) {
                {"Seal at most every MS ms; 0: a block as soon as transactions are pending and "
                 "the previous block is committed"},
                c.seal.block_time, 0);
-    o.count("--max-block-txs", {"Transactions per block; a full block is sealed at once"},
+    o.count("--max-block-txs",
+            {"Transactions per block; a full block is sealed at once (with --abci: the most this "
+             "node proposes; default: as many as the gas limit allows)"},
             c.seal.max_block_txs);
     o.value("--coinbase", "ADDR", {"Fee recipient", "the genesis coinbase"}, "",
             [&c](const std::string& text) { return parse_coinbase(text, c.coinbase); });
@@ -161,6 +163,11 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
         fail(
             "--coinbase cannot be used with --abci: every node of a network builds the same "
             "blocks (the fee recipient is the genesis coinbase)");
+
+    // Under consensus a block's size is the chain's rule (gas limit, CometBFT's max_bytes):
+    // --max-block-txs only bounds this node's own proposals.
+    if (!config.abci.empty() && args.has("--max-block-txs"))
+        config.max_proposal_txs = config.seal.max_block_txs;
 
     auto opened = Node::open(std::move(config), ctx.err);
     if (!opened) fail(opened.error());

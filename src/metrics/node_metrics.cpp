@@ -134,6 +134,7 @@ struct NodeMetrics::Impl::Consensus {
     Family<Counter>& handed;
     Counter& broadcast;
     Counter& refused;
+    Counter& mempool_full;
     Counter& dropped;
 
     std::mutex mutex;   ///< seen, for renders at once
@@ -159,9 +160,11 @@ NodeMetrics::Impl::Consensus::Consensus(prometheus::Registry& r)
       handed{counter_family(r, "barrel_cometbft_broadcast_transactions_total",
                             "Transactions admitted over JSON-RPC handed to CometBFT's mempool "
                             "(broadcast_tx_async): accepted, refused by CometBFT (already in its "
-                            "cache, mempool full) or dropped unsent (queue full).")},
+                            "cache, mempool full too long), refused for a full mempool and tried "
+                            "again (mempool_full), or dropped unsent (queue full).")},
       broadcast{handed.Add({{"result", "accepted"}})},
       refused{handed.Add({{"result", "refused"}})},
+      mempool_full{handed.Add({{"result", "mempool_full"}})},
       dropped{handed.Add({{"result", "dropped"}})} {
     auto& family = histogram_family(r, "barrel_abci_call_duration_seconds",
                                     "Time the application took to answer each ABCI call.");
@@ -353,6 +356,7 @@ void NodeMetrics::sample_engine(const EngineSample& sample) {
     follow(c.broadcast, sample.broadcast, c.seen.broadcast);
     follow(c.refused, sample.refused, c.seen.refused);
     follow(c.dropped, sample.dropped, c.seen.dropped);
+    follow(c.mempool_full, sample.mempool_full, c.seen.mempool_full);
 }
 
 void NodeMetrics::set_sampler(std::function<void()> sampler) {

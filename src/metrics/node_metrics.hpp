@@ -68,6 +68,7 @@ struct EngineSample {
     uint64_t broadcast{0};
     uint64_t refused{0};
     uint64_t dropped{0};
+    uint64_t mempool_full{0};  ///< refusals for a full mempool, each tried again
 };
 
 /// The ABCI calls timed by barrel_abci_call_duration_seconds, one series each.

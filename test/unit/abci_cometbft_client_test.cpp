@@ -28,8 +28,8 @@ namespace http = beast::http;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-/// One JSON-RPC answer per call of a batch; `answer` gives a call's result, or null for an
-/// error answer.
+/// One JSON-RPC answer per call of a batch; `answer` gives a call's result, null for CometBFT's
+/// "tx already exists in cache" error, or {"error": E} for the error answer E.
 class FakeCometBft {
 public:
     using Answer = std::function<json(const json& call)>;
@@ -123,7 +123,9 @@ private:
         record(batch);
         for (const json& call : batch) {
             json result = m_answer(call);
-            if (result.is_null())
+            if (result.is_object() && result.contains("error"))  // an error answer of the test's
+                out.push_back({{"jsonrpc", "2.0"}, {"id", call["id"]}, {"error", result["error"]}});
+            else if (result.is_null())
                 out.push_back(
                     {{"jsonrpc", "2.0"},
                      {"id", call["id"]},
@@ -268,6 +270,38 @@ TEST(AbciCometClient, a_refused_batch_is_tried_again_only_after_the_next_poll) {
     EXPECT_EQ(broadcasts(), 1u);
     EXPECT_EQ(client.counts().broadcast, 0u);
     client.stop();
+}
+
+TEST(AbciCometClient, a_transaction_refused_for_a_full_mempool_is_handed_over_again) {
+    // CometBFT v0.38's answer to broadcast_tx_async when its mempool is full (ErrMempoolIsFull in
+    // the error's data), for the first attempt only; "already in its cache" is final.
+    std::atomic<int> full_answers{1};
+    FakeCometBft comet{[&](const json& call) -> json {
+        if (call["method"] != "broadcast_tx_async") return status_answers(call);
+        if (call["params"]["tx"] == "AQ==" && full_answers.fetch_sub(1) > 0)
+            return {{"error",
+                     {{"code", -32603},
+                      {"message", "Internal error"},
+                      {"data",
+                       "mempool is full: number of txs 5000 (max: 5000), total txs bytes 550000 "
+                       "(max: 1073741824)"}}}};
+        if (call["params"]["tx"] == "Ag==") return json{};  // in its cache already
+        return {{"code", 0}};
+    }};
+    CometClient client{parse_rpc_url(comet.url()).value(), fast(10), {}};
+    client.start();
+    const std::vector<Bytes> txs{{1}, {2}, {3}};
+    const std::vector<BytesView> views{txs.begin(), txs.end()};
+    client.broadcast(views);
+    ASSERT_TRUE(wait_for([&] { return client.counts().broadcast == 2; }));
+    const CometClient::Counts n = client.counts();
+    EXPECT_EQ(n.mempool_full, 1u);
+    EXPECT_EQ(n.refused, 1u);
+    std::vector<std::string> sent;
+    for (const json& c : comet.calls())
+        if (c["method"] == "broadcast_tx_async") sent.push_back(c["params"]["tx"]);
+    // The full mempool's transaction again, after a poll; the cached one never again.
+    EXPECT_EQ(sent, (std::vector<std::string>{"AQ==", "Ag==", "Aw==", "AQ=="}));
 }
 
 TEST(AbciCometClient, an_unreachable_cometbft_is_logged_once_and_its_queue_stays_bounded) {
