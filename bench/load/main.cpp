@@ -331,6 +331,11 @@ std::vector<std::string> network_node_args(const Args& a) {
     return out;
 }
 
+/// The largest value a CometBFT setting may be given here (mempool.max_txs_bytes's bound).
+constexpr uint64_t kMaxCometSetting = 1'099'511'627'776;
+/// CometBFT's default mempool.size.
+constexpr size_t kCometMempoolSize = 5000;
+
 /// The CometBFT settings given, as testnet init's arguments (the same for both apps).
 std::vector<std::string> comet_arguments(const Args& a, load::NetworkMode& m) {
     std::vector<std::string> out;
@@ -338,10 +343,17 @@ std::vector<std::string> comet_arguments(const Args& a, load::NetworkMode& m) {
          {"--timeout-propose", "--mempool-size", "--mempool-max-txs-bytes", "--max-block-bytes"}) {
         const std::string& v = a.net_options.at(name);
         if (v.empty()) continue;
-        const size_t n = parse_count(name, v, 1, UINT32_MAX);
+        // testnet init checks each against CometBFT's own bounds (docs/network.md).
+        const size_t n = parse_count(name, v, 1, kMaxCometSetting);
         if (std::string_view{name} == "--max-block-bytes") m.max_block_bytes = n;
         out.insert(out.end(), {name, std::to_string(n)});
     }
+    // A mempool that holds the whole load, as barrel's pool does (CometBFT's default is 5,000
+    // transactions): kvstore refuses what a full mempool cannot take, where barrel-node hands
+    // it over again later, so the default would fail kvstore's runs, not measure them.
+    if (a.net_options.at("--mempool-size").empty())
+        out.insert(out.end(), {"--mempool-size", std::to_string(std::max<size_t>(
+                                                     kCometMempoolSize, a.config.txs))});
     for (const char* name : {"--recheck", "--create-empty-blocks"})
         if (const std::string& v = a.net_options.at(name); !v.empty())
             out.insert(out.end(), {name, parse_switch(name, v)});

@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <thread>
 
@@ -57,10 +58,16 @@ std::string kv_transaction(size_t i, size_t size) {
     return tx;
 }
 
-NetWorkload barrel_workload(const Workload& base) { return NetWorkload{App::barrel, &base}; }
+NetWorkload barrel_workload(const Workload& base) {
+    NetWorkload w;
+    w.base = &base;
+    return w;
+}
 
 NetWorkload kv_workload(const Workload& base) {
-    NetWorkload w{App::kvstore, &base};
+    NetWorkload w;
+    w.app = App::kvstore;
+    w.base = &base;
     const size_t n = base.hashes.size();
     w.kv_base64.resize(n);
     for (size_t i = 0; i < n; ++i) w.kv_base64[i] = base64(kv_transaction(i, base.sizes[i]));
@@ -323,44 +330,32 @@ std::vector<std::thread> start_senders(const NetConfig& config, const NetWorkloa
     return threads;
 }
 
-}  // namespace
+/// A thread running `body`, whose exception stops the run (rethrown by run_network_load).
+std::thread guarded(Shared& sh, std::function<void()> body) {
+    return std::thread{[&sh, body = std::move(body)] {
+        try {
+            body();
+        } catch (...) {
+            sh.fail_with(std::current_exception());
+        }
+    }};
+}
 
-NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Network& net) {
-    NetRunResult r;
-    r.app = w.app;
-    r.validators = net.nodes().size();
-    r.txs = w.size();
-    bench::RecoverRates ceiling;
-    ceiling.sample(w.base->recover_loop, config.load.ceiling_threads);
-
-    Shared sh{r.txs, net.nodes().size()};
-    ProcessMeter meter{net.nodes()};
-    std::vector<std::map<std::string, size_t>> rejections(w.base->schedule.size());
-    std::vector<Clock::time_point> last_answer(w.base->schedule.size());
-    const double self_cpu_before = self_cpu_seconds();
-    const auto t0 = Clock::now();
-    sh.moved();
+/// The run's threads from the first send until every watcher is done: the connections, a
+/// watcher per node, the progress line, the fault.
+void run_threads(const NetConfig& config, const NetWorkload& w, Network& net, Clock::time_point t0,
+                 Shared& sh, ProcessMeter& meter, NetRunResult& r,
+                 std::vector<std::map<std::string, size_t>>& rejections,
+                 std::vector<Clock::time_point>& last_answer) {
     auto senders = start_senders(config, w, net, t0, sh, rejections, last_answer);
     std::vector<std::thread> watchers;
     for (size_t k = 0; k < net.nodes().size(); ++k)
-        watchers.emplace_back([&, k] {
-            try {
-                net::watch_node(config, w, net.nodes()[k], k, sh);
-            } catch (...) {
-                sh.fail_with(std::current_exception());
-            }
-        });
+        watchers.push_back(
+            guarded(sh, [&, k] { net::watch_node(config, w, net.nodes()[k], k, sh); }));
     std::atomic<bool> done{false};
     std::thread progress{[&] { watch_progress(config.load.label, r.txs, t0, sh, meter, done, r); }};
     std::thread fault;
-    if (config.fault.node)
-        fault = std::thread{[&] {
-            try {
-                run_fault(config, net, t0, sh, r);
-            } catch (...) {
-                sh.fail_with(std::current_exception());
-            }
-        }};
+    if (config.fault.node) fault = guarded(sh, [&] { run_fault(config, net, t0, sh, r); });
     for (auto& t : watchers) t.join();
     {
         std::lock_guard lock{sh.mutex};
@@ -373,15 +368,36 @@ NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Net
     progress.join();
     if (fault.joinable()) fault.join();
     if (sh.error) std::rethrow_exception(sh.error);
+}
+
+}  // namespace
+
+NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Network& net) {
+    NetRunResult r;
+    r.app = w.app;
+    r.validators = net.nodes().size();
+    r.txs = w.size();
+    r.killed_node = config.fault.node;
+    bench::RecoverRates ceiling;
+    ceiling.sample(w.base->recover_loop, config.load.ceiling_threads);
+
+    Shared sh{r.txs, net.nodes().size()};
+    ProcessMeter meter{net.nodes()};
+    std::vector<std::map<std::string, size_t>> rejections(w.base->schedule.size());
+    std::vector<Clock::time_point> last_answer(w.base->schedule.size());
+    const double self_cpu_before = self_cpu_seconds();
+    const auto t0 = Clock::now();
+    sh.moved();
+    run_threads(config, w, net, t0, sh, meter, r, rejections, last_answer);
     r.generator_cpu_s = self_cpu_seconds() - self_cpu_before;
     r.nodes = meter.usage();
     for (const auto& per : rejections)
         for (const auto& [message, count] : per) r.rejections[message] += count;
-    const auto first_answer_end = *std::max_element(last_answer.begin(), last_answer.end());
-    r.submit_seconds = seconds(first_answer_end - t0);
+    const auto last = *std::max_element(last_answer.begin(), last_answer.end());
+    r.submit_seconds = seconds(last - t0);
     r.submit_tps = r.submit_seconds > 0 ? static_cast<double>(r.txs) / r.submit_seconds : 0;
-    if (config.fault.node) r.killed_node = config.fault.node;
     net::summarise(w, sh, t0, r);
+    // The rounds from a node that was not killed (its store has every height).
     net::read_rounds(net.nodes()[config.fault.node == size_t{0} ? 1 % r.validators : 0], r);
     if (w.app == App::barrel) r.proposals_rejected = net::proposals_rejected(net.nodes());
 
