@@ -77,6 +77,17 @@ constexpr NetOption kNetOptions[] = {
 /// genesis's gas limit when none is given.
 constexpr size_t kNodeBlockTxs = 2500;
 
+/// --network and the options that go with it, as given (parse_network checks them).
+void add_network_options(CLI::App& app, Args& a) {
+    app.add_option("--network", a.network_dir,
+                   "Load a network of testnets written under DIR (barrel-node testnet), barrel "
+                   "and CometBFT's kvstore alternating")
+        ->type_name("DIR");
+    for (const NetOption& o : kNetOptions)
+        app.add_option(o.name, a.net_options[o.name], o.help)->type_name(o.type);
+    app.add_flag("--keep", a.keep, "With --network: keep each run's testnet folder (stopped)");
+}
+
 Args parse_args(int argc, char** argv) {
     CLI::App app{
         "Sends signed transfers to barrel-node run over JSON-RPC and measures what its clients "
@@ -135,13 +146,7 @@ Args parse_args(int argc, char** argv) {
         ->type_name("N");
     app.add_option("--threads", threads, "Threads of the recovery ceiling (default: every core)")
         ->type_name("N");
-    app.add_option("--network", a.network_dir,
-                   "Load a network of testnets written under DIR (barrel-node testnet), barrel "
-                   "and CometBFT's kvstore alternating")
-        ->type_name("DIR");
-    for (const NetOption& o : kNetOptions)
-        app.add_option(o.name, a.net_options[o.name], o.help)->type_name(o.type);
-    app.add_flag("--keep", a.keep, "With --network: keep each run's testnet folder (stopped)");
+    add_network_options(app, a);
     app.add_option("--json", a.json_out, "Write the runs as JSON here ('-': stdout)")
         ->type_name("FILE");
     app.add_option("--plot", a.plot_out, "Draw sent and mined over time as SVG here")
@@ -352,8 +357,8 @@ std::vector<std::string> comet_arguments(const Args& a, load::NetworkMode& m) {
     // transactions): kvstore refuses what a full mempool cannot take, where barrel-node hands
     // it over again later, so the default would fail kvstore's runs, not measure them.
     if (a.net_options.at("--mempool-size").empty())
-        out.insert(out.end(), {"--mempool-size", std::to_string(std::max<size_t>(
-                                                     kCometMempoolSize, a.config.txs))});
+        out.insert(out.end(), {"--mempool-size",
+                               std::to_string(std::max<size_t>(kCometMempoolSize, a.config.txs))});
     for (const char* name : {"--recheck", "--create-empty-blocks"})
         if (const std::string& v = a.net_options.at(name); !v.empty())
             out.insert(out.end(), {name, parse_switch(name, v)});

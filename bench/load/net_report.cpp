@@ -171,7 +171,8 @@ std::string checks_text(const nlohmann::json& c) {
     return out;
 }
 
-const std::vector<std::pair<std::string, Column>>& rows() {
+/// The rows of the report: the load's figures, then the nodes' and the fault's.
+const std::vector<std::pair<std::string, Column>>& load_rows() {
     static const std::vector<std::pair<std::string, Column>> kRows{
         {"runs (end-to-end TPS)",
          [](const nlohmann::json&, const std::vector<NetRunResult>& runs) {
@@ -198,6 +199,12 @@ const std::vector<std::pair<std::string, Column>>& rows() {
          }},
         {"proposals rejected",
          [](const auto& m, const auto&) { return figure(m["proposals_rejected"], 0); }},
+    };
+    return kRows;
+}
+
+const std::vector<std::pair<std::string, Column>>& node_rows() {
+    static const std::vector<std::pair<std::string, Column>> kRows{
         {"CPU s per node: barrel-node",
          [](const auto& m, const auto&) { return per_node(m, "cpu_s", "barrel_node", 1); }},
         {"CPU s per node: cometbft",
@@ -206,6 +213,12 @@ const std::vector<std::pair<std::string, Column>>& rows() {
          [](const auto& m, const auto&) { return per_node(m, "rss_mib", "barrel_node", 0); }},
         {"RSS MiB per node: cometbft",
          [](const auto& m, const auto&) { return per_node(m, "rss_mib", "cometbft", 0); }},
+    };
+    return kRows;
+}
+
+const std::vector<std::pair<std::string, Column>>& resource_rows() {
+    static const std::vector<std::pair<std::string, Column>> kRows{
         {"recovery ceiling TPS (/ N)",
          [](const auto& m, const auto&) {
              return figure(m["recover_ceiling_tps"], 0) + " (" +
@@ -251,11 +264,12 @@ std::string network_text_report(const std::string& heading, const std::vector<Ne
     for (const auto& [name, runs] : apps) m.push_back(medians(*runs));
     std::vector<std::vector<std::string>> table{{"(medians)"}};
     for (const auto& [name, runs] : apps) table[0].push_back(name);
-    for (const auto& [label, column] : rows()) {
-        table.push_back({label});
-        for (size_t a = 0; a < apps.size(); ++a)
-            table.back().push_back(column(m[a], *apps[a].second));
-    }
+    for (const auto* rows : {&load_rows(), &node_rows(), &resource_rows()})
+        for (const auto& [label, column] : *rows) {
+            table.push_back({label});
+            for (size_t a = 0; a < apps.size(); ++a)
+                table.back().push_back(column(m[a], *apps[a].second));
+        }
     std::vector<size_t> width(apps.size() + 1, 0);
     for (const auto& row : table)
         for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
