@@ -23,14 +23,16 @@ struct Seen {
     std::vector<uint32_t> ours;
 };
 
-/// Asks node `node` for height `h`: the block, or nothing if it is not there yet. Throws
-/// bench::Failure when the node does not answer (or answers what cannot be read).
+/// Asks node `node` for height `h`: the block, nothing if it is not there yet, or what is wrong
+/// with the answer. Throws bench::Failure when the node does not answer (killed, restarting).
 class BlockSource {
 public:
     BlockSource(const NetWorkload& w, const NetNode& node)
         : m_w{w}, m_url{w.app == App::barrel ? *node.json_rpc : node.cometbft_rpc} {}
 
-    std::optional<Seen> fetch(uint64_t h) {
+    using Answer = Expected<std::optional<Seen>, std::string>;
+
+    Answer fetch(uint64_t h) {
         if (!m_conn) m_conn = std::make_unique<HttpConnection>(m_url);
         try {
             return m_w.app == App::barrel ? fetch_eth(h) : fetch_comet(h);
@@ -41,32 +43,32 @@ public:
     }
 
 private:
-    std::optional<Seen> fetch_eth(uint64_t h) {
+    Answer fetch_eth(uint64_t h) {
         const std::string body =
             m_conn->post(R"({"jsonrpc":"2.0","id":0,"method":"eth_getBlockByNumber","params":[")" +
                          to_hex_quantity(h) + "\",false]}");
         auto block = m_reader.eth_block(body);
-        if (!block) throw bench::Failure{1, "eth_getBlockByNumber: " + block.error()};
-        if (!*block) return std::nullopt;
+        if (!block) return unexpected("eth_getBlockByNumber: " + block.error());
+        if (!*block) return std::optional<Seen>{};
         Seen seen{to_hex((*block)->hash), {}};
         for (const Hash& tx : (*block)->transactions)
             if (const auto i = m_w.base->index_of.find(tx, m_w.base->hashes))
                 seen.ours.push_back(*i);
-        return seen;
+        return std::optional<Seen>{std::move(seen)};
     }
 
-    std::optional<Seen> fetch_comet(uint64_t h) {
+    Answer fetch_comet(uint64_t h) {
         const std::string body =
             m_conn->post(R"({"jsonrpc":"2.0","id":0,"method":"block","params":{"height":")" +
                          std::to_string(h) + "\"}}");
         auto block = m_reader.comet_block(body);
-        if (!block) throw bench::Failure{1, "block: " + block.error()};
-        if (!*block) return std::nullopt;
+        if (!block) return unexpected("block: " + block.error());
+        if (!*block) return std::optional<Seen>{};
         Seen seen{std::move((*block)->hash), {}};
         for (const std::string& tx : (*block)->transactions)
             if (const auto it = m_w.kv_index.find(tx); it != m_w.kv_index.end())
                 seen.ours.push_back(it->second);
-        return seen;
+        return std::optional<Seen>{std::move(seen)};
     }
 
     const NetWorkload& m_w;
@@ -105,13 +107,17 @@ void watch_node(const NetConfig& config, const NetWorkload& w, const NetNode& no
     BlockSource source{w, node};
     uint64_t next = 1;
     while (!sh.stop.load()) {
-        std::optional<Seen> block;
-        bool answered = true;
+        std::optional<BlockSource::Answer> answer;
         try {
-            block = source.fetch(next);
+            answer = source.fetch(next);
         } catch (const bench::Failure&) {
-            answered = false;  // killed, or not up yet: asked again after the poll
+            // Killed, or not up yet: asked again after the poll.
         }
+        // An answer that cannot be read ends the run: a node that answers is not restarting.
+        if (answer && !*answer)
+            throw bench::Failure{1, "node " + std::to_string(k) + ": " + answer->error()};
+        const bool answered = answer.has_value();
+        const std::optional<Seen> block = answered ? std::move(**answer) : std::nullopt;
         if (block) {
             record(*block, next, Clock::now(), s);
             if (!block->ours.empty()) sh.moved();
