@@ -10,6 +10,8 @@
 // - one brought back: the chain resumes, and every transaction node 0 accepted has a receipt on
 //   every node;
 // - `testnet join`: a late full node (not a validator) block-syncs to the same head.
+// Every barrel-node gets init's --node-args (a larger pool); each process is found by the pid
+// file testnet.json names. kvstore.test.js runs the same layout on CometBFT's kvstore.
 // Every wait polls with a generous deadline (CI's machine is busy); a failure prints the tail of
 // every node's logs.
 //
@@ -239,8 +241,10 @@ describe("a 4-validator barrel network on CometBFT", () => {
       if (attempt > 20) throw new Error("no free range of loopback ports");
     }
     const out = await testnet("init", "--dir", netDir, "--validators", `${VALIDATORS}`, "--genesis", genesis,
-      "--base-port", `${base}`, "--timeout-commit", `${TIMEOUT_COMMIT_MS}`);
+      "--base-port", `${base}`, "--timeout-commit", `${TIMEOUT_COMMIT_MS}`,
+      "--node-arg", "--txpool-max-pending", "--node-arg", "40000");
     assert.match(out, /^testnet of 4 validators in /);
+    assert.match(out, /\neach barrel-node run also gets: --txpool-max-pending 40000\n/);
     info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
     nodes = info.nodes;
     provider = new ethers.JsonRpcProvider(nodes[0].json_rpc, Number(CHAIN_ID), {
@@ -283,6 +287,15 @@ describe("a 4-validator barrel network on CometBFT", () => {
     assert.match(out, /^node +JSON-RPC +CometBFT RPC +height\n/);
     for (const n of nodes) assert.match(out, new RegExp(`\\n${n.index} +${n.json_rpc} +${n.cometbft_rpc} +[1-9][0-9]*\\n`));
     assert.match(await testnet("start", "--dir", netDir, "--node", "1"), /^node 1 is already running\n/);
+    // Each process by its pid file (what a load generator reads for CPU and RSS), barrel-node
+    // with init's --node-args after its own.
+    for (const n of nodes) {
+      const cmdline = (file) => readFileSync(`/proc/${readFileSync(file, "utf8").trim()}/cmdline`, "utf8").split("\0");
+      const barrel = cmdline(n.pid_files.barrel);
+      assert.deepEqual(barrel.slice(1, 4), ["run", "--datadir", n.datadir]);
+      assert.deepEqual(barrel.slice(-3, -1), ["--txpool-max-pending", "40000"]);
+      assert.ok(cmdline(n.pid_files.cometbft).includes(n.home));
+    }
     const genesis = await Promise.all(nodes.map((n) => rpc(n.json_rpc, "eth_getBlockByNumber", ["0x0", false])));
     for (const g of genesis) assert.equal(g.hash, genesis[0].hash);
     for (const n of nodes) assert.equal(await rpc(n.json_rpc, "eth_chainId"), ethers.toQuantity(CHAIN_ID));
