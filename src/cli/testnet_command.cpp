@@ -857,7 +857,7 @@ Command testnet_init_command() {
                  "(default: 26600)"},
                 {"--timeout-commit", "MS",
                  "CometBFT's pause after each block, in ms (default: 1000)"},
-                {"--app", "APP",
+                {"--app", "barrel|kvstore",
                  "barrel (default), or kvstore: CometBFT's built-in application, no work per "
                  "transaction (CometBFT's own limit)"},
                 {"--timeout-propose", "MS",

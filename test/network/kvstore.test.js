@@ -10,69 +10,12 @@
 
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
+import { cometbft, freeBasePort, testnet, waitFor } from "./harness.mjs";
 
-const NODE = process.env.BARREL_NODE;
-if (!NODE) throw new Error("set BARREL_NODE to the barrel-node binary");
-const COMETBFT = process.env.COMETBFT ? ["--cometbft", process.env.COMETBFT] : [];
 const VALIDATORS = 4;
-const DEADLINE_MS = 120_000;  // for any one wait: generous, the machine is shared
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const run = promisify(execFile);
-
-async function testnet(...args) {
-  const withComet = ["init", "start", "join"].includes(args[0]) ? COMETBFT : [];
-  try {
-    const { stdout } = await run(NODE, ["testnet", ...args, ...withComet], { encoding: "utf8" });
-    return stdout;
-  } catch (e) {
-    throw new Error(`barrel-node testnet ${args.join(" ")} failed (${e.code}):\n${e.stdout}${e.stderr}`);
-  }
-}
-
-async function cometbft(url, pathAndQuery, body) {
-  const res = body === undefined
-    ? await fetch(url + pathAndQuery)
-    : await fetch(url + pathAndQuery, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  const json = await res.json();
-  if (!Array.isArray(json) && json.error) throw new Error(`${url}${pathAndQuery}: ${JSON.stringify(json.error)}`);
-  return Array.isArray(json) ? json : json.result;
-}
-
-async function waitFor(what, probe, deadlineMs = DEADLINE_MS) {
-  const end = Date.now() + deadlineMs;
-  let last;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v) return v;
-      last = v;
-    } catch (e) {
-      last = e.message;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last})`);
-    await sleep(200);
-  }
-}
-
-async function portsFree(base, count) {
-  for (let i = 0; i < count * 10; i++) {
-    if (i % 10 > 3) continue;
-    const free = await new Promise((resolve) => {
-      const s = net.createServer();
-      s.once("error", () => resolve(false));
-      s.listen(base + i, "127.0.0.1", () => s.close(() => resolve(true)));
-    });
-    if (!free) return false;
-  }
-  return true;
-}
 
 /// The pid in a pid file, if its process runs with `marker` among its arguments.
 function runningPid(pidFile, marker) {
@@ -119,12 +62,7 @@ describe("a 4-validator kvstore network on CometBFT", () => {
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-kvstore-"));
     netDir = path.join(dir, "kv");
-    let base;
-    for (let attempt = 0; ; attempt++) {
-      base = 20000 + 10 * Math.floor(Math.random() * 3000);
-      if (await portsFree(base, VALIDATORS + 1)) break;
-      if (attempt > 20) throw new Error("no free range of loopback ports");
-    }
+    const base = await freeBasePort(VALIDATORS + 1);
     const out = await testnet("init", "--dir", netDir, "--validators", `${VALIDATORS}`, "--app", "kvstore",
       "--base-port", `${base}`, "--timeout-commit", "250", "--mempool-size", "20000", "--recheck", "false",
       "--max-block-bytes", "2000000");

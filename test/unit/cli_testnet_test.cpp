@@ -94,6 +94,15 @@ const std::string kGenesis =
     " \"accounts\": {\"0x1111111111111111111111111111111111111111\": "
     "{\"balance\": \"100000000000000000000000000\"}}}";
 
+/// What parse_testnet says of testnet.json's `text` edited by `edit` ("accepted" if nothing).
+std::string parse_error_after(const std::string& text,
+                              const std::function<void(nlohmann::json&)>& edit) {
+    auto doc = nlohmann::json::parse(text);
+    edit(doc);
+    const auto r = tn::parse_testnet(doc.dump());
+    return r ? std::string{"accepted"} : r.error();
+}
+
 // ---- Layout ------------------------------------------------------------------------------------
 
 TEST(cli_testnet, ports_follow_the_base_port_and_stop_at_65535) {
@@ -142,10 +151,7 @@ TEST(cli_testnet, testnet_json_round_trips_and_names_what_is_wrong) {
     EXPECT_EQ(back->nodes[1].node_id, std::string(40, 'b'));
 
     auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
-        auto doc = nlohmann::json::parse(text);
-        edit(doc);
-        const auto r = tn::parse_testnet(doc.dump());
-        return r ? std::string{"accepted"} : r.error();
+        return parse_error_after(text, edit);
     };
     EXPECT_EQ(tn::parse_testnet("[1]").error(), "not a JSON object");
     EXPECT_EQ(edited([](auto& d) { d.erase("chain_id"); }), "chain_id: missing");
@@ -201,10 +207,7 @@ TEST(cli_testnet, testnet_json_keeps_the_app_the_settings_the_node_args_and_the_
     EXPECT_EQ(nlohmann::json::parse(tn::to_json_text(net))["settings"], nlohmann::json::object());
 
     auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
-        auto d = nlohmann::json::parse(text);
-        edit(d);
-        const auto r = tn::parse_testnet(d.dump());
-        return r ? std::string{"accepted"} : r.error();
+        return parse_error_after(text, edit);
     };
     EXPECT_EQ(edited([](auto& d) { d["app"] = "geth"; }),
               "app: expected \"barrel\" or \"kvstore\"");
@@ -254,10 +257,7 @@ TEST(cli_testnet, a_kvstore_testnet_json_has_no_barrel_files) {
         "pid_files": {"cometbft": "/tmp/kv/node1/cometbft.pid"}})"));
 
     auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
-        auto d = nlohmann::json::parse(text);
-        edit(d);
-        const auto r = tn::parse_testnet(d.dump());
-        return r ? std::string{"accepted"} : r.error();
+        return parse_error_after(text, edit);
     };
     EXPECT_EQ(edited([](auto& d) { d["node_args"] = nlohmann::json::array({"--x"}); }),
               "node_args: a kvstore network runs no barrel-node");
@@ -338,13 +338,30 @@ TEST(cli_testnet, the_default_genesis_funds_the_dev_account) {
     EXPECT_EQ(*parse_u256("0xd3c21bcecceda1000000"), *parse_u256("1000000000000000000000000"));
 }
 
+/// The config.toml `cometbft init` writes into SCRATCH/home ("" if it fails).
+std::string cometbft_init_config(const std::string& cometbft, const ScratchDir& scratch) {
+    const auto r = tn::run_program({cometbft, "init", "--home", scratch / "home"});
+    if (!r || r->status != 0) {
+        ADD_FAILURE() << "cometbft init: " << (r ? r->output : r.error());
+        return "";
+    }
+    return test::read_text(scratch / "home/config/config.toml");
+}
+
+/// cometbft reads `toml` as SCRATCH/home's config.toml (its own parser, its own checks).
+void expect_cometbft_reads(const std::string& cometbft, const ScratchDir& scratch,
+                           const std::string& toml) {
+    test::write_text(scratch / "home/config/config.toml", toml);
+    const auto shown = tn::run_program({cometbft, "show-node-id", "--home", scratch / "home"});
+    ASSERT_TRUE(shown);
+    EXPECT_EQ(shown->status, 0) << shown->output;
+}
+
 TEST(cli_testnet, configure_node_edits_the_config_cometbft_writes) {
     REQUIRE_COMETBFT(cometbft);
     ScratchDir scratch;
-    const auto r = tn::run_program({cometbft, "init", "--home", scratch / "home"});
-    ASSERT_TRUE(r) << r.error();
-    ASSERT_EQ(r->status, 0) << r->output;
-    const std::string original = test::read_text(scratch / "home/config/config.toml");
+    const std::string original = cometbft_init_config(cometbft, scratch);
+    ASSERT_FALSE(original.empty());
     const auto node = tn::make_node("/tmp/net", 1, true, 26600, std::string(40, 'a'));
     ASSERT_TRUE(node);
     tn::NodeConfig config{&*node, {"x@127.0.0.1:26600", "y@127.0.0.1:26620"}, 250, {}};
@@ -369,19 +386,14 @@ TEST(cli_testnet, configure_node_edits_the_config_cometbft_writes) {
     EXPECT_GT(lines, 400u);
     EXPECT_LE(changed, 12u);
     // And cometbft itself reads the result (its own parser, its own checks).
-    test::write_text(scratch / "home/config/config.toml", *edited);
-    const auto shown = tn::run_program({cometbft, "show-node-id", "--home", scratch / "home"});
-    ASSERT_TRUE(shown);
-    EXPECT_EQ(shown->status, 0) << shown->output;
+    expect_cometbft_reads(cometbft, scratch, *edited);
 }
 
 TEST(cli_testnet, configure_node_sets_the_settings_given_and_leaves_the_others_as_cometbft_wrote) {
     REQUIRE_COMETBFT(cometbft);
     ScratchDir scratch;
-    const auto r = tn::run_program({cometbft, "init", "--home", scratch / "home"});
-    ASSERT_TRUE(r) << r.error();
-    ASSERT_EQ(r->status, 0) << r->output;
-    const std::string original = test::read_text(scratch / "home/config/config.toml");
+    const std::string original = cometbft_init_config(cometbft, scratch);
+    ASSERT_FALSE(original.empty());
     // v0.38's defaults, which a setting not given keeps.
     EXPECT_EQ(toml_value(original, "consensus", "timeout_propose"), "\"3s\"");
     EXPECT_EQ(toml_value(original, "consensus", "create_empty_blocks"), "true");
@@ -424,10 +436,7 @@ TEST(cli_testnet, configure_node_sets_the_settings_given_and_leaves_the_others_a
     ASSERT_TRUE(kv_toml) << kv_toml.error();
     EXPECT_EQ(toml_value(*kv_toml, "", "proxy_app"), "\"kvstore\"");
     // cometbft reads the result.
-    test::write_text(scratch / "home/config/config.toml", *kv_toml);
-    const auto shown = tn::run_program({cometbft, "show-node-id", "--home", scratch / "home"});
-    ASSERT_TRUE(shown);
-    EXPECT_EQ(shown->status, 0) << shown->output;
+    expect_cometbft_reads(cometbft, scratch, *kv_toml);
 }
 
 /// consensus_params as `cometbft testnet` v0.38.26 writes them.
