@@ -137,6 +137,9 @@ describe("a 4-validator kvstore network on CometBFT", () => {
     const joined = info.nodes[4];
     assert.equal(joined.abci, "kvstore");
     assert.equal(joined.validator, false);
+    const config = readFileSync(path.join(joined.home, "config", "config.toml"), "utf8");
+    assert.match(config, /\nproxy_app = "kvstore"\n/);
+    assert.match(config, /\nsize = 20000\n/);  // the network's settings, kept in testnet.json
     const h = await height(nodes[0]);
     await waitFor(`node 4 at height ${h}`, async () => (await height(joined)) >= h);
     await sameAppHash([nodes[0], joined], h);

@@ -901,6 +901,26 @@ TEST(cli_testnet, start_stop_and_join_need_a_testnet_and_a_node_it_has) {
                          "again there)\n");
 }
 
+TEST(cli_testnet, stop_knows_a_kvstore_node_has_only_its_cometbft) {
+    ScratchDir scratch;
+    tn::Testnet net;
+    net.dir = scratch.path().string();
+    net.chain_id = "c";
+    net.app = tn::App::kvstore;
+    for (size_t i = 0; i < 2; ++i)
+        net.nodes.push_back(
+            *tn::make_node(net.dir, i, true, 26600, std::string(40, 'a'), tn::App::kvstore));
+    test::write_text(scratch / "testnet.json", tn::to_json_text(net));
+    // A pid file naming this test's own process, which does not have the node's home among
+    // its arguments: not taken for the node's cometbft.
+    fs::create_directories(net.nodes[1].home);
+    test::write_text(net.nodes[1].cometbft_pid_file(), std::to_string(::getpid()) + "\n");
+    const auto r = run_cli({"testnet", "stop", "--dir", net.dir});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "node 0 is not running\nnode 1 is not running\n");
+    EXPECT_FALSE(fs::exists(net.nodes[1].cometbft_pid_file()));  // a stale pid file goes
+}
+
 // ---- Processes -------------------------------------------------------------------------------
 
 TEST(cli_testnet, run_program_reports_output_status_and_a_missing_program) {
