@@ -966,6 +966,32 @@ TEST(cli_testnet, a_detached_process_is_found_by_its_pid_file_and_stopped_with_i
                                   "': No such file or directory");
 }
 
+TEST(cli_testnet, a_program_starts_with_no_signal_blocked_or_ignored_whatever_its_parent_had) {
+    // barrel-node blocks SIGTERM in a thread that runs a node (sigwait) and ignores SIGXFSZ;
+    // a masked or ignored signal is inherited across fork and exec, so a cometbft started from
+    // such a thread would not stop on SIGTERM (stop would wait 20 s and SIGKILL it).
+    sigset_t term, old_mask;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &term, &old_mask), 0);
+    const auto old_xfsz = ::signal(SIGXFSZ, SIG_IGN);
+    const std::vector<std::string> status{"/bin/grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"};
+    const auto ran = tn::run_program(status);
+    ScratchDir scratch;
+    const auto spawned = tn::spawn_detached(status, scratch / "status.log");
+    ::signal(SIGXFSZ, old_xfsz);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    const std::string clean = "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n";
+    ASSERT_TRUE(ran) << ran.error();
+    EXPECT_EQ(ran->output, clean);
+    ASSERT_TRUE(spawned) << spawned.error();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (tn::tail_of_file(scratch / "status.log", 5).size() < clean.size() &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(tn::tail_of_file(scratch / "status.log", 5), clean);
+}
+
 TEST(cli_testnet, the_probes_fail_with_a_reason_when_nothing_answers) {
     // Port 1 on loopback: nothing listens there without root.
     const auto r = tn::http_request("http://127.0.0.1:1/status", std::nullopt,
