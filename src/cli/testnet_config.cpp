@@ -194,10 +194,6 @@ std::string node_id_of(const std::string& p2p, uint16_t port, const std::string&
     return p2p.substr(0, at);
 }
 
-}  // namespace
-
-namespace {
-
 std::string_view without_suffix(std::string_view s, std::string_view suffix) {
     if (s.size() <= suffix.size() || s.substr(s.size() - suffix.size()) != suffix) return {};
     return s.substr(0, s.size() - suffix.size());
