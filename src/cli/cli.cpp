@@ -5,7 +5,8 @@
 // - `barrel-node [GLOBAL OPTIONS] COMMAND [ARGS]`; a command is one or more words ("rlp decode"),
 //   a word that only begins commands ("rlp") is a group (a CLI11 subcommand with subcommands).
 // - Options are long (`--name VALUE` or `--name=VALUE`), may come anywhere among the command's
-//   arguments, and may be given once. Global options (--threads) are also accepted there.
+//   arguments, and may be given once (a repeatable one, any number of times). Global options
+//   (--threads) are also accepted there.
 //   `--` ends the options; `-` is an argument (standard input), and so is a word such as the
 //   JSON `-1` or `-x` that is no option. `-h`/`--help` anywhere before `--` prints the help of
 //   the command (or group) it follows and exits 0.
@@ -352,6 +353,10 @@ ParsedArgs check_leaf(const CLI::App* app, Leaf& leaf) {
         leaf.words.push_back(word);
     }
     for (const auto& [spec, opt] : leaf.options) {
+        if (spec->repeatable) {
+            for (const std::string& v : opt->results()) parsed.repeated[spec->name].push_back(v);
+            continue;
+        }
         if (opt->count() > 1) fail(at + "option " + std::string{spec->name} + " given twice");
         if (opt->count() == 1)
             parsed.options.emplace(spec->name, spec->value_name.empty()

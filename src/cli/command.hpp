@@ -56,6 +56,9 @@ struct OptionSpec {
     std::string_view value_name;  ///< "N"; empty for a flag, which takes no value
     std::string_view help;
     bool required{false};
+    /// May be given more than once (`--node-arg A --node-arg B`): ParsedArgs::values has each
+    /// value in order. Its value is the next word whatever it is, `--x` included.
+    bool repeatable{false};
 };
 
 struct ArgSpec {
@@ -65,18 +68,25 @@ struct ArgSpec {
 };
 
 /// A command's arguments as the dispatcher parsed them against its spec: every option is one
-/// the command (or the global table) declares, given at most once, with a value if it takes
-/// one; the number of positionals is within the spec.
+/// the command (or the global table) declares, given at most once (a repeatable one: any number
+/// of times), with a value if it takes one; the number of positionals is within the spec.
 struct ParsedArgs {
     std::vector<std::string_view> positionals;
-    /// Option name ("--chain-id") → value ("" for a flag). Global options are not in here.
+    /// Option name ("--chain-id") → value ("" for a flag). Global options are not in here, nor
+    /// repeatable ones.
     std::map<std::string_view, std::string_view, std::less<>> options;
+    /// A repeatable option's name → its values in the order given (absent if not given).
+    std::map<std::string_view, std::vector<std::string_view>, std::less<>> repeated;
 
     bool has(std::string_view name) const { return options.find(name) != options.end(); }
     std::optional<std::string_view> value(std::string_view name) const {
         const auto it = options.find(name);
         if (it == options.end()) return std::nullopt;
         return it->second;
+    }
+    std::vector<std::string_view> values(std::string_view name) const {
+        const auto it = repeated.find(name);
+        return it == repeated.end() ? std::vector<std::string_view>{} : it->second;
     }
 };
 

@@ -9,6 +9,8 @@
 //   DIR/genesis.json      barrel's genesis, as given (or the default dev genesis)
 //   DIR/nodeI/            node I: a CometBFT home (config/, data/) and barrel's datadir (barrel/),
 //                         barrel.log, cometbft.log, barrel.pid, cometbft.pid, abci.sock
+// A kvstore network (`init --app kvstore`, CometBFT's built-in application, to measure CometBFT
+// alone) has the same layout without DIR/genesis.json and without barrel's files.
 
 #include <barrel/core/expected.hpp>
 
@@ -41,6 +43,14 @@ inline constexpr size_t kBroadcastBatch = 100;
 /// others, with the NUL); the node's ABCI address is then TCP.
 inline constexpr size_t kMaxUnixSocketPath = 100;
 
+/// The application a testnet's nodes run: barrel (`barrel-node run --abci`, a process beside each
+/// `cometbft node`) or CometBFT's built-in kvstore (`proxy_app = "kvstore"`: in the cometbft
+/// process, no work per transaction).
+enum class App { barrel, kvstore };
+
+std::string_view app_name(App app);                   ///< "barrel", "kvstore"
+std::optional<App> parse_app(std::string_view name);  ///< the inverse; nullopt otherwise
+
 struct NodePorts {
     uint16_t p2p{0};
     uint16_t cometbft_rpc{0};
@@ -55,11 +65,13 @@ Expected<NodePorts, std::string> node_ports(uint64_t base, size_t index);
 struct Node {
     size_t index{0};
     bool validator{true};
+    App app{App::barrel};
     std::string node_id;  ///< CometBFT's node ID (hex of its node key's address)
     std::string home;     ///< CometBFT's home (DIR/nodeI)
-    std::string datadir;  ///< barrel's (DIR/nodeI/barrel)
+    std::string datadir;  ///< barrel's (DIR/nodeI/barrel); "" for a kvstore node
     NodePorts ports;
-    std::string abci;  ///< unix:///…/abci.sock or tcp://127.0.0.1:PORT
+    /// config.toml's proxy_app: unix:///…/abci.sock or tcp://127.0.0.1:PORT (barrel), "kvstore"
+    std::string abci;
 
     std::string json_rpc_url() const;      ///< http://127.0.0.1:PORT
     std::string cometbft_rpc_url() const;  ///< http://127.0.0.1:PORT
@@ -72,14 +84,74 @@ struct Node {
 
 /// Node `index` of a testnet in `dir` (absolute): its paths, ports and ABCI address.
 Expected<Node, std::string> make_node(const std::string& dir, size_t index, bool validator,
-                                      uint64_t base_port, std::string node_id);
+                                      uint64_t base_port, std::string node_id,
+                                      App app = App::barrel);
+
+/// CometBFT settings `init` gives every node of either app (a setting that helps barrel is
+/// applied to kvstore too, so that the two compare). One not given keeps CometBFT's own default:
+/// the value `cometbft testnet` wrote is left as it is.
+struct CometSettings {
+    std::optional<uint64_t> timeout_propose_ms;     ///< [consensus] timeout_propose
+    std::optional<uint64_t> mempool_size;           ///< [mempool] size (transactions)
+    std::optional<uint64_t> mempool_max_txs_bytes;  ///< [mempool] max_txs_bytes
+    std::optional<bool> recheck;                    ///< [mempool] recheck
+    std::optional<bool> create_empty_blocks;        ///< [consensus] create_empty_blocks
+    /// genesis.json's consensus_params.block.max_bytes
+    std::optional<uint64_t> max_block_bytes;
+
+    bool operator==(const CometSettings&) const = default;
+};
+
+/// The bounds init checks the settings against. CometBFT's own: a block of at most 100 MiB
+/// (types.MaxBlockSizeBytes) that holds the genesis' evidence (consensus_params.evidence
+/// .max_bytes, 1 MiB as `cometbft testnet` writes it; its Validate refuses a block smaller).
+inline constexpr uint64_t kMaxTimeoutMs = 3'600'000;
+inline constexpr uint64_t kMaxMempoolSize = 100'000'000;
+inline constexpr uint64_t kMaxMempoolTxsBytes = uint64_t{1} << 40;
+inline constexpr uint64_t kMinBlockBytes = 1'048'576;
+inline constexpr uint64_t kMaxBlockBytes = 104'857'600;
+
+/// A numeric setting: its init option, its testnet.json member (in "settings"), its bounds.
+struct NumericSetting {
+    std::string_view option;  ///< "--mempool-size"
+    std::string_view member;  ///< "mempool_size"
+    uint64_t min{0};
+    uint64_t max{0};
+    std::string_view unit;  ///< " ms" or ""
+    std::optional<uint64_t> CometSettings::*field;
+};
+struct BoolSetting {
+    std::string_view option;
+    std::string_view member;
+    std::optional<bool> CometSettings::*field;
+};
+inline constexpr NumericSetting kNumericSettings[] = {
+    {"--timeout-propose", "timeout_propose_ms", 1, kMaxTimeoutMs, " ms",
+     &CometSettings::timeout_propose_ms},
+    {"--mempool-size", "mempool_size", 1, kMaxMempoolSize, "", &CometSettings::mempool_size},
+    {"--mempool-max-txs-bytes", "mempool_max_txs_bytes", 1, kMaxMempoolTxsBytes, "",
+     &CometSettings::mempool_max_txs_bytes},
+    {"--max-block-bytes", "max_block_bytes", kMinBlockBytes, kMaxBlockBytes, "",
+     &CometSettings::max_block_bytes},
+};
+inline constexpr BoolSetting kBoolSettings[] = {
+    {"--recheck", "recheck", &CometSettings::recheck},
+    {"--create-empty-blocks", "create_empty_blocks", &CometSettings::create_empty_blocks},
+};
+
+/// "expected MIN to MAX[UNIT], got VALUE" if `value` is out of the setting's bounds.
+std::optional<std::string> range_error(const NumericSetting& s, uint64_t value);
 
 /// DIR/testnet.json.
 struct Testnet {
     std::string dir;  ///< absolute
     std::string chain_id;
+    App app{App::barrel};
     uint64_t base_port{kDefaultBasePort};
     uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
+    CometSettings settings;
+    /// More arguments for every node's `barrel-node run` (init --node-arg); none for kvstore.
+    std::vector<std::string> node_args;
     std::vector<Node> nodes;
 
     std::string genesis_path() const;  ///< DIR/genesis.json: barrel's genesis
@@ -89,6 +161,8 @@ std::string testnet_file(const std::string& dir);  ///< DIR/testnet.json
 
 /// testnet.json's text (one node per array element, the URLs a user copies), and back. The
 /// parse checks what the commands rely on; its errors name the member: "nodes.2.home: missing".
+/// A file without "app", "settings" or "node_args" (written before they were) is a barrel
+/// network with CometBFT's defaults and no extra arguments.
 std::string to_json_text(const Testnet& net);
 Expected<Testnet, std::string> parse_testnet(std::string_view text);
 
@@ -111,13 +185,14 @@ struct NodeConfig {
     const Node* node{nullptr};
     std::vector<std::string> persistent_peers;  ///< ID@HOST:PORT
     uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
+    CometSettings settings;  ///< max_block_bytes is genesis.json's, not config.toml's
 };
 
-/// CometBFT's config.toml for `config.node`: moniker, proxy_app (its ABCI address), abci =
-/// "socket", the RPC and P2P listen addresses on its loopback ports, RPC batches of
-/// kBroadcastBatch calls, its persistent peers,
+/// CometBFT's config.toml for `config.node`: moniker, proxy_app (its ABCI address, or
+/// "kvstore"), abci = "socket", the RPC and P2P listen addresses on its loopback ports, RPC
+/// batches of kBroadcastBatch calls, its persistent peers,
 /// duplicate loopback IPs allowed and the address book not strict (every node is 127.0.0.1),
-/// timeout_commit, Prometheus off (barrel's /metrics reports the node).
+/// timeout_commit, Prometheus off (barrel's /metrics reports the node), and the settings given.
 Expected<std::string, std::string> configure_node(std::string_view config_toml,
                                                   const NodeConfig& config);
 
@@ -126,6 +201,12 @@ Expected<std::string, std::string> configure_node(std::string_view config_toml,
 /// Errors: "genesis.json: not a JSON object" and the like.
 Expected<std::string, std::string> with_app_state(std::string_view cometbft_genesis,
                                                   std::string_view barrel_genesis);
+
+/// CometBFT's genesis.json with consensus_params.block.max_bytes set to `max_bytes` (a string,
+/// as CometBFT writes its int64s). The block must hold the genesis' evidence: "CometBFT's
+/// genesis.json: consensus_params.evidence.max_bytes 1048576 does not fit a block of 1000".
+Expected<std::string, std::string> with_max_block_bytes(std::string_view cometbft_genesis,
+                                                        uint64_t max_bytes);
 
 /// The `chain_id` of a CometBFT genesis.json.
 Expected<std::string, std::string> cometbft_chain_id(std::string_view cometbft_genesis);

@@ -6,6 +6,8 @@
 //
 // - `init` writes everything into a temporary folder beside DIR and renames it into place at the
 //   end: a failure at any step leaves nothing behind.
+// - A kvstore network (`init --app kvstore`) is the same network with CometBFT's built-in
+//   application: only the `cometbft node` processes, to measure CometBFT's own limit beside barrel.
 // - `start` starts barrel before cometbft (CometBFT connects to its application at once and
 //   exits if none answers) and waits until each answers; `stop` stops cometbft before barrel
 //   (an application that leaves first makes CometBFT fail its ABCI connection).
@@ -39,7 +41,6 @@ namespace fs = std::filesystem;
 using namespace testnet;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint64_t kMaxTimeoutCommitMs = 3'600'000;
 constexpr uint64_t kDefaultStartTimeoutS = 60;
 /// How long a SIGTERMed process has to exit before it gets SIGKILL, and a SIGKILLed one to be gone.
 constexpr auto kStopGrace = std::chrono::seconds(20);
@@ -242,7 +243,11 @@ std::string self_executable() {
     return p.string();
 }
 
-std::optional<int> barrel_pid(const Node& n) { return running_pid(n.barrel_pid_file(), n.datadir); }
+/// A kvstore node has no barrel-node.
+std::optional<int> barrel_pid(const Node& n) {
+    if (n.app != App::barrel) return std::nullopt;
+    return running_pid(n.barrel_pid_file(), n.datadir);
+}
 std::optional<int> cometbft_pid(const Node& n) {
     return running_pid(n.cometbft_pid_file(), n.home);
 }
@@ -301,19 +306,22 @@ void write_pid_file(const std::string& path, int pid) {
     write_text(path, std::to_string(pid) + "\n");
 }
 
-std::vector<std::string> barrel_argv(const std::string& self, const Node& n) {
-    return {self,
-            "run",
-            "--datadir",
-            n.datadir,
-            "--abci",
-            n.abci,
-            "--cometbft-rpc",
-            n.cometbft_rpc_url(),
-            "--cometbft-batch",
-            std::to_string(kBroadcastBatch),
-            "--http",
-            "127.0.0.1:" + std::to_string(n.ports.json_rpc)};
+/// Node `n`'s `barrel-node run`: its datadir, ABCI address and ports, then init's --node-args.
+std::vector<std::string> barrel_argv(const std::string& self, const Testnet& net, const Node& n) {
+    std::vector<std::string> argv{self,
+                                  "run",
+                                  "--datadir",
+                                  n.datadir,
+                                  "--abci",
+                                  n.abci,
+                                  "--cometbft-rpc",
+                                  n.cometbft_rpc_url(),
+                                  "--cometbft-batch",
+                                  std::to_string(kBroadcastBatch),
+                                  "--http",
+                                  "127.0.0.1:" + std::to_string(n.ports.json_rpc)};
+    argv.insert(argv.end(), net.node_args.begin(), net.node_args.end());
+    return argv;
 }
 
 std::string unix_socket_of(const Node& n) {
@@ -321,13 +329,15 @@ std::string unix_socket_of(const Node& n) {
     return n.abci.rfind(prefix, 0) == 0 ? n.abci.substr(prefix.size()) : std::string{};
 }
 
-using Row = std::array<std::string, 4>;
+using Row = std::vector<std::string>;
 
 /// Columns padded to their widest entry, two spaces apart.
 void print_rows(Context& ctx, const std::vector<Row>& rows) {
-    std::array<size_t, 4> width{};
-    for (const auto& r : rows)
+    std::vector<size_t> width;
+    for (const auto& r : rows) {
+        width.resize(std::max(width.size(), r.size()));
         for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    }
     for (const auto& r : rows) {
         std::string line;
         for (size_t c = 0; c < r.size(); ++c)
@@ -336,46 +346,68 @@ void print_rows(Context& ctx, const std::vector<Row>& rows) {
     }
 }
 
+/// A table's first columns: the node, and its JSON-RPC URL (a kvstore node has none).
+Row node_columns(const Testnet& net, const Node& n, bool with_full) {
+    Row row{std::to_string(n.index) + (with_full && !n.validator ? " (full)" : "")};
+    if (net.app == App::barrel) row.push_back(n.json_rpc_url());
+    return row;
+}
+
+Row header_row(const Testnet& net, std::string_view last) {
+    Row row{"node"};
+    if (net.app == App::barrel) row.emplace_back("JSON-RPC");
+    row.emplace_back("CometBFT RPC");
+    row.emplace_back(last);
+    return row;
+}
+
 void print_table(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes) {
-    std::vector<Row> rows{{"node", "JSON-RPC", "CometBFT RPC", "height"}};
+    std::vector<Row> rows{header_row(net, "height")};
     for (size_t i : nodes) {
         const Node& n = net.nodes[i];
         const auto h = cometbft_height(n.cometbft_rpc_url());
-        rows.push_back({std::to_string(i) + (n.validator ? "" : " (full)"), n.json_rpc_url(),
-                        n.cometbft_rpc_url(), h ? std::to_string(*h) : "-"});
+        Row row = node_columns(net, n, true);
+        row.push_back(n.cometbft_rpc_url());
+        row.push_back(h ? std::to_string(*h) : "-");
+        rows.push_back(std::move(row));
     }
     print_rows(ctx, rows);
 }
 
-/// Starts the nodes that do not run (barrel, then cometbft), waits until each answers, then
-/// prints the table. With `wait_for_blocks`, waits until every node has a block past genesis.
-void start_nodes(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes,
-                 const std::string& cometbft, std::chrono::seconds timeout, bool wait_for_blocks) {
-    const std::string self = self_executable();
-    const auto deadline = Clock::now() + timeout;
-    std::vector<size_t> need_barrel, need_cometbft;
+/// The nodes of `nodes` not running whole, each with whether its barrel-node must be started
+/// (a kvstore node has none). A cometbft running without its barrel-node is stopped first.
+std::vector<std::pair<size_t, bool>> nodes_to_start(Context& ctx, const Testnet& net,
+                                                    const std::vector<size_t>& nodes) {
+    std::vector<std::pair<size_t, bool>> out;
     for (size_t i : nodes) {
         const Node& n = net.nodes[i];
+        const bool has_barrel = n.app == App::barrel;
         const auto b = barrel_pid(n);
         const auto c = cometbft_pid(n);
-        if (b && c) {
+        if (c && (b || !has_barrel)) {
             ctx.out << "node " << i << " is already running\n";
             continue;
         }
-        if (!b && c) {
+        if (has_barrel && !b && c) {
             // A CometBFT whose application is gone cannot go on: start the pair afresh.
             ctx.out << "node " << i << ": cometbft runs without its barrel-node: restarting both\n";
             stop_processes({{*c, n.home}}, SIGTERM, kStopGrace);
         }
-        if (!b) need_barrel.push_back(i);
-        need_cometbft.push_back(i);
+        out.emplace_back(i, has_barrel && !b);
     }
+    return out;
+}
+
+/// Starts the barrel-nodes of `nodes` and waits until each answers JSON-RPC and its socket.
+void start_barrels(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes,
+                   Clock::time_point deadline) {
+    const std::string self = self_executable();
     std::vector<std::pair<size_t, int>> started;
-    for (size_t i : need_barrel) {
+    for (size_t i : nodes) {
         const Node& n = net.nodes[i];
         // A socket left by a killed node: the node is stopped, so nothing listens on it.
         if (const std::string socket = unix_socket_of(n); !socket.empty()) remove_file(socket);
-        auto pid = spawn_detached(barrel_argv(self, n), n.barrel_log());
+        auto pid = spawn_detached(barrel_argv(self, net, n), n.barrel_log());
         if (!pid) fail("node " + std::to_string(i) + ": " + pid.error());
         write_pid_file(n.barrel_pid_file(), *pid);
         started.emplace_back(i, *pid);
@@ -390,8 +422,13 @@ void start_nodes(Context& ctx, const Testnet& net, const std::vector<size_t>& no
                                       (socket.empty() || fs::exists(socket, ec));
                            });
     }
-    started.clear();
-    for (size_t i : need_cometbft) {
+}
+
+/// Starts the cometbfts of `nodes` and waits until each answers /status.
+void start_cometbfts(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes,
+                     const std::string& cometbft, Clock::time_point deadline) {
+    std::vector<std::pair<size_t, int>> started;
+    for (size_t i : nodes) {
         const Node& n = net.nodes[i];
         auto pid = spawn_detached({cometbft, "node", "--home", n.home}, n.cometbft_log());
         if (!pid) fail("node " + std::to_string(i) + ": " + pid.error());
@@ -404,21 +441,39 @@ void start_nodes(Context& ctx, const Testnet& net, const std::vector<size_t>& no
                            n.cometbft_log(), deadline,
                            [&] { return cometbft_height(n.cometbft_rpc_url()).has_value(); });
     }
-    if (wait_for_blocks) {
-        for (size_t i : nodes) {
-            const Node& n = net.nodes[i];
-            for (;;) {
-                const auto h = cometbft_height(n.cometbft_rpc_url());
-                if (h && *h >= 1) break;
-                if (Clock::now() >= deadline)
-                    fail_with_log(ctx,
-                                  "node " + std::to_string(i) +
-                                      ": no block committed in time (are its peers up?)",
-                                  n.cometbft_log());
-                std::this_thread::sleep_for(kPollInterval);
-            }
+}
+
+/// Waits until every node of `nodes` has a block past genesis.
+void wait_for_first_blocks(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes,
+                           Clock::time_point deadline) {
+    for (size_t i : nodes) {
+        const Node& n = net.nodes[i];
+        for (;;) {
+            const auto h = cometbft_height(n.cometbft_rpc_url());
+            if (h && *h >= 1) break;
+            if (Clock::now() >= deadline)
+                fail_with_log(ctx,
+                              "node " + std::to_string(i) +
+                                  ": no block committed in time (are its peers up?)",
+                              n.cometbft_log());
+            std::this_thread::sleep_for(kPollInterval);
         }
     }
+}
+
+/// Starts the nodes that do not run (barrel, then cometbft), waits until each answers, then
+/// prints the table. With `wait_for_blocks`, waits until every node has a block past genesis.
+void start_nodes(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes,
+                 const std::string& cometbft, std::chrono::seconds timeout, bool wait_for_blocks) {
+    const auto deadline = Clock::now() + timeout;
+    std::vector<size_t> need_barrel, need_cometbft;
+    for (const auto& [i, barrel] : nodes_to_start(ctx, net, nodes)) {
+        if (barrel) need_barrel.push_back(i);
+        need_cometbft.push_back(i);
+    }
+    if (!need_barrel.empty()) start_barrels(ctx, net, need_barrel, deadline);
+    start_cometbfts(ctx, net, need_cometbft, cometbft, deadline);
+    if (wait_for_blocks) wait_for_first_blocks(ctx, net, nodes, deadline);
     print_table(ctx, net, nodes);
 }
 
@@ -436,12 +491,68 @@ std::chrono::seconds start_timeout(const ParsedArgs& args) {
 struct InitOptions {
     std::string dir;  ///< absolute
     size_t validators{0};
+    App app{App::barrel};
     uint64_t base_port{kDefaultBasePort};
     uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
+    CometSettings settings;
+    std::vector<std::string> node_args;
     bool default_genesis{true};
-    std::string genesis_text;  ///< barrel's genesis, as given
+    std::string genesis_text;  ///< barrel's genesis, as given (none for kvstore)
     chain::Genesis genesis;
 };
+
+/// The options `testnet start` gives each barrel-node itself: a --node-arg may not give them
+/// again (run would refuse the option given twice, and the node would not start).
+constexpr std::array<std::string_view, 5> kStartsOwnArgs = {"--datadir", "--abci", "--cometbft-rpc",
+                                                            "--cometbft-batch", "--http"};
+
+CometSettings parse_settings_options(const ParsedArgs& args) {
+    CometSettings settings;
+    for (const auto& s : kNumericSettings) {
+        const auto v = args.value(s.option);
+        if (!v) continue;
+        const uint64_t n = parse_u64_option(s.option, *v);
+        if (auto e = range_error(s, n)) fail(std::string{s.option} + ": " + *e);
+        settings.*s.field = n;
+    }
+    for (const auto& s : kBoolSettings) {
+        const auto v = args.value(s.option);
+        if (!v) continue;
+        if (*v != "true" && *v != "false")
+            fail(std::string{s.option} + ": expected true or false, got " + squote(*v));
+        settings.*s.field = *v == "true";
+    }
+    return settings;
+}
+
+/// --app, and what only a barrel network takes (--genesis, --node-arg).
+void parse_app_options(const ParsedArgs& args, InitOptions& o) {
+    if (const auto v = args.value("--app")) {
+        const auto app = parse_app(*v);
+        if (!app) fail("--app: expected barrel or kvstore, got " + squote(*v));
+        o.app = *app;
+    }
+    const auto node_args = args.values("--node-arg");
+    if (o.app == App::kvstore) {
+        if (args.has("--genesis"))
+            fail("--genesis: a kvstore network has no barrel genesis (--app kvstore)");
+        if (!node_args.empty()) fail("--node-arg: a kvstore network runs no barrel-node");
+        return;
+    }
+    for (std::string_view a : node_args) {
+        for (std::string_view own : kStartsOwnArgs)
+            if (a == own || a.substr(0, a.find('=')) == own)
+                fail("--node-arg " + squote(a) + ": testnet start gives each node its own " +
+                     std::string{own});
+        o.node_args.emplace_back(a);
+    }
+    const auto genesis_arg = args.value("--genesis");
+    o.default_genesis = !genesis_arg;
+    const std::string genesis_path = genesis_arg ? std::string{*genesis_arg} : "(default)";
+    o.genesis_text =
+        genesis_arg ? read_small_file(genesis_path, "genesis") : default_genesis_text();
+    o.genesis = parse_barrel_genesis(o.genesis_text, genesis_path);
+}
 
 InitOptions parse_init_options(const ParsedArgs& args) {
     InitOptions o;
@@ -458,15 +569,11 @@ InitOptions parse_init_options(const ParsedArgs& args) {
         fail("--base-port: " + last.error());
     if (const auto v = args.value("--timeout-commit"))
         o.timeout_commit_ms = parse_u64_option("--timeout-commit", *v);
-    if (o.timeout_commit_ms > kMaxTimeoutCommitMs)
-        fail("--timeout-commit: expected at most " + std::to_string(kMaxTimeoutCommitMs) +
-             " ms, got " + std::to_string(o.timeout_commit_ms));
-    const auto genesis_arg = args.value("--genesis");
-    o.default_genesis = !genesis_arg;
-    const std::string genesis_path = genesis_arg ? std::string{*genesis_arg} : "(default)";
-    o.genesis_text =
-        genesis_arg ? read_small_file(genesis_path, "genesis") : default_genesis_text();
-    o.genesis = parse_barrel_genesis(o.genesis_text, genesis_path);
+    if (o.timeout_commit_ms > kMaxTimeoutMs)
+        fail("--timeout-commit: expected at most " + std::to_string(kMaxTimeoutMs) + " ms, got " +
+             std::to_string(o.timeout_commit_ms));
+    o.settings = parse_settings_options(args);
+    parse_app_options(args, o);
     std::error_code ec;
     if (fs::exists(o.dir, ec)) {
         if (!fs::is_directory(o.dir, ec))
@@ -489,6 +596,31 @@ std::string make_parents(const fs::path& dir) {
     return first_missing.string();
 }
 
+/// The network's CometBFT genesis.json: `cometbft testnet`'s, with the block size given and, for
+/// barrel, barrel's genesis as its app_state (kvstore takes none).
+std::string network_genesis(const InitOptions& o, std::string comet_genesis) {
+    if (o.settings.max_block_bytes) {
+        auto sized = with_max_block_bytes(comet_genesis, *o.settings.max_block_bytes);
+        if (!sized) fail(sized.error());
+        comet_genesis = std::move(*sized);
+    }
+    if (o.app == App::kvstore) return comet_genesis;
+    auto full = with_app_state(comet_genesis, o.genesis_text);
+    if (!full) fail(full.error());
+    return std::move(*full);
+}
+
+/// Node `n`'s config.toml in `home` for the network's settings, with `peers` as its peers.
+void write_node_config(const Testnet& net, const Node& n, const std::string& home,
+                       const std::vector<const Node*>& peers) {
+    NodeConfig config{&n, {}, net.timeout_commit_ms, net.settings};
+    for (const Node* peer : peers) config.persistent_peers.push_back(peer->p2p_address());
+    auto toml =
+        configure_node(read_small_file(home + "/config/config.toml", "config.toml"), config);
+    if (!toml) fail(toml.error());
+    write_text(home + "/config/config.toml", *toml);
+}
+
 /// The network written into `tmp` (to be renamed to o.dir): `cometbft testnet`, then each node's
 /// config.toml, genesis.json and barrel datadir, barrel's genesis and testnet.json.
 Testnet write_network(const InitOptions& o, const std::string& cometbft, const std::string& tmp) {
@@ -496,11 +628,14 @@ Testnet write_network(const InitOptions& o, const std::string& cometbft, const s
                             "--node-dir-prefix", "node", "--starting-ip-address", "127.0.0.1"});
     Testnet net;
     net.dir = o.dir;
+    net.app = o.app;
     net.base_port = o.base_port;
     net.timeout_commit_ms = o.timeout_commit_ms;
+    net.settings = o.settings;
+    net.node_args = o.node_args;
     for (size_t i = 0; i < o.validators; ++i) {
         const std::string id = node_id_of(cometbft, tmp + "/node" + std::to_string(i));
-        auto node = make_node(o.dir, i, true, o.base_port, id);
+        auto node = make_node(o.dir, i, true, o.base_port, id, o.app);
         if (!node) fail(node.error());
         net.nodes.push_back(std::move(*node));
     }
@@ -509,41 +644,67 @@ Testnet write_network(const InitOptions& o, const std::string& cometbft, const s
     auto chain_id = cometbft_chain_id(comet_genesis);
     if (!chain_id) fail(chain_id.error());
     net.chain_id = *chain_id;
-    auto full_genesis = with_app_state(comet_genesis, o.genesis_text);
-    if (!full_genesis) fail(full_genesis.error());
+    const std::string genesis = network_genesis(o, comet_genesis);
     for (const Node& n : net.nodes) {
         const std::string home = tmp + "/node" + std::to_string(n.index);
-        NodeConfig config{&n, {}, o.timeout_commit_ms};
+        std::vector<const Node*> peers;
         for (const Node& peer : net.nodes)
-            if (peer.index != n.index) config.persistent_peers.push_back(peer.p2p_address());
-        auto toml =
-            configure_node(read_small_file(home + "/config/config.toml", "config.toml"), config);
-        if (!toml) fail(toml.error());
-        write_text(home + "/config/config.toml", *toml);
-        write_text(home + "/config/genesis.json", *full_genesis);
-        init_datadir(home + "/barrel", o.genesis);
+            if (peer.index != n.index) peers.push_back(&peer);
+        write_node_config(net, n, home, peers);
+        write_text(home + "/config/genesis.json", genesis);
+        if (o.app == App::barrel) init_datadir(home + "/barrel", o.genesis);
     }
-    write_text(tmp + "/genesis.json", o.genesis_text);
+    if (o.app == App::barrel) write_text(tmp + "/genesis.json", o.genesis_text);
     write_text(tmp + "/testnet.json", to_json_text(net));
     return net;
 }
 
+/// "timeout_commit 1000 ms, mempool size 20000, …": the settings init gave every node.
+std::string settings_summary(const Testnet& net) {
+    std::string out = "timeout_commit " + std::to_string(net.timeout_commit_ms) + " ms";
+    for (const auto& s : kNumericSettings)
+        if (const auto& v = net.settings.*s.field) {
+            // "timeout_propose 500 ms": the config key, not the JSON member's "_ms".
+            std::string_view key = s.member;
+            if (!s.unit.empty()) key = key.substr(0, key.rfind('_'));
+            out += ", " + std::string{key} + " " + std::to_string(*v) + std::string{s.unit};
+        }
+    for (const auto& s : kBoolSettings)
+        if (const auto& v = net.settings.*s.field)
+            out += ", " + std::string{s.member} + (*v ? " true" : " false");
+    return out;
+}
+
 void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
                         std::string_view dir_as_given) {
-    const Hash root = chain::state_root(o.genesis);
-    const Hash block0 = block::hash_of(chain::genesis_header(o.genesis));
     ctx.out << "testnet of " << o.validators << (o.validators == 1 ? " validator" : " validators")
-            << " in " << o.dir << ": CometBFT chain " << net.chain_id << ", barrel chain id "
-            << o.genesis.config.chain_id << ", genesis block " << to_hex(block0) << ", state root "
-            << to_hex(root) << "\n";
-    if (o.default_genesis)
+            << " in " << o.dir << ": CometBFT chain " << net.chain_id;
+    if (o.app == App::kvstore) {
+        ctx.out << ", application CometBFT's built-in kvstore (no barrel-node)\n";
+    } else {
+        const Hash root = chain::state_root(o.genesis);
+        const Hash block0 = block::hash_of(chain::genesis_header(o.genesis));
+        ctx.out << ", barrel chain id " << o.genesis.config.chain_id << ", genesis block "
+                << to_hex(block0) << ", state root " << to_hex(root) << "\n";
+    }
+    if (o.app == App::barrel && o.default_genesis)
         ctx.out << "the default genesis funds " << kDevAccount << " with 1000000 ETH; its key "
                 << kDevKey << " is public (the first of the mnemonic 'test test test test test "
                 << "test test test test test test junk'): for tests only\n";
-    std::vector<Row> rows{{"node", "JSON-RPC", "CometBFT RPC", "P2P"}};
-    for (const Node& n : net.nodes)
-        rows.push_back({std::to_string(n.index), n.json_rpc_url(), n.cometbft_rpc_url(),
-                        "127.0.0.1:" + std::to_string(n.ports.p2p)});
+    ctx.out << "CometBFT settings: " << settings_summary(net)
+            << " (the rest: CometBFT's defaults)\n";
+    if (!net.node_args.empty()) {
+        ctx.out << "each barrel-node run also gets:";
+        for (const auto& a : net.node_args) ctx.out << " " << a;
+        ctx.out << "\n";
+    }
+    std::vector<Row> rows{header_row(net, "P2P")};
+    for (const Node& n : net.nodes) {
+        Row row = node_columns(net, n, false);
+        row.push_back(n.cometbft_rpc_url());
+        row.push_back("127.0.0.1:" + std::to_string(n.ports.p2p));
+        rows.push_back(std::move(row));
+    }
     print_rows(ctx, rows);
     ctx.out << "start it: barrel-node testnet start --dir " << dir_as_given << "\n";
 }
@@ -631,8 +792,10 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     if (!ports) fail(ports.error());
     const auto timeout = start_timeout(args);
     const std::string cometbft = find_cometbft(args);
-    const std::string genesis_text = read_small_file(net.genesis_path(), "genesis");
-    const chain::Genesis genesis = parse_barrel_genesis(genesis_text, net.genesis_path());
+    std::optional<chain::Genesis> genesis;
+    if (net.app == App::barrel)
+        genesis = parse_barrel_genesis(read_small_file(net.genesis_path(), "genesis"),
+                                       net.genesis_path());
     const std::string comet_genesis =
         read_small_file(net.nodes[0].home + "/config/genesis.json", "genesis.json");
 
@@ -643,17 +806,15 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     fs::remove_all(build.path(), ec);
     const std::string tmp = build.path();
     run_cometbft(cometbft, {"init", "--home", tmp});
-    auto node = make_node(net.dir, index, false, net.base_port, node_id_of(cometbft, tmp));
+    auto node = make_node(net.dir, index, false, net.base_port, node_id_of(cometbft, tmp), net.app);
     if (!node) fail(node.error());
-    NodeConfig config{&*node, {}, net.timeout_commit_ms};
+    std::vector<const Node*> peers;
     for (const Node& peer : net.nodes)
-        if (peer.validator) config.persistent_peers.push_back(peer.p2p_address());
-    auto toml = configure_node(read_small_file(tmp + "/config/config.toml", "config.toml"), config);
-    if (!toml) fail(toml.error());
-    write_text(tmp + "/config/config.toml", *toml);
+        if (peer.validator) peers.push_back(&peer);
+    write_node_config(net, *node, tmp, peers);
     // The network's genesis, byte for byte: CometBFT refuses a node whose genesis differs.
     write_text(tmp + "/config/genesis.json", comet_genesis);
-    init_datadir(tmp + "/barrel", genesis);
+    if (genesis) init_datadir(tmp + "/barrel", *genesis);
     if (fs::exists(home, ec)) fail(squote(home) + " exists already, and is not in testnet.json");
     if (auto moved = io::rename_durably(tmp, home); !moved) fail(moved.error().message);
     build.release();
@@ -662,7 +823,7 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     write_text(testnet_file(net.dir), to_json_text(net));
     placed.release();
     ctx.out << "node " << index << " joins as a full node (not a validator), peers: the "
-            << config.persistent_peers.size() << " validators\n";
+            << peers.size() << " validators\n";
     start_nodes(ctx, net, {index}, cometbft, timeout, false);
     return kExitOk;
 }
@@ -696,6 +857,23 @@ Command testnet_init_command() {
                  "(default: 26600)"},
                 {"--timeout-commit", "MS",
                  "CometBFT's pause after each block, in ms (default: 1000)"},
+                {"--app", "barrel|kvstore",
+                 "barrel (default), or kvstore: CometBFT's built-in application, no work per "
+                 "transaction (CometBFT's own limit)"},
+                {"--timeout-propose", "MS",
+                 "[consensus] timeout_propose, in ms (default: CometBFT's, 3000)"},
+                {"--mempool-size", "N", "[mempool] size, in transactions (default: 5000)"},
+                {"--mempool-max-txs-bytes", "N",
+                 "[mempool] max_txs_bytes (default: CometBFT's, 1073741824)"},
+                {"--recheck", "true|false", "[mempool] recheck (default: true)"},
+                {"--create-empty-blocks", "true|false",
+                 "[consensus] create_empty_blocks (default: true)"},
+                {"--max-block-bytes", "N",
+                 "The genesis' consensus_params.block.max_bytes (default: CometBFT's, 22020096)"},
+                {"--node-arg", "ARG",
+                 "One more argument for every node's barrel-node run (repeatable: --node-arg "
+                 "--txpool-max-pending --node-arg 40000)",
+                 false, true},
                 kCometOption,
             },
         .details =
@@ -705,6 +883,11 @@ Command testnet_init_command() {
             "its barrel datadir as 'barrel-node init' does. DIR must not exist or be empty; on "
             "any\n"
             "error nothing is left. DIR/testnet.json lists every node's URLs, folders and logs.\n"
+            "With --app kvstore the nodes run CometBFT's kvstore instead (proxy_app = "
+            "\"kvstore\";\n"
+            "no barrel-node, no barrel genesis): the same network, to measure CometBFT alone.\n"
+            "The CometBFT settings apply to every node of either app; one not given keeps\n"
+            "CometBFT's default.\n"
             "Example: barrel-node testnet init --dir net --validators 4",
         .handler = init_handler,
     };
@@ -720,7 +903,7 @@ Command testnet_start_command() {
             "Starts each node's barrel-node run, then its cometbft node, detached, their output\n"
             "in DIR/nodeI/barrel.log and cometbft.log, and waits until each answers (and, for the\n"
             "whole network, until each has a block). Prints each node's URLs and height. A\n"
-            "node already running is left as it is.",
+            "node already running is left as it is. A kvstore network has only cometbft nodes.",
         .handler = start_handler,
     };
 }

@@ -30,6 +30,20 @@ std::string_view trim(std::string_view s) {
 // ---- Layout
 // --------------------------------------------------------------------------------------
 
+std::string_view app_name(App app) { return app == App::kvstore ? "kvstore" : "barrel"; }
+
+std::optional<App> parse_app(std::string_view name) {
+    if (name == "barrel") return App::barrel;
+    if (name == "kvstore") return App::kvstore;
+    return std::nullopt;
+}
+
+std::optional<std::string> range_error(const NumericSetting& s, uint64_t value) {
+    if (value >= s.min && value <= s.max) return std::nullopt;
+    return "expected " + std::to_string(s.min) + " to " + std::to_string(s.max) +
+           std::string{s.unit} + ", got " + std::to_string(value);
+}
+
 Expected<NodePorts, std::string> node_ports(uint64_t base, size_t index) {
     const uint64_t first = base + kPortStride * index;
     const uint64_t last = first + kAbciOffset;
@@ -53,16 +67,21 @@ std::string Node::barrel_pid_file() const { return home + "/barrel.pid"; }
 std::string Node::cometbft_pid_file() const { return home + "/cometbft.pid"; }
 
 Expected<Node, std::string> make_node(const std::string& dir, size_t index, bool validator,
-                                      uint64_t base_port, std::string node_id) {
+                                      uint64_t base_port, std::string node_id, App app) {
     auto ports = node_ports(base_port, index);
     if (!ports) return unexpected(ports.error());
     Node n;
     n.index = index;
     n.validator = validator;
+    n.app = app;
     n.node_id = std::move(node_id);
     n.home = dir + "/node" + std::to_string(index);
-    n.datadir = n.home + "/barrel";
     n.ports = *ports;
+    if (app == App::kvstore) {
+        n.abci = "kvstore";  // CometBFT's built-in application, in its own process
+        return n;
+    }
+    n.datadir = n.home + "/barrel";
     const std::string socket = n.home + "/abci.sock";
     // A Unix socket needs no port and no other process can take it; a path too long for
     // sockaddr_un falls back to the node's TCP port.
@@ -79,26 +98,51 @@ std::string testnet_file(const std::string& dir) { return dir + "/testnet.json";
 // ---- testnet.json
 // --------------------------------------------------------------------------------
 
+namespace {
+
+Json node_json(const Node& n) {
+    const bool barrel = n.app == App::barrel;
+    Json logs = Json::object();
+    Json pid_files = Json::object();
+    if (barrel) {
+        logs["barrel"] = n.barrel_log();
+        pid_files["barrel"] = n.barrel_pid_file();
+    }
+    logs["cometbft"] = n.cometbft_log();
+    pid_files["cometbft"] = n.cometbft_pid_file();
+    Json j = {{"index", n.index}, {"validator", n.validator}};
+    if (barrel) j["json_rpc"] = n.json_rpc_url();
+    j["cometbft_rpc"] = n.cometbft_rpc_url();
+    j["p2p"] = n.p2p_address();
+    j["abci"] = n.abci;
+    j["home"] = n.home;
+    if (barrel) j["datadir"] = n.datadir;
+    j["logs"] = std::move(logs);
+    j["pid_files"] = std::move(pid_files);
+    return j;
+}
+
+Json settings_json(const CometSettings& settings) {
+    Json j = Json::object();
+    for (const auto& s : kNumericSettings)
+        if (const auto& v = settings.*s.field) j[std::string{s.member}] = *v;
+    for (const auto& s : kBoolSettings)
+        if (const auto& v = settings.*s.field) j[std::string{s.member}] = *v;
+    return j;
+}
+
+}  // namespace
+
 std::string to_json_text(const Testnet& net) {
     Json nodes = Json::array();
-    for (const Node& n : net.nodes) {
-        nodes.push_back({
-            {"index", n.index},
-            {"validator", n.validator},
-            {"json_rpc", n.json_rpc_url()},
-            {"cometbft_rpc", n.cometbft_rpc_url()},
-            {"p2p", n.p2p_address()},
-            {"abci", n.abci},
-            {"home", n.home},
-            {"datadir", n.datadir},
-            {"logs", {{"barrel", n.barrel_log()}, {"cometbft", n.cometbft_log()}}},
-        });
-    }
-    const Json doc = {
-        {"chain_id", net.chain_id},   {"genesis", net.genesis_path()},
-        {"base_port", net.base_port}, {"timeout_commit_ms", net.timeout_commit_ms},
-        {"nodes", std::move(nodes)},
-    };
+    for (const Node& n : net.nodes) nodes.push_back(node_json(n));
+    Json doc = {{"chain_id", net.chain_id}, {"app", app_name(net.app)}, {"dir", net.dir}};
+    if (net.app == App::barrel) doc["genesis"] = net.genesis_path();
+    doc["base_port"] = net.base_port;
+    doc["timeout_commit_ms"] = net.timeout_commit_ms;
+    doc["settings"] = settings_json(net.settings);
+    if (net.app == App::barrel) doc["node_args"] = net.node_args;
+    doc["nodes"] = std::move(nodes);
     return doc.dump(2) + "\n";
 }
 
@@ -150,51 +194,110 @@ std::string node_id_of(const std::string& p2p, uint16_t port, const std::string&
     return p2p.substr(0, at);
 }
 
+std::string_view without_suffix(std::string_view s, std::string_view suffix) {
+    if (s.size() <= suffix.size() || s.substr(s.size() - suffix.size()) != suffix) return {};
+    return s.substr(0, s.size() - suffix.size());
+}
+
+/// "settings": the members given, each within its bounds (absent: CometBFT's default).
+CometSettings parse_settings(const Json& doc) {
+    CometSettings settings;
+    const auto it = doc.find("settings");
+    if (it == doc.end()) return settings;
+    if (!it->is_object()) throw Reader::Failure{"settings: not an object"};
+    Reader r{"settings"};
+    for (const auto& s : kNumericSettings) {
+        const std::string name{s.member};
+        if (!it->contains(name)) continue;
+        const uint64_t v = r.number(*it, name);
+        if (auto e = range_error(s, v)) throw Reader::Failure{r.at(name) + ": " + *e};
+        settings.*s.field = v;
+    }
+    for (const auto& s : kBoolSettings)
+        if (it->contains(std::string{s.member}))
+            settings.*s.field = r.boolean(*it, std::string{s.member});
+    return settings;
+}
+
+/// "node_args": an array of strings (absent: none); a kvstore network has none.
+std::vector<std::string> parse_node_args(const Json& doc, App app) {
+    std::vector<std::string> args;
+    const auto it = doc.find("node_args");
+    if (it == doc.end()) return args;
+    if (!it->is_array()) throw Reader::Failure{"node_args: not an array of strings"};
+    for (const Json& a : *it) {
+        if (!a.is_string()) throw Reader::Failure{"node_args: not an array of strings"};
+        args.push_back(a.get<std::string>());
+    }
+    if (app == App::kvstore && !args.empty())
+        throw Reader::Failure{"node_args: a kvstore network runs no barrel-node"};
+    return args;
+}
+
+/// The members before "nodes". DIR is "dir", or (a file written before "dir" was) the folder of
+/// "genesis"; a barrel network's genesis must be DIR/genesis.json.
+Testnet parse_network(const Json& doc) {
+    Reader top{""};
+    Testnet net;
+    net.chain_id = top.string(doc, "chain_id");
+    if (doc.contains("app")) {
+        const auto app = parse_app(top.string(doc, "app"));
+        if (!app) throw Reader::Failure{"app: expected \"barrel\" or \"kvstore\""};
+        net.app = *app;
+    }
+    const std::string genesis = net.app == App::barrel ? top.string(doc, "genesis") : "";
+    net.dir = doc.contains("dir") ? top.string(doc, "dir")
+                                  : std::string{without_suffix(genesis, "/genesis.json")};
+    if (net.app == App::barrel && (net.dir.empty() || genesis != net.genesis_path()))
+        throw Reader::Failure{"genesis: expected DIR/genesis.json, got '" + genesis + "'"};
+    if (net.dir.empty() || net.dir.front() != '/')
+        throw Reader::Failure{"dir: expected an absolute path"};
+    net.base_port = top.number(doc, "base_port");
+    net.timeout_commit_ms = top.number(doc, "timeout_commit_ms");
+    net.settings = parse_settings(doc);
+    net.node_args = parse_node_args(doc, net.app);
+    return net;
+}
+
+/// Node `i` of "nodes": its paths and addresses follow from DIR, the index and the app.
+Node parse_node(const Json& n, size_t i, const Testnet& net) {
+    Reader r{"nodes." + std::to_string(i)};
+    if (!n.is_object()) throw Reader::Failure{"nodes." + std::to_string(i) + ": not an object"};
+    if (r.number(n, "index") != i)
+        throw Reader::Failure{r.at("index") + ": expected " + std::to_string(i)};
+    auto ports = node_ports(net.base_port, i);
+    if (!ports) throw Reader::Failure{ports.error()};
+    auto node = make_node(net.dir, i, r.boolean(n, "validator"), net.base_port,
+                          node_id_of(r.string(n, "p2p"), ports->p2p, r.at("p2p")), net.app);
+    if (!node) throw Reader::Failure{node.error()};
+    // A file that says otherwise was edited by hand, and the commands would act on the wrong
+    // files.
+    std::vector<std::pair<const char*, std::string>> derived = {
+        {"home", node->home},
+        {"abci", node->abci},
+        {"cometbft_rpc", node->cometbft_rpc_url()},
+    };
+    if (net.app == App::barrel) {
+        derived.emplace_back("datadir", node->datadir);
+        derived.emplace_back("json_rpc", node->json_rpc_url());
+    }
+    for (const auto& [name, value] : derived)
+        if (r.string(n, name) != value)
+            throw Reader::Failure{r.at(name) + ": expected '" + value + "'"};
+    return std::move(*node);
+}
+
 }  // namespace
 
 Expected<Testnet, std::string> parse_testnet(std::string_view text) {
     const Json doc = Json::parse(text, nullptr, false);
     if (doc.is_discarded() || !doc.is_object()) return unexpected("not a JSON object");
     try {
-        Reader top{""};
-        Testnet net;
-        net.chain_id = top.string(doc, "chain_id");
-        const std::string genesis = top.string(doc, "genesis");
-        const std::string suffix = "/genesis.json";
-        if (genesis.size() <= suffix.size() ||
-            genesis.compare(genesis.size() - suffix.size(), suffix.size(), suffix) != 0)
-            return unexpected("genesis: expected DIR/genesis.json, got '" + genesis + "'");
-        net.dir = genesis.substr(0, genesis.size() - suffix.size());
-        net.base_port = top.number(doc, "base_port");
-        net.timeout_commit_ms = top.number(doc, "timeout_commit_ms");
-        const Json& nodes = top.member(doc, "nodes");
+        Testnet net = parse_network(doc);
+        const Json& nodes = Reader{""}.member(doc, "nodes");
         if (!nodes.is_array() || nodes.empty())
             return unexpected("nodes: expected an array of at least one node");
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            Reader r{"nodes." + std::to_string(i)};
-            const Json& n = nodes[i];
-            if (!n.is_object()) return unexpected("nodes." + std::to_string(i) + ": not an object");
-            if (r.number(n, "index") != i)
-                return unexpected(r.at("index") + ": expected " + std::to_string(i));
-            auto ports = node_ports(net.base_port, i);
-            if (!ports) return unexpected(ports.error());
-            auto node = make_node(net.dir, i, r.boolean(n, "validator"), net.base_port,
-                                  node_id_of(r.string(n, "p2p"), ports->p2p, r.at("p2p")));
-            if (!node) return unexpected(node.error());
-            // The paths and addresses follow from DIR and the index: a file that says otherwise
-            // was edited by hand, and the commands would act on the wrong files.
-            const std::pair<const char*, std::string> derived[] = {
-                {"home", node->home},
-                {"datadir", node->datadir},
-                {"abci", node->abci},
-                {"json_rpc", node->json_rpc_url()},
-                {"cometbft_rpc", node->cometbft_rpc_url()},
-            };
-            for (const auto& [name, value] : derived)
-                if (r.string(n, name) != value)
-                    return unexpected(r.at(name) + ": expected '" + value + "'");
-            net.nodes.push_back(std::move(*node));
-        }
+        for (size_t i = 0; i < nodes.size(); ++i) net.nodes.push_back(parse_node(nodes[i], i, net));
         return net;
     } catch (const Reader::Failure& f) {
         return unexpected(f.message);
@@ -243,13 +346,36 @@ Expected<std::string, std::string> set_toml_value(std::string_view text, std::st
         (section.empty() ? std::string{"the top table"} : "[" + std::string{section} + "]"));
 }
 
+namespace {
+
+using TomlEdit = std::pair<std::string_view, std::pair<std::string_view, std::string>>;
+
+/// The settings given, as config.toml edits (max_block_bytes is the genesis').
+std::vector<TomlEdit> settings_edits(const CometSettings& s) {
+    std::vector<TomlEdit> edits;
+    auto flag = [](bool b) { return std::string{b ? "true" : "false"}; };
+    if (s.timeout_propose_ms)
+        edits.push_back(
+            {"consensus",
+             {"timeout_propose", toml_string(std::to_string(*s.timeout_propose_ms) + "ms")}});
+    if (s.create_empty_blocks)
+        edits.push_back({"consensus", {"create_empty_blocks", flag(*s.create_empty_blocks)}});
+    if (s.mempool_size) edits.push_back({"mempool", {"size", std::to_string(*s.mempool_size)}});
+    if (s.mempool_max_txs_bytes)
+        edits.push_back({"mempool", {"max_txs_bytes", std::to_string(*s.mempool_max_txs_bytes)}});
+    if (s.recheck) edits.push_back({"mempool", {"recheck", flag(*s.recheck)}});
+    return edits;
+}
+
+}  // namespace
+
 Expected<std::string, std::string> configure_node(std::string_view config_toml,
                                                   const NodeConfig& config) {
     const Node& n = *config.node;
     std::string peers;
     for (const auto& p : config.persistent_peers) peers += (peers.empty() ? "" : ",") + p;
     const std::string tcp = "tcp://127.0.0.1:";
-    const std::pair<std::string_view, std::pair<std::string_view, std::string>> edits[] = {
+    std::vector<TomlEdit> edits = {
         {"", {"moniker", toml_string("node" + std::to_string(n.index))}},
         {"", {"proxy_app", toml_string(n.abci)}},
         {"", {"abci", toml_string("socket")}},
@@ -264,6 +390,7 @@ Expected<std::string, std::string> configure_node(std::string_view config_toml,
          {"timeout_commit", toml_string(std::to_string(config.timeout_commit_ms) + "ms")}},
         {"instrumentation", {"prometheus", "false"}},
     };
+    for (auto& e : settings_edits(config.settings)) edits.push_back(std::move(e));
     std::string text{config_toml};
     for (const auto& [section, entry] : edits) {
         auto edited = set_toml_value(text, section, entry.first, entry.second);
@@ -291,6 +418,32 @@ Expected<std::string, std::string> with_app_state(std::string_view cometbft_gene
     member += "\n";
     text.replace(close, 1, member + "}");
     return text + "\n";
+}
+
+Expected<std::string, std::string> with_max_block_bytes(std::string_view cometbft_genesis,
+                                                        uint64_t max_bytes) {
+    const std::string what = "CometBFT's genesis.json: ";
+    Json doc = Json::parse(cometbft_genesis, nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) return unexpected(what + "not a JSON object");
+    // CometBFT writes its int64s as strings ("22020096"); the member must be where v0.38 has it.
+    auto member = [&](std::initializer_list<const char*> path) -> Json* {
+        Json* v = &doc;
+        for (const char* name : path) {
+            if (!v->is_object() || !v->contains(name)) return nullptr;
+            v = &(*v)[name];
+        }
+        return v->is_string() ? v : nullptr;
+    };
+    Json* block = member({"consensus_params", "block", "max_bytes"});
+    if (block == nullptr) return unexpected(what + "no consensus_params.block.max_bytes string");
+    if (const Json* evidence = member({"consensus_params", "evidence", "max_bytes"})) {
+        const auto e = parse_u64(evidence->get<std::string>());
+        if (e && *e > max_bytes)
+            return unexpected(what + "consensus_params.evidence.max_bytes " + std::to_string(*e) +
+                              " does not fit a block of " + std::to_string(max_bytes));
+    }
+    *block = std::to_string(max_bytes);
+    return doc.dump(2) + "\n";
 }
 
 Expected<std::string, std::string> cometbft_chain_id(std::string_view cometbft_genesis) {

@@ -74,6 +74,25 @@ void write_int(int fd, int value) {
     [[maybe_unused]] const ssize_t n = ::write(fd, &value, sizeof value);
 }
 
+/// In a child before exec: no signal blocked, none ignored. Both are inherited across exec, and
+/// the parent may be a thread that blocks SIGTERM to sigwait for it (a barrel-node running a
+/// node) or a process that ignores SIGXFSZ (cli::run): its programs would then not stop on
+/// SIGTERM. Handlers need nothing: exec resets them. Async-signal-safe calls only.
+void reset_signals() {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int sig = 1; sig < NSIG; ++sig) {
+        struct sigaction current {};
+        if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
+            struct sigaction dfl {};
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            ::sigaction(sig, &dfl, nullptr);
+        }
+    }
+}
+
 int wait_status(pid_t pid) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0)
@@ -102,6 +121,7 @@ Expected<Finished, std::string> run_program(const std::vector<std::string>& argv
     const pid_t pid = ::fork();
     if (pid < 0) return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
     if (pid == 0) {
+        reset_signals();
         if (null >= 0) ::dup2(null, STDIN_FILENO);
         ::dup2(out[1], STDOUT_FILENO);
         ::dup2(out[1], STDERR_FILENO);
@@ -156,6 +176,7 @@ Expected<int, std::string> spawn_detached(const std::vector<std::string>& argv,
         }
         if (node == 0) {
             ::setpgid(0, 0);  // its own process group: `testnet stop` signals the group
+            reset_signals();
             if (null_raw >= 0) ::dup2(null_raw, STDIN_FILENO);
             ::dup2(log_raw, STDOUT_FILENO);
             ::dup2(log_raw, STDERR_FILENO);

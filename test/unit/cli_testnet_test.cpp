@@ -94,6 +94,15 @@ const std::string kGenesis =
     " \"accounts\": {\"0x1111111111111111111111111111111111111111\": "
     "{\"balance\": \"100000000000000000000000000\"}}}";
 
+/// What parse_testnet says of testnet.json's `text` edited by `edit` ("accepted" if nothing).
+std::string parse_error_after(const std::string& text,
+                              const std::function<void(nlohmann::json&)>& edit) {
+    auto doc = nlohmann::json::parse(text);
+    edit(doc);
+    const auto r = tn::parse_testnet(doc.dump());
+    return r ? std::string{"accepted"} : r.error();
+}
+
 // ---- Layout ------------------------------------------------------------------------------------
 
 TEST(cli_testnet, ports_follow_the_base_port_and_stop_at_65535) {
@@ -142,10 +151,7 @@ TEST(cli_testnet, testnet_json_round_trips_and_names_what_is_wrong) {
     EXPECT_EQ(back->nodes[1].node_id, std::string(40, 'b'));
 
     auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
-        auto doc = nlohmann::json::parse(text);
-        edit(doc);
-        const auto r = tn::parse_testnet(doc.dump());
-        return r ? std::string{"accepted"} : r.error();
+        return parse_error_after(text, edit);
     };
     EXPECT_EQ(tn::parse_testnet("[1]").error(), "not a JSON object");
     EXPECT_EQ(edited([](auto& d) { d.erase("chain_id"); }), "chain_id: missing");
@@ -158,6 +164,130 @@ TEST(cli_testnet, testnet_json_round_trips_and_names_what_is_wrong) {
     EXPECT_EQ(edited([](auto& d) { d["nodes"][2]["index"] = 5; }), "nodes.2.index: expected 2");
     EXPECT_EQ(edited([](auto& d) { d["nodes"] = nlohmann::json::array(); }),
               "nodes: expected an array of at least one node");
+}
+
+TEST(cli_testnet, testnet_json_keeps_the_app_the_settings_the_node_args_and_the_pid_files) {
+    tn::Testnet net;
+    net.dir = "/tmp/net";
+    net.chain_id = "chain-x";
+    net.settings.timeout_propose_ms = 500;
+    net.settings.mempool_size = 20000;
+    net.settings.mempool_max_txs_bytes = 1 << 30;
+    net.settings.recheck = false;
+    net.settings.max_block_bytes = 2'000'000;
+    net.settings.create_empty_blocks = true;
+    net.node_args = {"--txpool-max-pending", "40000"};
+    net.nodes.push_back(*tn::make_node(net.dir, 0, true, net.base_port, std::string(40, 'a')));
+    const std::string text = tn::to_json_text(net);
+    const auto back = tn::parse_testnet(text);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(tn::to_json_text(*back), text);
+    EXPECT_EQ(back->app, tn::App::barrel);
+    EXPECT_EQ(back->settings, net.settings);
+    EXPECT_EQ(back->node_args, net.node_args);
+    // The members a program reads (barrel-load finds each process's pid by them).
+    const auto doc = nlohmann::json::parse(text);
+    EXPECT_EQ(doc["app"], "barrel");
+    EXPECT_EQ(doc["dir"], "/tmp/net");
+    EXPECT_EQ(doc["genesis"], "/tmp/net/genesis.json");
+    EXPECT_EQ(doc["settings"],
+              nlohmann::json::parse(R"({"timeout_propose_ms": 500, "mempool_size": 20000,
+                  "mempool_max_txs_bytes": 1073741824, "max_block_bytes": 2000000,
+                  "recheck": false, "create_empty_blocks": true})"));
+    EXPECT_EQ(doc["node_args"], nlohmann::json::parse(R"(["--txpool-max-pending", "40000"])"));
+    const auto& node = doc["nodes"][0];
+    EXPECT_EQ(node["pid_files"]["barrel"], "/tmp/net/node0/barrel.pid");
+    EXPECT_EQ(node["pid_files"]["cometbft"], "/tmp/net/node0/cometbft.pid");
+    EXPECT_EQ(node["logs"]["barrel"], "/tmp/net/node0/barrel.log");
+    EXPECT_EQ(node["json_rpc"], "http://127.0.0.1:26602");
+    EXPECT_EQ(node["datadir"], "/tmp/net/node0/barrel");
+
+    // Settings not given are not written: CometBFT's defaults.
+    net.settings = {};
+    EXPECT_EQ(nlohmann::json::parse(tn::to_json_text(net))["settings"], nlohmann::json::object());
+
+    auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+        return parse_error_after(text, edit);
+    };
+    EXPECT_EQ(edited([](auto& d) { d["app"] = "geth"; }),
+              "app: expected \"barrel\" or \"kvstore\"");
+    EXPECT_EQ(edited([](auto& d) { d["settings"]["mempool_size"] = 0; }),
+              "settings.mempool_size: expected 1 to 100000000, got 0");
+    EXPECT_EQ(edited([](auto& d) { d["settings"]["max_block_bytes"] = 104857601; }),
+              "settings.max_block_bytes: expected 1048576 to 104857600, got 104857601");
+    EXPECT_EQ(edited([](auto& d) { d["settings"]["recheck"] = "no"; }),
+              "settings.recheck: not true or false");
+    EXPECT_EQ(edited([](auto& d) { d["settings"] = 1; }), "settings: not an object");
+    EXPECT_EQ(edited([](auto& d) { d["node_args"] = nlohmann::json::array({1}); }),
+              "node_args: not an array of strings");
+    EXPECT_EQ(edited([](auto& d) { d["dir"] = "/elsewhere"; }),
+              "genesis: expected DIR/genesis.json, got '/tmp/net/genesis.json'");
+    EXPECT_EQ(edited([](auto& d) { d["dir"] = "net"; }),
+              "genesis: expected DIR/genesis.json, got '/tmp/net/genesis.json'");
+}
+
+TEST(cli_testnet, a_kvstore_testnet_json_has_no_barrel_files) {
+    tn::Testnet net;
+    net.dir = "/tmp/kv";
+    net.chain_id = "chain-k";
+    net.app = tn::App::kvstore;
+    net.settings.recheck = false;
+    for (size_t i = 0; i < 2; ++i)
+        net.nodes.push_back(*tn::make_node(net.dir, i, i == 0, net.base_port,
+                                           std::string(40, 'a' + i), tn::App::kvstore));
+    EXPECT_EQ(net.nodes[1].abci, "kvstore");
+    EXPECT_EQ(net.nodes[1].datadir, "");
+    const std::string text = tn::to_json_text(net);
+    const auto back = tn::parse_testnet(text);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(tn::to_json_text(*back), text);
+    EXPECT_EQ(back->app, tn::App::kvstore);
+    EXPECT_EQ(back->dir, "/tmp/kv");
+    EXPECT_EQ(back->nodes[1].app, tn::App::kvstore);
+    const auto doc = nlohmann::json::parse(text);
+    EXPECT_EQ(doc["app"], "kvstore");
+    EXPECT_FALSE(doc.contains("genesis"));
+    EXPECT_FALSE(doc.contains("node_args"));
+    const auto& node = doc["nodes"][1];
+    EXPECT_EQ(node, nlohmann::json::parse(R"({
+        "index": 1, "validator": false, "cometbft_rpc": "http://127.0.0.1:26611",
+        "p2p": ")" + std::string(40, 'b') +
+                                          R"(@127.0.0.1:26610", "abci": "kvstore",
+        "home": "/tmp/kv/node1", "logs": {"cometbft": "/tmp/kv/node1/cometbft.log"},
+        "pid_files": {"cometbft": "/tmp/kv/node1/cometbft.pid"}})"));
+
+    auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+        return parse_error_after(text, edit);
+    };
+    EXPECT_EQ(edited([](auto& d) { d["node_args"] = nlohmann::json::array({"--x"}); }),
+              "node_args: a kvstore network runs no barrel-node");
+    EXPECT_EQ(edited([](auto& d) { d["nodes"][0]["abci"] = "unix:///tmp/kv/node0/abci.sock"; }),
+              "nodes.0.abci: expected 'kvstore'");
+    EXPECT_EQ(edited([](auto& d) { d.erase("dir"); }), "dir: expected an absolute path");
+    EXPECT_EQ(edited([](auto& d) { d["app"] = "barrel"; }), "genesis: missing");
+}
+
+TEST(cli_testnet, an_old_testnet_json_is_a_barrel_network_with_cometbfts_defaults) {
+    // As testnet init wrote it before "app", "dir", "settings", "node_args" and "pid_files".
+    const std::string id(40, 'c');
+    const std::string old = R"({
+  "chain_id": "chain-5aqF0P", "genesis": "/tmp/net/genesis.json", "base_port": 26600,
+  "timeout_commit_ms": 1000,
+  "nodes": [{"index": 0, "validator": true, "json_rpc": "http://127.0.0.1:26602",
+      "cometbft_rpc": "http://127.0.0.1:26601", "p2p": ")" +
+                            id + R"(@127.0.0.1:26600",
+      "abci": "unix:///tmp/net/node0/abci.sock", "home": "/tmp/net/node0",
+      "datadir": "/tmp/net/node0/barrel",
+      "logs": {"barrel": "/tmp/net/node0/barrel.log", "cometbft": "/tmp/net/node0/cometbft.log"}}]
+})";
+    const auto net = tn::parse_testnet(old);
+    ASSERT_TRUE(net) << net.error();
+    EXPECT_EQ(net->app, tn::App::barrel);
+    EXPECT_EQ(net->dir, "/tmp/net");
+    EXPECT_EQ(net->settings, tn::CometSettings{});
+    EXPECT_TRUE(net->node_args.empty());
+    EXPECT_EQ(net->nodes[0].datadir, "/tmp/net/node0/barrel");
+    EXPECT_EQ(net->nodes[0].barrel_pid_file(), "/tmp/net/node0/barrel.pid");
 }
 
 // ---- CometBFT's files
@@ -208,16 +338,33 @@ TEST(cli_testnet, the_default_genesis_funds_the_dev_account) {
     EXPECT_EQ(*parse_u256("0xd3c21bcecceda1000000"), *parse_u256("1000000000000000000000000"));
 }
 
+/// The config.toml `cometbft init` writes into SCRATCH/home ("" if it fails).
+std::string cometbft_init_config(const std::string& cometbft, const ScratchDir& scratch) {
+    const auto r = tn::run_program({cometbft, "init", "--home", scratch / "home"});
+    if (!r || r->status != 0) {
+        ADD_FAILURE() << "cometbft init: " << (r ? r->output : r.error());
+        return "";
+    }
+    return test::read_text(scratch / "home/config/config.toml");
+}
+
+/// cometbft reads `toml` as SCRATCH/home's config.toml (its own parser, its own checks).
+void expect_cometbft_reads(const std::string& cometbft, const ScratchDir& scratch,
+                           const std::string& toml) {
+    test::write_text(scratch / "home/config/config.toml", toml);
+    const auto shown = tn::run_program({cometbft, "show-node-id", "--home", scratch / "home"});
+    ASSERT_TRUE(shown);
+    EXPECT_EQ(shown->status, 0) << shown->output;
+}
+
 TEST(cli_testnet, configure_node_edits_the_config_cometbft_writes) {
     REQUIRE_COMETBFT(cometbft);
     ScratchDir scratch;
-    const auto r = tn::run_program({cometbft, "init", "--home", scratch / "home"});
-    ASSERT_TRUE(r) << r.error();
-    ASSERT_EQ(r->status, 0) << r->output;
-    const std::string original = test::read_text(scratch / "home/config/config.toml");
+    const std::string original = cometbft_init_config(cometbft, scratch);
+    ASSERT_FALSE(original.empty());
     const auto node = tn::make_node("/tmp/net", 1, true, 26600, std::string(40, 'a'));
     ASSERT_TRUE(node);
-    tn::NodeConfig config{&*node, {"x@127.0.0.1:26600", "y@127.0.0.1:26620"}, 250};
+    tn::NodeConfig config{&*node, {"x@127.0.0.1:26600", "y@127.0.0.1:26620"}, 250, {}};
     const auto edited = tn::configure_node(original, config);
     ASSERT_TRUE(edited) << edited.error();
     EXPECT_EQ(toml_value(*edited, "", "moniker"), "\"node1\"");
@@ -239,10 +386,96 @@ TEST(cli_testnet, configure_node_edits_the_config_cometbft_writes) {
     EXPECT_GT(lines, 400u);
     EXPECT_LE(changed, 12u);
     // And cometbft itself reads the result (its own parser, its own checks).
-    test::write_text(scratch / "home/config/config.toml", *edited);
-    const auto shown = tn::run_program({cometbft, "show-node-id", "--home", scratch / "home"});
-    ASSERT_TRUE(shown);
-    EXPECT_EQ(shown->status, 0) << shown->output;
+    expect_cometbft_reads(cometbft, scratch, *edited);
+}
+
+TEST(cli_testnet, configure_node_sets_the_settings_given_and_leaves_the_others_as_cometbft_wrote) {
+    REQUIRE_COMETBFT(cometbft);
+    ScratchDir scratch;
+    const std::string original = cometbft_init_config(cometbft, scratch);
+    ASSERT_FALSE(original.empty());
+    // v0.38's defaults, which a setting not given keeps.
+    EXPECT_EQ(toml_value(original, "consensus", "timeout_propose"), "\"3s\"");
+    EXPECT_EQ(toml_value(original, "consensus", "create_empty_blocks"), "true");
+    EXPECT_EQ(toml_value(original, "mempool", "size"), "5000");
+    EXPECT_EQ(toml_value(original, "mempool", "max_txs_bytes"), "1073741824");
+    EXPECT_EQ(toml_value(original, "mempool", "recheck"), "true");
+    const auto node = tn::make_node("/tmp/net", 0, true, 26600, std::string(40, 'a'));
+    ASSERT_TRUE(node);
+    tn::NodeConfig config{&*node, {}, 250, {}};
+    const auto plain = tn::configure_node(original, config);
+    ASSERT_TRUE(plain) << plain.error();
+    for (const auto& [section, key] :
+         std::vector<std::pair<std::string, std::string>>{{"consensus", "timeout_propose"},
+                                                          {"consensus", "create_empty_blocks"},
+                                                          {"mempool", "size"},
+                                                          {"mempool", "max_txs_bytes"},
+                                                          {"mempool", "recheck"}})
+        EXPECT_EQ(toml_value(*plain, section, key), toml_value(original, section, key)) << key;
+
+    config.settings.timeout_propose_ms = 500;
+    config.settings.create_empty_blocks = false;
+    config.settings.mempool_size = 20000;
+    config.settings.mempool_max_txs_bytes = 100'000'000;
+    config.settings.recheck = false;
+    config.settings.max_block_bytes = 2'000'000;  // genesis.json's: no config.toml key
+    const auto edited = tn::configure_node(original, config);
+    ASSERT_TRUE(edited) << edited.error();
+    EXPECT_EQ(toml_value(*edited, "consensus", "timeout_propose"), "\"500ms\"");
+    EXPECT_EQ(toml_value(*edited, "consensus", "create_empty_blocks"), "false");
+    EXPECT_EQ(toml_value(*edited, "mempool", "size"), "20000");
+    EXPECT_EQ(toml_value(*edited, "mempool", "max_txs_bytes"), "100000000");
+    EXPECT_EQ(toml_value(*edited, "mempool", "recheck"), "false");
+    EXPECT_EQ(toml_value(*edited, "consensus", "timeout_commit"), "\"250ms\"");
+    // A kvstore node: CometBFT's built-in application instead of the node's socket.
+    const auto kv =
+        tn::make_node("/tmp/net", 0, true, 26600, std::string(40, 'a'), tn::App::kvstore);
+    ASSERT_TRUE(kv);
+    config.node = &*kv;
+    const auto kv_toml = tn::configure_node(*edited, config);
+    ASSERT_TRUE(kv_toml) << kv_toml.error();
+    EXPECT_EQ(toml_value(*kv_toml, "", "proxy_app"), "\"kvstore\"");
+    // cometbft reads the result.
+    expect_cometbft_reads(cometbft, scratch, *kv_toml);
+}
+
+/// consensus_params as `cometbft testnet` v0.38.26 writes them.
+const std::string kCometGenesis = R"({
+  "genesis_time": "2026-11-27T07:18:30.041746807Z",
+  "chain_id": "chain-3jCTe0",
+  "initial_height": "0",
+  "consensus_params": {
+    "block": {"max_bytes": "22020096", "max_gas": "-1"},
+    "evidence": {"max_age_num_blocks": "100000", "max_age_duration": "172800000000000",
+                 "max_bytes": "1048576"},
+    "validator": {"pub_key_types": ["ed25519"]},
+    "version": {"app": "0"},
+    "abci": {"vote_extensions_enable_height": "0"}
+  },
+  "validators": [],
+  "app_hash": ""
+})";
+
+TEST(cli_testnet, max_block_bytes_sets_the_genesis_block_size_as_a_string) {
+    const auto g = tn::with_max_block_bytes(kCometGenesis, 2'000'000);
+    ASSERT_TRUE(g) << g.error();
+    auto doc = nlohmann::ordered_json::parse(*g);
+    EXPECT_EQ(doc["consensus_params"]["block"]["max_bytes"], "2000000");
+    // Nothing else changed.
+    auto expected = nlohmann::ordered_json::parse(kCometGenesis);
+    expected["consensus_params"]["block"]["max_bytes"] = "2000000";
+    EXPECT_EQ(doc, expected);
+    // The evidence must fit (CometBFT's Validate); as small as it is fits.
+    EXPECT_TRUE(tn::with_max_block_bytes(kCometGenesis, 1'048'576));
+    EXPECT_EQ(tn::with_max_block_bytes(kCometGenesis, 1'048'575).error(),
+              "CometBFT's genesis.json: consensus_params.evidence.max_bytes 1048576 does not fit "
+              "a block of 1048575");
+    EXPECT_EQ(tn::with_max_block_bytes("[]", 2'000'000).error(),
+              "CometBFT's genesis.json: not a JSON object");
+    EXPECT_EQ(
+        tn::with_max_block_bytes(R"({"consensus_params": {"block": {"max_bytes": 5}}})", 2'000'000)
+            .error(),
+        "CometBFT's genesis.json: no consensus_params.block.max_bytes string");
 }
 
 // ---- init ------------------------------------------------------------------------------------
@@ -408,6 +641,158 @@ TEST(cli_testnet, init_refuses_every_bad_argument_leaving_nothing) {
     EXPECT_TRUE(fs::is_directory(dir + "/x"));  // untouched
 }
 
+TEST(cli_testnet, init_refuses_a_bad_app_setting_or_node_arg_leaving_nothing) {
+    ScratchDir scratch;
+    const std::string fake = fake_cometbft(scratch, "0.38.26");
+    const std::vector<std::string> only_fake{"cometbft"};
+    auto error_of = [&](std::vector<std::string> more) {
+        std::vector<std::string> args{"--dir", scratch / "net", "--validators",
+                                      "2",     "--cometbft",    fake};
+        args.insert(args.end(), more.begin(), more.end());
+        return init_error(scratch, args, only_fake);
+    };
+    EXPECT_EQ(error_of({"--app", "geth"}),
+              "error: --app: expected barrel or kvstore, got 'geth'\n");
+    EXPECT_EQ(error_of({"--timeout-propose", "0"}),
+              "error: --timeout-propose: expected 1 to 3600000 ms, got 0\n");
+    EXPECT_EQ(error_of({"--timeout-propose", "3600001"}),
+              "error: --timeout-propose: expected 1 to 3600000 ms, got 3600001\n");
+    EXPECT_EQ(error_of({"--mempool-size", "0"}),
+              "error: --mempool-size: expected 1 to 100000000, got 0\n");
+    EXPECT_EQ(error_of({"--mempool-size", "100000001"}),
+              "error: --mempool-size: expected 1 to 100000000, got 100000001\n");
+    EXPECT_EQ(error_of({"--mempool-size", "-1"}),
+              "error: --mempool-size: expected an unsigned 64-bit integer, got '-1'\n");
+    EXPECT_EQ(error_of({"--mempool-max-txs-bytes", "0"}),
+              "error: --mempool-max-txs-bytes: expected 1 to 1099511627776, got 0\n");
+    EXPECT_EQ(error_of({"--mempool-max-txs-bytes", "1099511627777"}),
+              "error: --mempool-max-txs-bytes: expected 1 to 1099511627776, got 1099511627777\n");
+    EXPECT_EQ(error_of({"--max-block-bytes", "1048575"}),
+              "error: --max-block-bytes: expected 1048576 to 104857600, got 1048575\n");
+    EXPECT_EQ(error_of({"--max-block-bytes", "104857601"}),
+              "error: --max-block-bytes: expected 1048576 to 104857600, got 104857601\n");
+    EXPECT_EQ(error_of({"--recheck", "no"}),
+              "error: --recheck: expected true or false, got 'no'\n");
+    EXPECT_EQ(error_of({"--create-empty-blocks", "1"}),
+              "error: --create-empty-blocks: expected true or false, got '1'\n");
+    EXPECT_EQ(error_of({"--recheck", "true", "--recheck", "false"}),
+              "error: testnet init: option --recheck given twice\n");
+    // What only a barrel network has.
+    EXPECT_EQ(error_of({"--app", "kvstore", "--genesis", "g.json"}),
+              "error: --genesis: a kvstore network has no barrel genesis (--app kvstore)\n");
+    EXPECT_EQ(error_of({"--app", "kvstore", "--node-arg", "--txpool-max-pending"}),
+              "error: --node-arg: a kvstore network runs no barrel-node\n");
+    // What testnet start gives each node itself (run would refuse it given twice).
+    EXPECT_EQ(error_of({"--node-arg", "--txpool-max-pending", "--node-arg", "--http"}),
+              "error: --node-arg '--http': testnet start gives each node its own --http\n");
+    EXPECT_EQ(error_of({"--node-arg", "--datadir=/x"}),
+              "error: --node-arg '--datadir=/x': testnet start gives each node its own "
+              "--datadir\n");
+    EXPECT_EQ(error_of({"--node-arg"}),
+              "error: testnet init: option --node-arg needs a value ARG\n");
+}
+
+TEST(cli_testnet, init_kvstore_writes_the_same_network_running_cometbfts_kvstore) {
+    REQUIRE_COMETBFT(cometbft);
+    ScratchDir scratch;
+    const std::string dir = scratch / "kv";
+    const auto r = run_cli(
+        {"testnet",        "init",    "--dir",       dir,     "--validators",      "3",
+         "--app",          "kvstore", "--base-port", "31200", "--timeout-commit",  "200",
+         "--mempool-size", "20000",   "--recheck",   "false", "--max-block-bytes", "2000000",
+         "--cometbft",     cometbft});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("testnet of 3 validators in " + dir + ": CometBFT chain chain-"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(", application CometBFT's built-in kvstore (no barrel-node)\n"
+                         "CometBFT settings: timeout_commit 200 ms, mempool_size 20000, "
+                         "max_block_bytes 2000000, recheck false (the rest: CometBFT's defaults)\n"
+                         "node  CometBFT RPC            P2P\n"
+                         "0     http://127.0.0.1:31201  127.0.0.1:31200\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("31202"), std::string::npos) << r.out;  // no JSON-RPC port
+    EXPECT_EQ(r.out.find("default genesis"), std::string::npos) << r.out;
+    EXPECT_EQ(scratch.entries(), std::vector<std::string>{"kv"});
+    EXPECT_FALSE(fs::exists(dir + "/genesis.json"));
+
+    const auto net = tn::parse_testnet(test::read_text(dir + "/testnet.json"));
+    ASSERT_TRUE(net) << net.error();
+    EXPECT_EQ(net->app, tn::App::kvstore);
+    EXPECT_EQ(net->settings.mempool_size, 20000u);
+    EXPECT_EQ(net->settings.recheck, false);
+    EXPECT_EQ(net->settings.max_block_bytes, 2'000'000u);
+    EXPECT_EQ(net->settings.timeout_propose_ms, std::nullopt);
+    ASSERT_EQ(net->nodes.size(), 3u);
+    const std::string network_genesis = test::read_text(dir + "/node0/config/genesis.json");
+    const auto doc = nlohmann::json::parse(network_genesis);
+    EXPECT_FALSE(doc.contains("app_state"));
+    EXPECT_EQ(doc["consensus_params"]["block"]["max_bytes"], "2000000");
+    EXPECT_EQ(doc["validators"].size(), 3u);
+    for (const auto& n : net->nodes) {
+        const std::string toml = test::read_text(n.home + "/config/config.toml");
+        EXPECT_EQ(toml_value(toml, "", "proxy_app"), "\"kvstore\"");
+        EXPECT_EQ(toml_value(toml, "mempool", "size"), "20000");
+        EXPECT_EQ(toml_value(toml, "mempool", "recheck"), "false");
+        EXPECT_EQ(toml_value(toml, "mempool", "max_txs_bytes"), "1073741824");  // CometBFT's
+        EXPECT_EQ(toml_value(toml, "consensus", "timeout_propose"), "\"3s\"");  // CometBFT's
+        EXPECT_EQ(toml_value(toml, "consensus", "timeout_commit"), "\"200ms\"");
+        EXPECT_EQ(toml_value(toml, "p2p", "laddr"),
+                  "\"tcp://127.0.0.1:" + std::to_string(n.ports.p2p) + "\"");
+        EXPECT_EQ(test::read_text(n.home + "/config/genesis.json"), network_genesis);
+        EXPECT_FALSE(fs::exists(n.home + "/barrel"));
+    }
+}
+
+TEST(cli_testnet, init_gives_every_node_the_settings_and_node_args) {
+    REQUIRE_COMETBFT(cometbft);
+    ScratchDir scratch;
+    const std::string dir = scratch / "net";
+    const auto r = run_cli({"testnet",
+                            "init",
+                            "--dir",
+                            dir,
+                            "--validators",
+                            "2",
+                            "--base-port",
+                            "31300",
+                            "--timeout-propose",
+                            "500",
+                            "--create-empty-blocks",
+                            "false",
+                            "--mempool-max-txs-bytes",
+                            "100000000",
+                            "--node-arg",
+                            "--txpool-max-pending",
+                            "--node-arg",
+                            "40000",
+                            "--cometbft",
+                            cometbft});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("CometBFT settings: timeout_commit 1000 ms, timeout_propose 500 ms, "
+                         "mempool_max_txs_bytes 100000000, create_empty_blocks false (the rest: "
+                         "CometBFT's defaults)\n"
+                         "each barrel-node run also gets: --txpool-max-pending 40000\n"
+                         "node  JSON-RPC                CometBFT RPC            P2P\n"),
+              std::string::npos)
+        << r.out;
+    const auto net = tn::parse_testnet(test::read_text(dir + "/testnet.json"));
+    ASSERT_TRUE(net) << net.error();
+    EXPECT_EQ(net->app, tn::App::barrel);
+    EXPECT_EQ(net->node_args, (std::vector<std::string>{"--txpool-max-pending", "40000"}));
+    EXPECT_EQ(net->settings.timeout_propose_ms, 500u);
+    const auto doc = nlohmann::json::parse(test::read_text(dir + "/node1/config/genesis.json"));
+    EXPECT_EQ(doc["consensus_params"]["block"]["max_bytes"], "22020096");  // CometBFT's
+    const std::string toml = test::read_text(dir + "/node1/config/config.toml");
+    EXPECT_EQ(toml_value(toml, "consensus", "timeout_propose"), "\"500ms\"");
+    EXPECT_EQ(toml_value(toml, "consensus", "create_empty_blocks"), "false");
+    EXPECT_EQ(toml_value(toml, "mempool", "max_txs_bytes"), "100000000");
+    EXPECT_EQ(toml_value(toml, "mempool", "size"), "5000");  // CometBFT's
+    EXPECT_EQ(toml_value(toml, "", "proxy_app"), "\"" + net->nodes[1].abci + "\"");
+}
+
 /// Sets an environment variable for a scope (the tests in this binary run one at a time).
 class ScopedEnv {
 public:
@@ -516,6 +901,26 @@ TEST(cli_testnet, start_stop_and_join_need_a_testnet_and_a_node_it_has) {
                          "again there)\n");
 }
 
+TEST(cli_testnet, stop_knows_a_kvstore_node_has_only_its_cometbft) {
+    ScratchDir scratch;
+    tn::Testnet net;
+    net.dir = scratch.path().string();
+    net.chain_id = "c";
+    net.app = tn::App::kvstore;
+    for (size_t i = 0; i < 2; ++i)
+        net.nodes.push_back(
+            *tn::make_node(net.dir, i, true, 26600, std::string(40, 'a'), tn::App::kvstore));
+    test::write_text(scratch / "testnet.json", tn::to_json_text(net));
+    // A pid file naming this test's own process, which does not have the node's home among
+    // its arguments: not taken for the node's cometbft.
+    fs::create_directories(net.nodes[1].home);
+    test::write_text(net.nodes[1].cometbft_pid_file(), std::to_string(::getpid()) + "\n");
+    const auto r = run_cli({"testnet", "stop", "--dir", net.dir});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, "node 0 is not running\nnode 1 is not running\n");
+    EXPECT_FALSE(fs::exists(net.nodes[1].cometbft_pid_file()));  // a stale pid file goes
+}
+
 // ---- Processes -------------------------------------------------------------------------------
 
 TEST(cli_testnet, run_program_reports_output_status_and_a_missing_program) {
@@ -559,6 +964,32 @@ TEST(cli_testnet, a_detached_process_is_found_by_its_pid_file_and_stopped_with_i
     ASSERT_FALSE(no_log);
     EXPECT_EQ(no_log.error(), "cannot open the log '" + scratch / "no/such/dir/x.log" +
                                   "': No such file or directory");
+}
+
+TEST(cli_testnet, a_program_starts_with_no_signal_blocked_or_ignored_whatever_its_parent_had) {
+    // barrel-node blocks SIGTERM in a thread that runs a node (sigwait) and ignores SIGXFSZ;
+    // a masked or ignored signal is inherited across fork and exec, so a cometbft started from
+    // such a thread would not stop on SIGTERM (stop would wait 20 s and SIGKILL it).
+    sigset_t term, old_mask;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &term, &old_mask), 0);
+    const auto old_xfsz = ::signal(SIGXFSZ, SIG_IGN);
+    const std::vector<std::string> status{"/bin/grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status"};
+    const auto ran = tn::run_program(status);
+    ScratchDir scratch;
+    const auto spawned = tn::spawn_detached(status, scratch / "status.log");
+    ::signal(SIGXFSZ, old_xfsz);
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    const std::string clean = "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n";
+    ASSERT_TRUE(ran) << ran.error();
+    EXPECT_EQ(ran->output, clean);
+    ASSERT_TRUE(spawned) << spawned.error();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (tn::tail_of_file(scratch / "status.log", 5).size() < clean.size() &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(tn::tail_of_file(scratch / "status.log", 5), clean);
 }
 
 TEST(cli_testnet, the_probes_fail_with_a_reason_when_nothing_answers) {

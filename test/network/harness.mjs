@@ -1,0 +1,80 @@
+// What the network tests (network.test.js: barrel; kvstore.test.js: CometBFT's kvstore) share:
+// `barrel-node testnet` run as a program, CometBFT RPC calls, polling with a deadline and a free
+// range of loopback ports. Node builtins only.
+
+import { execFile } from "node:child_process";
+import net from "node:net";
+import { promisify } from "node:util";
+
+const NODE = process.env.BARREL_NODE;
+if (!NODE) throw new Error("set BARREL_NODE to the barrel-node binary");
+const COMETBFT = process.env.COMETBFT ? ["--cometbft", process.env.COMETBFT] : [];
+
+export const DEADLINE_MS = 120_000;  // for any one wait: generous, the machine is shared
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const run = promisify(execFile);
+
+/// `barrel-node testnet ARGS…`: its stdout, or an error holding what it printed.
+export async function testnet(...args) {
+  const withComet = ["init", "start", "join"].includes(args[0]) ? COMETBFT : [];
+  try {
+    const { stdout } = await run(NODE, ["testnet", ...args, ...withComet], { encoding: "utf8" });
+    return stdout;
+  } catch (e) {
+    throw new Error(`barrel-node testnet ${args.join(" ")} failed (${e.code}):\n${e.stdout}${e.stderr}`);
+  }
+}
+
+/// A CometBFT RPC call: GET url+pathAndQuery, or a POST of `body` (a JSON-RPC call or a batch,
+/// whose array of answers is returned as it is). Its `result`, or an error naming the call.
+export async function cometbft(url, pathAndQuery, body) {
+  const res = body === undefined
+    ? await fetch(url + pathAndQuery)
+    : await fetch(url + pathAndQuery, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const json = await res.json();
+  if (Array.isArray(json)) return json;
+  if (json.error) throw new Error(`${url}${pathAndQuery}: ${JSON.stringify(json.error)}`);
+  return json.result;
+}
+
+/// Polls `probe` until it returns a truthy value; fails naming `what` and the last answer.
+export async function waitFor(what, probe, deadlineMs = DEADLINE_MS) {
+  const end = Date.now() + deadlineMs;
+  let last;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v) return v;
+      last = v;
+    } catch (e) {
+      last = e.message;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last})`);
+    await sleep(200);
+  }
+}
+
+/// Whether every port of `count` nodes from `base` is free on loopback.
+async function portsFree(base, count) {
+  for (let i = 0; i < count * 10; i++) {
+    if (i % 10 > 3) continue;
+    const free = await new Promise((resolve) => {
+      const s = net.createServer();
+      s.once("error", () => resolve(false));
+      s.listen(base + i, "127.0.0.1", () => s.close(() => resolve(true)));
+    });
+    if (!free) return false;
+  }
+  return true;
+}
+
+/// A base port whose `count` nodes' ports are all free (a random range, so that runs side by
+/// side do not collide).
+export async function freeBasePort(count) {
+  for (let attempt = 0; attempt <= 20; attempt++) {
+    const base = 20000 + 10 * Math.floor(Math.random() * 3000);
+    if (await portsFree(base, count)) return base;
+  }
+  throw new Error("no free range of loopback ports");
+}
