@@ -52,9 +52,10 @@ std::string base64(std::string_view bytes) {
 
 std::string kv_transaction(size_t i, size_t size) {
     char key[32];
-    std::snprintf(key, sizeof key, "load%08zu=", i);
+    std::snprintf(key, sizeof key, "k%012zu=", i);
     std::string tx{key};
-    tx.resize(std::max(size, tx.size() + 1), 'v');
+    const size_t length = std::max(size, tx.size() + 1);
+    for (size_t k = 0; tx.size() < length; ++k) tx += static_cast<char>('a' + k % 26);
     return tx;
 }
 

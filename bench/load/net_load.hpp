@@ -39,8 +39,9 @@ struct NetWorkload {
     size_t size() const { return base->hashes.size(); }
 };
 
-/// kvstore's transaction `i` of `size` bytes: a unique key, '=', and a value of 'v's to the size
-/// (kvstore takes "key=value" with one '=' and no ':'; docs/network.md). At least 13 bytes.
+/// kvstore's transaction `i` of `size` bytes: a unique key "k" and i in 12 digits, '=', and a
+/// value of "abc…z" repeated to the size (kvstore takes "key=value" with one '=' and no ':';
+/// docs/network.md, "A kvstore transaction"). At least 15 bytes.
 std::string kv_transaction(size_t i, size_t size);
 /// Standard base64 with padding (CometBFT's JSON for bytes).
 std::string base64(std::string_view bytes);

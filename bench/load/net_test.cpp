@@ -28,14 +28,15 @@ TEST(load_network, base64_is_the_standard_alphabet_with_padding) {
 TEST(load_network, kv_transactions_are_unique_key_value_pairs_of_the_size_asked) {
     const std::string tx = kv_transaction(42, 110);
     EXPECT_EQ(tx.size(), 110u);
-    EXPECT_EQ(tx.substr(0, 13), "load00000042=");
+    EXPECT_EQ(tx.substr(0, 18), "k000000000042=abcd");
     // kvstore's rule (abci/example/kvstore isValidTx): one '=', no ':', not first nor last.
     EXPECT_EQ(std::count(tx.begin(), tx.end(), '='), 1);
     EXPECT_EQ(tx.find(':'), std::string::npos);
     EXPECT_NE(tx.back(), '=');
     EXPECT_NE(kv_transaction(1, 110), kv_transaction(2, 110));
     // Shorter than its key: the key and one byte of value.
-    EXPECT_EQ(kv_transaction(7, 3), "load00000007=v");
+    EXPECT_EQ(kv_transaction(7, 3), "k000000000007=a");
+    EXPECT_EQ(kv_transaction(7, 41).substr(14), "abcdefghijklmnopqrstuvwxyza");
 }
 
 TEST(load_network, block_size_counts_each_transactions_tag_and_length) {
