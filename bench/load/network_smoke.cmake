@@ -8,10 +8,19 @@
 #   cmake -DLOAD=<barrel-load> -DNODE=<barrel-node> -DWORK=<scratch dir> -DPORT=<base port> -P network_smoke.cmake
 cmake_minimum_required(VERSION 3.20)
 
-# Where barrel-node testnet looks for cometbft (docs/network.md): PATH, $GOPATH/bin, ~/go/bin.
+# Where barrel-node testnet looks for cometbft (docs/network.md): PATH, $GOPATH/bin,
+# $(go env GOPATH)/bin, ~/go/bin.
 set(go_bins)
 if(DEFINED ENV{GOPATH})
     string(REPLACE ":" "/bin;" go_bins "$ENV{GOPATH}/bin")
+endif()
+find_program(GO go PATHS /usr/local/go/bin NO_CACHE)
+if(GO)
+    execute_process(COMMAND "${GO}" env GOPATH OUTPUT_VARIABLE gopath OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(gopath)
+        string(REPLACE ":" "/bin;" more "${gopath}/bin")
+        list(APPEND go_bins ${more})
+    endif()
 endif()
 find_program(COMETBFT cometbft PATHS ${go_bins} "$ENV{HOME}/go/bin" NO_CACHE)
 if(NOT COMETBFT)
