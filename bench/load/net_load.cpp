@@ -207,7 +207,17 @@ public:
     explicit ProcessMeter(const std::vector<NetNode>& nodes) : m_nodes{nodes} {
         m_cpu.resize(2 * nodes.size());
         m_rss.resize(2 * nodes.size());
+        m_pid.resize(2 * nodes.size());
+        m_mid.resize(2 * nodes.size());
         sample(true);
+    }
+
+    /// The RSS of each process now, as the middle of the run (the first call counts).
+    void mark_middle() {
+        if (m_mid_marked) return;
+        m_mid_marked = true;
+        for (size_t slot = 0; slot < m_mid.size(); ++slot)
+            if (m_pid[slot] && m_rss[slot]) m_mid[slot] = {*m_pid[slot], *m_rss[slot]};
     }
 
     void sample(bool first = false) {
@@ -221,7 +231,10 @@ public:
                 auto& per_pid = m_cpu[2 * k + kind];
                 auto [it, added] = per_pid.try_emplace(*pid, first ? *cpu : 0.0, *cpu);
                 it->second.second = *cpu;
-                if (const auto rss = process_rss_mib(*pid)) m_rss[2 * k + kind] = *rss;
+                if (const auto rss = process_rss_mib(*pid)) {
+                    m_rss[2 * k + kind] = *rss;
+                    m_pid[2 * k + kind] = *pid;
+                }
             }
     }
 
@@ -235,7 +248,13 @@ public:
                 for (const auto& [pid, span] : per_pid) sum += span.second - span.first;
                 return sum;
             };
-            out[k] = {total(0), total(1), m_rss[2 * k], m_rss[2 * k + 1]};
+            auto middle = [&](size_t slot) -> std::optional<double> {
+                const auto& mid = m_mid[slot];
+                if (!mid || m_pid[slot] != mid->first) return std::nullopt;
+                return mid->second;
+            };
+            out[k] = {total(0),         total(1),      m_rss[2 * k],
+                      m_rss[2 * k + 1], middle(2 * k), middle(2 * k + 1)};
         }
         return out;
     }
@@ -244,6 +263,9 @@ private:
     const std::vector<NetNode>& m_nodes;
     std::vector<std::map<pid_t, std::pair<double, double>>> m_cpu;  ///< per pid: first, last
     std::vector<std::optional<double>> m_rss;
+    std::vector<std::optional<pid_t>> m_pid;  ///< the process last sampled, per slot
+    std::vector<std::optional<std::pair<pid_t, double>>> m_mid;
+    bool m_mid_marked{false};
 };
 
 // ---- The fault and the progress line ---------------------------------------------------------
@@ -303,6 +325,7 @@ void watch_progress(const std::string& label, size_t n, Clock::time_point t0, Sh
         const auto [t, answered, everywhere] = sample();
         if (tick % 10 != 0) continue;
         meter.sample();
+        if (2 * everywhere >= n) meter.mark_middle();
         print(t, answered, everywhere);
     }
     const auto [t, answered, everywhere] = sample();

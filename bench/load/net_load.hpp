@@ -64,8 +64,11 @@ struct NetConfig {
 };
 
 /// A node's processes' CPU seconds over the run and RSS at its end (MiB); per process kind.
+/// The RSS when half of the transactions were mined on every node too, if the process then is
+/// the one at the end (not one killed since): its growth over the second half of the run.
 struct NodeUsage {
     std::optional<double> barrel_cpu_s, cometbft_cpu_s, barrel_rss_mib, cometbft_rss_mib;
+    std::optional<double> barrel_rss_mid_mib, cometbft_rss_mid_mib;
 };
 
 struct NetRunResult {

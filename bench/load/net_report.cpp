@@ -29,7 +29,10 @@ nlohmann::json nodes_json(const NetRunResult& r) {
                                       {"cometbft", optional_json(u.cometbft_cpu_s)}}},
                                     {"rss_mib",
                                      {{"barrel_node", optional_json(u.barrel_rss_mib)},
-                                      {"cometbft", optional_json(u.cometbft_rss_mib)}}}};
+                                      {"cometbft", optional_json(u.cometbft_rss_mib)}}},
+                                    {"rss_mid_mib",
+                                     {{"barrel_node", optional_json(u.barrel_rss_mid_mib)},
+                                      {"cometbft", optional_json(u.cometbft_rss_mid_mib)}}}};
     }
     return nodes;
 }
@@ -145,6 +148,27 @@ std::optional<double> app_ratio(const std::vector<NetRunResult>& barrel,
     return bench::median(b) / kv;
 }
 
+/// Each node's RSS growth from the middle of the run (half of the transactions mined on every
+/// node) to its end, barrel-node and cometbft, in percent: "+1.2% +0.8% / …"; "-" for a process
+/// not running throughout (a killed node's).
+std::string rss_growth_text(const nlohmann::json& m) {
+    std::string out;
+    for (const auto& [k, node] : m["nodes"].items()) {
+        std::string one;
+        for (const char* process : {"barrel_node", "cometbft"}) {
+            const auto& mid = node["rss_mid_mib"][process];
+            const auto& end = node["rss_mib"][process];
+            std::string part = "-";
+            if (mid.is_number() && end.is_number() && mid.get<double>() > 0)
+                part = (end.get<double>() >= mid.get<double>() ? "+" : "") +
+                       fmt(1, 100 * (end.get<double>() / mid.get<double>() - 1)) + "%";
+            one += (one.empty() ? "" : " ") + part;
+        }
+        out += (out.empty() ? "" : " / ") + one;
+    }
+    return out;
+}
+
 namespace {
 
 using Column =
@@ -213,6 +237,7 @@ const std::vector<std::pair<std::string, Column>>& node_rows() {
          [](const auto& m, const auto&) { return per_node(m, "rss_mib", "barrel_node", 0); }},
         {"RSS MiB per node: cometbft",
          [](const auto& m, const auto&) { return per_node(m, "rss_mib", "cometbft", 0); }},
+        {"RSS growth, second half", [](const auto& m, const auto&) { return rss_growth_text(m); }},
     };
     return kRows;
 }

@@ -36,4 +36,10 @@ std::string network_text_report(const std::string& heading, const std::vector<Ne
 /// restart as vertical lines.
 std::string network_svg(const NetRunResult& run, const std::string& title);
 
+/// Each node's RSS growth over the second half of the run (from when half of the transactions
+/// were mined on every node to the end), barrel-node then cometbft, in percent, nodes apart:
+/// "+1.2% +0.8% / +0.3% -" ("-": a process not running throughout, a killed node's). `medians`
+/// is what medians() returns.
+std::string rss_growth_text(const nlohmann::json& medians);
+
 }  // namespace barrel::load
