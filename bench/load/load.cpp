@@ -9,7 +9,6 @@
 #include "common/stats.hpp"
 #include "core/parallel.hpp"
 #include "node_process.hpp"
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,12 +31,6 @@ constexpr uint64_t kTransferGas = 21'000;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double self_cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 }  // namespace
 
 std::vector<Address> sender_addresses(uint64_t seed, size_t senders) {

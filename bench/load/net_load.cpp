@@ -5,7 +5,6 @@
 #include "net_shared.hpp"
 #include "node_process.hpp"
 #include "responses.hpp"
-#include <sys/resource.h>
 
 #include <cstdio>
 #include <functional>
@@ -22,12 +21,6 @@ namespace {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-double self_cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 }  // namespace
 
 // ---- The workloads ---------------------------------------------------------------------------

@@ -313,47 +313,14 @@ std::string network_text_report(const std::string& heading, const std::vector<Ne
 }
 
 std::string network_svg(const NetRunResult& run, const std::string& title) {
-    const int left = 80, top = 50, width = 640, height = 320;
-    double max_t = 1, max_n = 1;
-    for (const auto& p : run.timeline) {
-        max_t = std::max(max_t, p[0]);
-        max_n = std::max({max_n, p[1], p[3]});
-    }
-    auto x = [&](double t) { return fmt(1, left + width * t / max_t); };
-    auto y = [&](double n) { return fmt(1, top + height - height * n / max_n); };
-    std::ostringstream s;
-    s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 200 << "' height='"
-      << top + height + 60 << "' font-family='sans-serif' font-size='11'>\n"
-      << "<rect width='100%' height='100%' fill='white'/>\n"
-      << "<text x='" << left << "' y='25' font-size='14'>" << title << "</text>\n";
-    for (int k = 0; k <= 4; ++k) {
-        const double n = max_n * k / 4, t = max_t * k / 4;
-        s << "<line x1='" << left << "' x2='" << left + width << "' y1='" << y(n) << "' y2='"
-          << y(n) << "' stroke='#ddd'/><text x='" << left - 6 << "' y='" << y(n)
-          << "' text-anchor='end'>" << fmt(0, n) << "</text>\n"
-          << "<text x='" << x(t) << "' y='" << top + height + 16 << "' text-anchor='middle'>"
-          << fmt(1, t) << " s</text>\n";
-    }
-    const char* colors[] = {"#4e79a7", "#e15759", "#59a14f"};
-    const char* names[] = {"sent (answered)", "mined on every node", "mined (node furthest ahead)"};
-    for (size_t line = 0; line < 3; ++line) {
-        s << "<polyline fill='none' stroke='" << colors[line] << "' stroke-width='2' points='"
-          << x(0) << "," << y(0);
-        for (const auto& p : run.timeline) s << " " << x(p[0]) << "," << y(p[line + 1]);
-        s << "'/>\n<rect x='" << left + width + 20 << "' y='" << top + 20 * line
-          << "' width='12' height='12' fill='" << colors[line] << "'/><text x='"
-          << left + width + 38 << "' y='" << top + 20 * line + 10 << "'>" << names[line]
-          << "</text>\n";
-    }
-    for (const auto& [at, label] :
-         {std::pair{run.killed_at_s, "kill"}, {run.restarted_at_s, "restart"}})
-        if (at)
-            s << "<line x1='" << x(*at) << "' x2='" << x(*at) << "' y1='" << top << "' y2='"
-              << top + height << "' stroke='#888' stroke-dasharray='4 3'/><text x='" << x(*at)
-              << "' y='" << top - 4 << "' text-anchor='middle'>" << label << "</text>\n";
-    s << "<text x='" << left + width / 2 << "' y='" << top + height + 40
-      << "' text-anchor='middle'>seconds from the first send; transactions</text>\n</svg>\n";
-    return s.str();
+    std::vector<ChartLine> lines{
+        {"sent (answered)", {}}, {"mined on every node", {}}, {"mined (node furthest ahead)", {}}};
+    for (const auto& p : run.timeline)
+        for (size_t k = 0; k < lines.size(); ++k) lines[k].points.emplace_back(p[0], p[k + 1]);
+    std::vector<ChartMarker> markers;
+    if (run.killed_at_s) markers.push_back({*run.killed_at_s, "kill"});
+    if (run.restarted_at_s) markers.push_back({*run.restarted_at_s, "restart"});
+    return svg_chart(title, lines, markers);
 }
 
 }  // namespace barrel::load

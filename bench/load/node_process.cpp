@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,6 +221,13 @@ std::string NodeProcess::recent_log() const {
     std::string out;
     for (const auto& l : m_lines) out += "\n  " + l;
     return out.empty() ? " (nothing on stderr)" : out;
+}
+
+double self_cpu_seconds() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 std::optional<double> process_cpu_seconds(pid_t pid) {

@@ -75,6 +75,8 @@ private:
 
 /// CPU seconds (user + system) process `pid` has used so far; nothing if it cannot be read.
 std::optional<double> process_cpu_seconds(pid_t pid);
+/// CPU seconds (user + system) this process has used so far (the load generator's own).
+double self_cpu_seconds();
 /// Resident set of process `pid` in MiB; nothing if it cannot be read.
 std::optional<double> process_rss_mib(pid_t pid);
 

@@ -3,6 +3,7 @@
 #include "common/stats.hpp"
 
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 
 namespace barrel::load {
@@ -164,17 +165,19 @@ std::string text_report(const std::string& heading, const std::vector<RunResult>
     return out.str();
 }
 
-std::string svg_timeline(const RunResult& run, const std::string& title) {
+std::string svg_chart(const std::string& title, const std::vector<ChartLine>& lines,
+                      const std::vector<ChartMarker>& markers) {
     const int left = 80, top = 50, width = 640, height = 320;
     double max_t = 1, max_n = 1;
-    for (const auto& p : run.timeline) {
-        max_t = std::max(max_t, p[0]);
-        max_n = std::max(max_n, std::max(p[1], p[2]));
-    }
+    for (const ChartLine& line : lines)
+        for (const auto& [t, n] : line.points) {
+            max_t = std::max(max_t, t);
+            max_n = std::max(max_n, n);
+        }
     auto x = [&](double t) { return format(1, left + width * t / max_t); };
     auto y = [&](double n) { return format(1, top + height - height * n / max_n); };
     std::ostringstream s;
-    s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 160 << "' height='"
+    s << "<svg xmlns='http://www.w3.org/2000/svg' width='" << left + width + 200 << "' height='"
       << top + height + 60 << "' font-family='sans-serif' font-size='11'>\n"
       << "<rect width='100%' height='100%' fill='white'/>\n"
       << "<text x='" << left << "' y='25' font-size='14'>" << title << "</text>\n";
@@ -186,20 +189,30 @@ std::string svg_timeline(const RunResult& run, const std::string& title) {
         s << "<text x='" << x(t) << "' y='" << top + height + 16 << "' text-anchor='middle'>"
           << format(1, t) << " s</text>\n";
     }
-    const char* colors[] = {"#4e79a7", "#e15759"};
-    const char* names[] = {"sent (answered)", "mined"};
-    for (size_t line = 0; line < 2; ++line) {
-        s << "<polyline fill='none' stroke='" << colors[line] << "' stroke-width='2' points='"
-          << x(0) << "," << y(0);
-        for (const auto& p : run.timeline) s << " " << x(p[0]) << "," << y(p[line + 1]);
-        s << "'/>\n<rect x='" << left + width + 20 << "' y='" << top + 20 * line
-          << "' width='12' height='12' fill='" << colors[line] << "'/><text x='"
-          << left + width + 38 << "' y='" << top + 20 * line + 10 << "'>" << names[line]
-          << "</text>\n";
+    static constexpr const char* kColors[] = {"#4e79a7", "#e15759", "#59a14f", "#f28e2b"};
+    for (size_t k = 0; k < lines.size(); ++k) {
+        const char* color = kColors[k % std::size(kColors)];
+        s << "<polyline fill='none' stroke='" << color << "' stroke-width='2' points='" << x(0)
+          << "," << y(0);
+        for (const auto& [t, n] : lines[k].points) s << " " << x(t) << "," << y(n);
+        s << "'/>\n<rect x='" << left + width + 20 << "' y='" << top + 20 * k
+          << "' width='12' height='12' fill='" << color << "'/><text x='" << left + width + 38
+          << "' y='" << top + 20 * k + 10 << "'>" << lines[k].name << "</text>\n";
     }
+    for (const ChartMarker& m : markers)
+        s << "<line x1='" << x(m.at) << "' x2='" << x(m.at) << "' y1='" << top << "' y2='"
+          << top + height << "' stroke='#888' stroke-dasharray='4 3'/><text x='" << x(m.at)
+          << "' y='" << top - 4 << "' text-anchor='middle'>" << m.label << "</text>\n";
     s << "<text x='" << left + width / 2 << "' y='" << top + height + 40
       << "' text-anchor='middle'>seconds from the first send; transactions</text>\n</svg>\n";
     return s.str();
+}
+
+std::string svg_timeline(const RunResult& run, const std::string& title) {
+    std::vector<ChartLine> lines{{"sent (answered)", {}}, {"mined", {}}};
+    for (const auto& p : run.timeline)
+        for (size_t k = 0; k < lines.size(); ++k) lines[k].points.emplace_back(p[0], p[k + 1]);
+    return svg_chart(title, lines, {});
 }
 
 }  // namespace barrel::load

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace barrel::load {
@@ -25,6 +26,21 @@ std::string figure(const nlohmann::json& v, int decimals);
 
 /// The text report of the medians (and, for several runs, each run's headline figures).
 std::string text_report(const std::string& heading, const std::vector<RunResult>& runs);
+
+/// One line of a chart: its legend and its points (seconds, transactions).
+struct ChartLine {
+    std::string name;
+    std::vector<std::pair<double, double>> points;
+};
+/// A dashed vertical line at `at` seconds, labelled above the chart.
+struct ChartMarker {
+    double at{0};
+    std::string label;
+};
+
+/// An SVG chart of transactions over seconds: the lines from (0, 0), a legend, the markers.
+std::string svg_chart(const std::string& title, const std::vector<ChartLine>& lines,
+                      const std::vector<ChartMarker>& markers);
 
 /// Transactions sent and mined over time, one line each, for the last run.
 std::string svg_timeline(const RunResult& run, const std::string& title);
