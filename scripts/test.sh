@@ -87,6 +87,10 @@ banner() {
 }
 
 # configure DIR CMAKE_ARGS... ; build DIR [TARGET] ; run_ctest DIR CTEST_ARGS...
+# Every tree precompiles the third-party headers of its heaviest targets (BARREL_PCH, default ON,
+# cmake/BarrelPch.cmake: barrel-tests in all three, the rpc, cli, abci and store modules in the
+# clang tree): CI minutes, each tree being built from scratch on 2 cores (docs/benchmarks.md,
+# "Compile time"). With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros for it to cache them.
 configure() {
     local dir=$1; shift
     cmake -S "$repo" -B "$dir" -G Ninja -DBARREL_WERROR="$werror" "$@"
