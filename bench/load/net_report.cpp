@@ -125,16 +125,7 @@ nlohmann::json timeline_json(const NetRunResult& r) {
 }
 
 nlohmann::json medians(const std::vector<NetRunResult>& runs) {
-    if (runs.empty()) return nullptr;
-    std::vector<nlohmann::json> docs;
-    for (const auto& r : runs) docs.push_back(to_json(r));
-    nlohmann::json m = median_tree(docs);
-    nlohmann::json all = nlohmann::json::object();
-    for (const auto& r : runs)
-        for (const auto& [message, count] : r.rejections)
-            all[message] = all.value(message, size_t{0}) + count;
-    m["rejections"] = all;
-    return m;
+    return medians_with_rejections(runs);
 }
 
 std::optional<double> app_ratio(const std::vector<NetRunResult>& barrel,

@@ -97,17 +97,7 @@ nlohmann::json median_tree(const std::vector<nlohmann::json>& docs) {
 }
 
 nlohmann::json median_of(const std::vector<RunResult>& runs) {
-    std::vector<nlohmann::json> docs;
-    for (const auto& r : runs) docs.push_back(to_json(r));
-    if (docs.empty()) return nullptr;
-    nlohmann::json m = median_tree(docs);
-    // Rejections: every message any run met, summed over the runs.
-    nlohmann::json all = nlohmann::json::object();
-    for (const auto& r : runs)
-        for (const auto& [message, count] : r.rejections)
-            all[message] = all.value(message, size_t{0}) + count;
-    m["rejections"] = all;
-    return m;
+    return medians_with_rejections(runs);
 }
 
 std::string text_report(const std::string& heading, const std::vector<RunResult>& runs) {

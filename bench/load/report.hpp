@@ -21,6 +21,22 @@ nlohmann::json median_of(const std::vector<RunResult>& runs);
 /// null in any run is null; anything else (strings, lists, the rejection messages) is the first's.
 nlohmann::json median_tree(const std::vector<nlohmann::json>& docs);
 
+/// The median tree of the runs' JSON documents (`to_json` of each), with "rejections" the
+/// messages any run met, summed over the runs. For RunResult and NetRunResult.
+template <class Run>
+nlohmann::json medians_with_rejections(const std::vector<Run>& runs) {
+    if (runs.empty()) return nullptr;
+    std::vector<nlohmann::json> docs;
+    for (const auto& r : runs) docs.push_back(to_json(r));
+    nlohmann::json m = median_tree(docs);
+    nlohmann::json all = nlohmann::json::object();
+    for (const auto& r : runs)
+        for (const auto& [message, count] : r.rejections)
+            all[message] = all.value(message, size_t{0}) + count;
+    m["rejections"] = all;
+    return m;
+}
+
 /// `v` with `decimals` decimals, or "n/a" for anything but a number.
 std::string figure(const nlohmann::json& v, int decimals);
 
