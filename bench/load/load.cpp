@@ -9,6 +9,7 @@
 #include "common/stats.hpp"
 #include "core/parallel.hpp"
 #include "node_process.hpp"
+#include "ticker.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -255,7 +256,7 @@ size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn
 void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared& sh,
                     std::optional<pid_t> node_pid, const std::atomic<bool>& done,
                     RunResult& result) {
-    size_t tick = 0, mined_a_second_ago = 0;
+    size_t mined_a_second_ago = 0;
     auto print = [&](double t, size_t answered, size_t mined) {
         char line[256];
         std::snprintf(line, sizeof line,
@@ -266,18 +267,11 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
         std::cerr << line << std::flush;
         mined_a_second_ago = mined;
     };
-    while (!done.load()) {
-        {
-            std::unique_lock lock{sh.mutex};
-            sh.finished.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
-                                   [&] { return done.load(); });
-        }
-        if (done.load()) break;
-        ++tick;
+    tick_every_100ms(sh.mutex, sh.finished, done, t0, [&](size_t tick) {
         const double t = seconds(Clock::now() - t0);
         const size_t answered = sh.answered.load(), mined = sh.mined.load();
         result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
-        if (tick % 10 != 0) continue;
+        if (tick % 10 != 0) return;
         if (node_pid)
             if (const auto r = process_rss_mib(*node_pid)) {
                 // The soak's baseline: the first sample once the node has warmed up.
@@ -286,7 +280,7 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
                 result.node_rss_mib_end = *r;
             }
         print(t, answered, mined);
-    }
+    });
     const double t = seconds(Clock::now() - t0);
     const size_t answered = sh.answered.load(), mined = sh.mined.load();
     result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});

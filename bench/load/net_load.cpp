@@ -5,6 +5,7 @@
 #include "net_shared.hpp"
 #include "node_process.hpp"
 #include "responses.hpp"
+#include "ticker.hpp"
 
 #include <cstdio>
 #include <functional>
@@ -287,7 +288,7 @@ void run_fault(const NetConfig& config, Network& net, Clock::time_point t0, Shar
 /// Samples the timeline every 100 ms and the processes and a progress line every second.
 void watch_progress(const std::string& label, size_t n, Clock::time_point t0, Shared& sh,
                     ProcessMeter& meter, const std::atomic<bool>& done, NetRunResult& r) {
-    size_t tick = 0, last = 0;
+    size_t last = 0;
     auto sample = [&] {
         const double t = seconds(Clock::now() - t0);
         const size_t answered = sh.answered.load(), everywhere = sh.mined_min();
@@ -307,20 +308,13 @@ void watch_progress(const std::string& label, size_t n, Clock::time_point t0, Sh
         std::cerr << line << std::flush;
         last = everywhere;
     };
-    while (!done.load()) {
-        {
-            std::unique_lock lock{sh.mutex};
-            sh.finished.wait_until(lock, t0 + std::chrono::milliseconds{100 * (tick + 1)},
-                                   [&] { return done.load(); });
-        }
-        if (done.load()) break;
-        ++tick;
+    tick_every_100ms(sh.mutex, sh.finished, done, t0, [&](size_t tick) {
         const auto [t, answered, everywhere] = sample();
-        if (tick % 10 != 0) continue;
+        if (tick % 10 != 0) return;
         meter.sample();
         if (2 * everywhere >= n) meter.mark_middle();
         print(t, answered, everywhere);
-    }
+    });
     const auto [t, answered, everywhere] = sample();
     meter.sample();
     print(t, answered, everywhere);
