@@ -26,14 +26,20 @@ packages=(
     libsimdjson-dev             # the node's JSON-RPC request parser, barrel-load's response reader
     prometheus-cpp-dev          # the node's /metrics (src/metrics/)
     protobuf-compiler libprotobuf-dev  # CometBFT's ABCI messages (cmake/AbciProto.cmake)
+    librust-blake3-dev libssl-dev      # the state commitment: BLAKE3's C sources (built by
+                                       # cmake/Blake3.cmake) and OpenSSL 3's ChaCha20
 )
 
 want_cometbft=0
+want_blake3_py=0
 for arg in "$@"; do
     case "$arg" in
         # The /metrics test parses a scrape with an independent parser; the RPC limits test is
         # Python too. Not the build's: a fresh machine that only benchmarks skips them.
-        --test) packages+=(python3 python3-prometheus-client) ;;
+        # The state commitment's vectors are checked by PyPI's blake3 (the Rust crate's) and
+        # python3-cryptography's ChaCha20 (test/state/lattice_vectors.py): a second implementation.
+        --test) packages+=(python3 python3-prometheus-client python3-cryptography python3-pip)
+                want_blake3_py=1 ;;
         --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
         --style) packages+=(clang-format-14) ;;
         --node)
@@ -96,5 +102,18 @@ if [[ $want_cometbft == 1 ]]; then
                 "https://go.dev/dl/" >&2
             exit 1
         }
+    fi
+fi
+
+# PyPI's blake3 (and cryptography, when the python3 on PATH is not Debian's) for the python3 the
+# tests run: Debian packages no blake3 module. Pinned; installed once.
+if [[ $want_blake3_py == 1 ]]; then
+    if python3 -c 'import blake3, cryptography' 2>/dev/null; then
+        echo "deps: python modules blake3 and cryptography present"
+    else
+        echo "deps: installing the python modules blake3 and cryptography (pip)"
+        # Debian's python3 is externally managed (PEP 668): these two are the tests' alone.
+        PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --disable-pip-version-check \
+            blake3==1.0.11 'cryptography>=38'
     fi
 fi

@@ -190,12 +190,13 @@ void bm_key_order(benchmark::State& state, Workload w) {
 
 void bm_execute(benchmark::State& state, Workload w, exec::Schedule schedule, bool one_thread) {
     const Fixture& f = fixture(w);
-    const Hash parent_root{};
+    const state::Lattice parent_lattice{};
     exec::DagStats stats;
     bool failed = false;
     auto body = [&] {
         for (auto _ : state) {
-            auto r = exec::execute(f.block, f.parent, parent_root, exec::ChainConfig{}, {schedule});
+            auto r =
+                exec::execute(f.block, f.parent, parent_lattice, exec::ChainConfig{}, {schedule});
             if (!r) {
                 failed = true;
                 break;
@@ -226,13 +227,13 @@ double median(std::vector<double> v) {
 
 void bm_execute_speedup(benchmark::State& state, Workload w) {
     const Fixture& f = fixture(w);
-    const Hash parent_root{};
+    const state::Lattice parent_lattice{};
     tbb::task_arena one_thread{1};
     std::vector<double> serial_ms, all_ms, ratios;
     bool failed = false;
     auto timed = [&](exec::Schedule schedule) {
         const auto t0 = std::chrono::steady_clock::now();
-        auto r = exec::execute(f.block, f.parent, parent_root, exec::ChainConfig{}, {schedule});
+        auto r = exec::execute(f.block, f.parent, parent_lattice, exec::ChainConfig{}, {schedule});
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count();

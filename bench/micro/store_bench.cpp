@@ -64,15 +64,15 @@ std::unique_ptr<Fixture> build() {
     f->workload = std::move(*w);
     state::MemoryState state;
     state.apply(f->workload.genesis.alloc);
-    Hash root = chain::genesis_header(f->workload.genesis).state_root;
+    state::Lattice lattice = chain::genesis_lattice(f->workload.genesis, true);
     for (size_t k = 0; k < kChain; ++k) {
         auto b = block::decode_block(f->workload.blocks[k]);
         if (!b) std::abort();
         b->senders = f->workload.senders[k];
-        auto o = exec::execute(*b, state, root, f->workload.genesis.config);
+        auto o = exec::execute(*b, state, lattice, f->workload.genesis.config);
         if (!o) std::abort();
         state.apply(o->writes);
-        root = o->state_root;
+        lattice = o->lattice;
         f->blocks.push_back(std::move(*b));
         f->outcomes.push_back(std::move(*o));
     }

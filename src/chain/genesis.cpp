@@ -318,9 +318,11 @@ std::string to_json_text(const Genesis& g) {
     return doc.dump(1) + "\n";
 }
 
-// Spelled out rather than next_state_root: a genesis with no allocation still commits to its
-// (empty) state, where a block with an empty write set keeps its parent's root.
-Hash state_root(const Genesis& g) { return keccak256(Hash{}, state::hash_of(g.alloc)); }
+state::Lattice genesis_lattice(const Genesis& g, bool parallel) {
+    return state::lattice_of(g.alloc, parallel);
+}
+
+Hash state_root(const Genesis& g) { return genesis_lattice(g).root(); }
 
 block::Header genesis_header(const Genesis& g) {
     block::Header h;

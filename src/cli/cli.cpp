@@ -48,13 +48,13 @@ constexpr std::string_view kGlobalGroup = "Global options";
 /// returning its Command (beside its handler) and one line here.
 const std::vector<Command>& command_table() {
     static const std::vector<Command> table = {
-        rlp_decode_command(),    rlp_encode_command(),    tx_decode_command(),
-        block_inspect_command(), gen_command(),           init_command(),
-        import_command(),        export_command(),        get_account_command(),
-        get_user_command(),      get_block_command(),     get_tx_command(),
-        get_receipt_command(),   recover_command(),       run_command(),
-        testnet_init_command(),  testnet_start_command(), testnet_stop_command(),
-        testnet_join_command(),
+        rlp_decode_command(),    rlp_encode_command(),   tx_decode_command(),
+        block_inspect_command(), gen_command(),          init_command(),
+        import_command(),        export_command(),       get_account_command(),
+        get_user_command(),      get_block_command(),    get_tx_command(),
+        get_receipt_command(),   recover_command(),      verify_command(),
+        run_command(),           testnet_init_command(), testnet_start_command(),
+        testnet_stop_command(),  testnet_join_command(),
     };
     return table;
 }

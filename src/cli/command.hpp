@@ -4,6 +4,8 @@
 // next to its handler in <topic>_commands.cpp. The dispatcher builds the CLI11 apps from the
 // specs and parses the arguments before the handler runs, so handlers only interpret values.
 
+#include <barrel/core/expected.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
@@ -13,6 +15,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace barrel::store {
+class Store;
+}  // namespace barrel::store
 
 namespace barrel::cli {
 
@@ -116,11 +122,18 @@ Command get_block_command();
 Command get_tx_command();
 Command get_receipt_command();
 Command recover_command();       // recover_command.cpp
+Command verify_command();        // verify_command.cpp
 Command run_command();           // run_command.cpp: the node service
 Command testnet_init_command();  // testnet_command.cpp: a local network on CometBFT
 Command testnet_start_command();
 Command testnet_stop_command();
 Command testnet_join_command();
+
+/// Recomputes the state commitment of `store` (store::verify_state): the line to print when it
+/// matches its head's state root, else the one-line error ("state mismatch in DIR: ..." when it
+/// does not match). `verify` and `run --verify-state` (verify_command.cpp).
+Expected<std::string, std::string> check_state(const store::Store& store,
+                                               const std::string& datadir);
 
 // ---- Helpers for handlers (input.cpp) --------------------------------------------------------
 

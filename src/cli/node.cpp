@@ -2,6 +2,7 @@
 
 #include <barrel/core/hex.hpp>
 
+#include "command.hpp"
 #include <pthread.h>
 #include <sys/resource.h>
 
@@ -96,6 +97,11 @@ Expected<void, std::string> Node::open_store() {
     auto opened = store::Store::open(m_config.datadir, {});
     if (!opened) return unexpected(opened.error().message);
     m_store = std::move(opened).value();
+    if (m_config.verify_state) {
+        auto checked = check_state(*m_store, m_config.datadir);
+        if (!checked) return unexpected(checked.error());
+        m_log << *checked << "\n";
+    }
     const chain::Genesis& chain = m_store->genesis();
     pool::Config& pool_config = m_config.pool;
     pool_config.chain_id = chain.config.chain_id;

@@ -67,6 +67,9 @@ struct NodeConfig {
     /// With `abci`: the most transactions this node proposes (`--max-block-txs` given); none:
     /// as many as the genesis gas limit and CometBFT's max_bytes allow.
     std::optional<size_t> max_proposal_txs;
+    /// Before serving: sum the stored state's lattice afresh and refuse to start unless it is
+    /// the head's state root (`--verify-state`, as `barrel-node verify`).
+    bool verify_state{false};
 
     /// One thread per core reads and writes the connections, and as many run their calls: a
     /// request's serial parts (parsing, the pool's locked step, the response) then overlap

@@ -132,6 +132,10 @@ void bind_run_options(BoundOptions& o, NodeConfig& c) {
     o.value("--http", "ADDR:PORT", {"Where to serve JSON-RPC; port 0 picks a free one"},
             h.address + ":" + std::to_string(h.port),
             [&h](const std::string& text) { return parse_endpoint(text, h); });
+    o.flag("--verify-state",
+           "Before serving, check that the stored state sums to the head's state root (as "
+           "barrel-node verify); refuse to start if not",
+           c.verify_state);
     bind_sealer(o, c);
     bind_pool(o, c.pool);
     bind_server(o, c);

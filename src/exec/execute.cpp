@@ -589,15 +589,22 @@ Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Lo
     }
     state::WriteSet writes;
     writes.accounts.reserve(accounts + 1);  // + the coinbase
+    writes.accounts_before.reserve(accounts + 1);
     writes.users.reserve(users);
+    writes.users_before.reserve(users);
     for (uint32_t s : loaded.key_order) {
         const Slot& slot = loaded.slots[s];
         if (!changed(slot)) continue;
         const ConflictKey& key = dag.slots[s];
-        if (key.kind == KeyKind::account)
+        if (key.kind == KeyKind::account) {
             writes.accounts.emplace_back(Address::from_view(as_bytes(key.bytes)), slot.account);
-        else
+            writes.accounts_before.push_back(slot.existed ? std::optional{slot.original}
+                                                          : std::nullopt);
+        } else {
             writes.users.emplace_back(std::string{key.bytes}, slot.account.balance);
+            writes.users_before.push_back(slot.existed ? std::optional{slot.original.balance}
+                                                       : std::nullopt);
+        }
     }
     // Fees reach the coinbase once, after every transaction, so they never serialise the DAG.
     if (fees != 0) {
@@ -607,6 +614,8 @@ Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Lo
         if (it == written.end() || it->first != coinbase) {
             const auto before = parent.account(coinbase);
             if (!before) return unexpected(read_failure(before.error().code));
+            const auto at = it - written.begin();
+            writes.accounts_before.insert(writes.accounts_before.begin() + at, *before);
             it = written.emplace(it, coinbase, before->value_or(state::Account{}));
         }
         const auto credited = checked_add(it->second.balance, fees);
@@ -620,11 +629,11 @@ Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Lo
 /// and the slots after the run; balance_overflow (at the last transaction) if the fees cannot be
 /// credited.
 Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, const Loaded& loaded,
-                                 const state::StateReader& parent, const Hash& parent_state_root,
-                                 const ChainConfig& config, bool parallel, Outcome& out) {
-    // Two independent chains: receipt hashes → receipts root, and write set → state root. The
-    // second is serial by nature (one keccak stream over the sorted write set), so it runs beside
-    // the first instead of after it.
+                                 const state::StateReader& parent,
+                                 const state::Lattice& parent_lattice, const ChainConfig& config,
+                                 bool parallel, Outcome& out) {
+    // Two independent chains: receipt hashes → receipts root, and write set → lattice → state
+    // root. Both are parallel inside; side by side, each fills the other's idle moments.
     auto receipts_root = [&] {
         out.receipt_hashes.resize(out.receipts.size());
         hash_receipts(block.tx_hashes, out.receipts, parallel, out.receipt_hashes);
@@ -644,7 +653,8 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
         }
         out.fees = *fees;
         out.writes = std::move(*writes);
-        out.state_root = state::next_state_root(parent_state_root, out.writes, parallel);
+        out.lattice = state::next_lattice(parent_lattice, out.writes, parallel);
+        out.state_root = out.lattice.root();
     };
     both(parallel, receipts_root, state_root);
     const size_t n = block.size();
@@ -657,8 +667,8 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
 }  // namespace
 
 Expected<Outcome, ExecError> execute(const block::Block& block, const state::StateReader& parent,
-                                     const Hash& parent_state_root, const ChainConfig& config,
-                                     const ExecOptions& options) {
+                                     const state::Lattice& parent_lattice,
+                                     const ChainConfig& config, const ExecOptions& options) {
     if (!block.header) return unexpected(ExecError{ExecErrorCode::missing_header, 0});
     const size_t n = block.size();
     // A block a library user assembled by hand may lack what stages 1 and 2 fill in.
@@ -704,7 +714,7 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     if (checked.rejected) return unexpected(*checked.rejected);
 
     // 5. Finish.
-    if (auto done = finish(block, dag, loaded, parent, parent_state_root, config, parallel, out);
+    if (auto done = finish(block, dag, loaded, parent, parent_lattice, config, parallel, out);
         !done)
         return unexpected(done.error());
     return out;

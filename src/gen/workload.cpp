@@ -524,14 +524,17 @@ Expected<std::vector<Bytes>, std::string> sign_drafts(std::vector<Draft>& drafts
 /// Seals `header` (its parent, number, time and limits set) over `views`: executes the block as
 /// an importer would (senders known, so not recovered) against `state`, fills in the header's
 /// results and returns the outcome, whose writes the caller applies.
-Expected<exec::Outcome, std::string> seal_header(
-    block::Header& header, std::span<const BytesView> views, const std::vector<Address>& senders,
-    const state::MemoryState& state, const Hash& parent_root, const exec::ChainConfig& config) {
+Expected<exec::Outcome, std::string> seal_header(block::Header& header,
+                                                 std::span<const BytesView> views,
+                                                 const std::vector<Address>& senders,
+                                                 const state::MemoryState& state,
+                                                 const state::Lattice& parent_lattice,
+                                                 const exec::ChainConfig& config) {
     const std::string which = "internal: block " + std::to_string(header.number);
     auto decoded = block::decode_block(block::encode_block(header, views));
     if (!decoded) return unexpected(which + ": " + block::describe(decoded.error()));
     decoded->senders = senders;
-    auto outcome = exec::execute(*decoded, state, parent_root, config);
+    auto outcome = exec::execute(*decoded, state, parent_lattice, config);
     if (!outcome)
         return unexpected(which + " does not execute: " + exec::describe(outcome.error()));
     header.gas_used = outcome->gas_used;
@@ -555,7 +558,7 @@ Expected<Workload, std::string> generate(const Options& o) {
     state::MemoryState state = chain::genesis_state(w.genesis);
     const block::Header genesis_header = chain::genesis_header(w.genesis);
     Hash parent_hash = block::hash_of(genesis_header);
-    Hash parent_root = genesis_header.state_root;
+    state::Lattice parent_lattice = chain::genesis_lattice(w.genesis, true);
 
     Generator generator{o, accounts};
     w.blocks.reserve(o.blocks);
@@ -575,13 +578,13 @@ Expected<Workload, std::string> generate(const Options& o) {
         header.coinbase = w.genesis.coinbase;
         header.gas_limit = w.genesis.gas_limit;
         header.chain_id = o.chain_id;
-        auto outcome = seal_header(header, views, senders, state, parent_root, w.genesis.config);
+        auto outcome = seal_header(header, views, senders, state, parent_lattice, w.genesis.config);
         if (!outcome) return unexpected(outcome.error());
         w.blocks.push_back(block::encode_block(header, views));
         w.senders.push_back(std::move(senders));
 
         state.apply(outcome->writes);
-        parent_root = outcome->state_root;
+        parent_lattice = outcome->lattice;
         parent_hash = block::hash_of(header);
     }
     return w;

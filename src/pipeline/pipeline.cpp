@@ -199,14 +199,17 @@ private:
     const std::vector<Uncommitted>& m_pending;  ///< oldest first
 };
 
-exec::ExecOptions exec_options(const Config& config) noexcept {
-    exec::ExecOptions options;
-    options.schedule = config.parallel ? config.schedule : exec::Schedule::serial;
-    return options;
-}
 }  // namespace
 
 Pipeline::Pipeline(store::Store& store, const Config& config) : m_store{store}, m_config{config} {}
+
+Pipeline::~Pipeline() = default;
+
+exec::ExecOptions Pipeline::exec_options() const noexcept {
+    exec::ExecOptions options;
+    options.schedule = m_config.parallel ? m_config.schedule : exec::Schedule::serial;
+    return options;
+}
 
 Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t index,
                                                             bool is_template) {
@@ -255,6 +258,7 @@ Expected<Pipeline::Decoded, PipelineError> Pipeline::decode_and_verify(Bytes wir
 }
 
 Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& parent,
+                                                const state::Lattice& parent_lattice,
                                                 const state::StateReader& state) {
     block::Header& h = *d.block.header;
     auto fail = [&](Stage stage, StageError error) {
@@ -274,8 +278,8 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
     if (auto linked = check_link(h, parent); !linked) return fail(Stage::link, linked.error());
 
     const auto t0 = Clock::now();
-    auto outcome = exec::execute(d.block, state, parent.state_root, m_store.genesis().config,
-                                 exec_options(m_config));
+    auto outcome =
+        exec::execute(d.block, state, parent_lattice, m_store.genesis().config, exec_options());
     if (!outcome) {
         d.times.execute_ms = ms_since(t0);
         return fail(Stage::execute, outcome.error());
@@ -329,7 +333,8 @@ Expected<BlockResult, PipelineError> Pipeline::commit(const Decoded& d, BytesVie
 
 Expected<BlockResult, PipelineError> Pipeline::execute_and_commit(Decoded& d) {
     if (!d.already_stored)
-        if (auto e = execute(d, m_store.head(), m_store); !e) return unexpected(e.error());
+        if (auto e = execute(d, m_store.head(), m_store.lattice(), m_store); !e)
+            return unexpected(e.error());
     return commit(d);
 }
 
@@ -360,7 +365,8 @@ public:
         : m_pipeline{pipeline},
           m_next{next},
           m_progress{progress},
-          m_tip{pipeline.m_store.head()} {}
+          m_tip{pipeline.m_store.head()},
+          m_tip_lattice{pipeline.m_store.lattice()} {}
 
     Expected<void, PipelineError> run() {
         tbb::parallel_pipeline(
@@ -446,8 +452,9 @@ private:
         if (d.verify_error) return fail(*d.verify_error);
         d.executed_over = pending.size();
         const PendingState state{m_pipeline.m_store, pending};
-        if (auto e = m_pipeline.execute(d, m_tip, state); !e) return fail(e.error());
+        if (auto e = m_pipeline.execute(d, m_tip, m_tip_lattice, state); !e) return fail(e.error());
         m_tip = store::Head{d.block.header->number, d.block.hash, d.outcome->state_root};
+        m_tip_lattice = d.outcome->lattice;
         std::lock_guard lock{m_uncommitted_mutex};
         m_uncommitted.push_back(Uncommitted{d.block.hash, d.outcome});
         return testing::Executed::executed;
@@ -516,6 +523,7 @@ private:
     // threads at the same time, so this must be atomic.
     std::atomic<bool> m_stop{false};
     store::Head m_tip;             // the last block executed (execute's alone)
+    state::Lattice m_tip_lattice;  // its lattice: a copy, as the commit filter moves the store's
     bool m_execute_failed{false};  // execute's alone too
     std::mutex m_uncommitted_mutex;
     std::deque<Uncommitted> m_uncommitted;       // executed, not yet committed
@@ -563,8 +571,8 @@ Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
     check.block_hash = d->block.hash;
     check.times = d->times;
     const auto t0 = Clock::now();
-    auto outcome = exec::execute(d->block, m_store, head.state_root, m_store.genesis().config,
-                                 exec_options(m_config));
+    auto outcome = exec::execute(d->block, m_store, m_store.lattice(), m_store.genesis().config,
+                                 exec_options());
     check.times.execute_ms = ms_since(t0);
     if (!outcome) return fail(Stage::execute, outcome.error());
     check.outcome = std::move(outcome).value();
@@ -576,7 +584,8 @@ Expected<CheckedBlock, PipelineError> Pipeline::check_template(Bytes template_wi
     if (!d) return unexpected(d.error());
     // The head is read once: the block is linked to, and executed over, the same one.
     const store::Head head = m_store.head();
-    if (auto e = execute(*d, head, m_store); !e) return unexpected(e.error());
+    const state::Lattice lattice = m_store.lattice();
+    if (auto e = execute(*d, head, lattice, m_store); !e) return unexpected(e.error());
     return CheckedBlock{std::make_unique<Decoded>(std::move(d).value())};
 }
 

@@ -90,29 +90,33 @@ Expected<void, StoreError> resume_after_failure(Store::Impl& impl) {
 }
 
 /// The keys and values of the records after a block's documents: the raw block, the block-hash
-/// index and the new head.
+/// index, the new head and the state's lattice after the block.
 struct BlockTail {
     std::string number;
     std::string hash_index_key;
     Head head;
     std::string head_doc;
+    Bytes lattice;
     std::string consensus_key;
-    PutRecord all[4];
-    /// The consensus engine's hash of the block, when it has one, is the fourth: in the same
+    PutRecord all[5];
+    /// The consensus engine's hash of the block, when it has one, is the fifth: in the same
     /// batch, so that it is there exactly when the block is.
     std::span<const PutRecord> records;
 
-    BlockTail(Store::Impl& impl, const block::Block& b, BytesView consensus_hash)
+    BlockTail(Store::Impl& impl, const block::Block& b, const exec::Outcome& o,
+              BytesView consensus_hash)
         : number{number_key(b.header->number)},
           hash_index_key{hash_key(b.hash)},
           head{b.header->number, b.hash, b.header->state_root},
           head_doc{head_document(head).dump()},
+          lattice{o.lattice.bytes()},
           consensus_key{consensus_hash_key(b.header->number)},
           all{{impl.cfs[kBlocks]->GetID(), number, as_chars(b.wire)},
               {impl.cfs[kMeta]->GetID(), hash_index_key, number},
               {impl.cfs[kMeta]->GetID(), kHeadKey, head_doc},
+              {impl.cfs[kMeta]->GetID(), kLatticeKey, as_chars(lattice)},
               {impl.cfs[kMeta]->GetID(), consensus_key, as_chars(consensus_hash)}},
-          records{all, consensus_hash.empty() ? 3u : 4u} {}
+          records{all, consensus_hash.empty() ? 4u : 5u} {}
     BlockTail(const BlockTail&) = delete;  // the records view the strings
     BlockTail& operator=(const BlockTail&) = delete;
 };
@@ -172,7 +176,13 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
                         std::to_string(m_impl->options.max_block_bytes) + ")");
     CommitStats stats;
     const auto t0 = std::chrono::steady_clock::now();
-    const BlockTail tail{*m_impl, b, consensus_hash};
+    // The header carries the outcome's root (checked by the pipeline before it commits); a lattice
+    // that does not hash to it would make the datadir refuse to open.
+    if (o.state_root != b.header->state_root || o.lattice.root() != o.state_root)
+        return fail(StoreErrorCode::invalid_argument,
+                    "commit: block " + std::to_string(number) +
+                        ": the outcome's lattice is not the header's state root");
+    const BlockTail tail{*m_impl, b, o, consensus_hash};
     const DocumentFamilies families{m_impl->cfs[kTxs]->GetID(), m_impl->cfs[kReceipts]->GetID(),
                                     m_impl->cfs[kAccounts]->GetID(), m_impl->cfs[kUsers]->GetID(),
                                     m_impl->cfs[kHeaders]->GetID()};
@@ -195,6 +205,7 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
         crash_at(CrashPoint::marked, number);
     write_through(*m_impl, o, parallel);
     m_impl->head = tail.head;
+    m_impl->lattice = o.lattice;
     return stats;
 }
 

@@ -101,6 +101,13 @@ Expected<void, StoreError> check_is_datadir(const fs::path& path) {
 Expected<Head, StoreError> read_head(Store::Impl& impl, const fs::path& path) {
     auto format = impl.get(kMeta, kFormatKey);
     if (!format) return unexpected(format.error());
+    if (*format && **format == kChainedRootFormat)
+        return fail(StoreErrorCode::unsupported,
+                    path.string() + " is a datadir of format " + std::string{kChainedRootFormat} +
+                        " (its state root chains hashes of history); this barrel reads format " +
+                        std::string{kFormat} +
+                        " (a state root that commits to the state): init a new datadir and "
+                        "import or sync the chain again");
     if (!*format || **format != kFormat)
         return fail(StoreErrorCode::not_a_datadir,
                     path.string() + " is not a barrel datadir (unknown format)");
@@ -108,6 +115,17 @@ Expected<Head, StoreError> read_head(Store::Impl& impl, const fs::path& path) {
     if (!head_text) return unexpected(head_text.error());
     const auto head = *head_text ? parse_head(**head_text) : std::nullopt;
     if (!head) return fail(StoreErrorCode::corruption, "datadir has no valid head");
+    // Written in the head's own batch: one without the other is damage, never a torn write.
+    auto lattice_bytes = impl.get(kMeta, kLatticeKey);
+    if (!lattice_bytes) return unexpected(lattice_bytes.error());
+    const auto lattice =
+        *lattice_bytes ? state::Lattice::from_bytes(as_bytes(**lattice_bytes)) : std::nullopt;
+    if (!lattice)
+        return damaged(path, "its state lattice (meta/lattice) is missing or not 2048 bytes");
+    if (lattice->root() != head->state_root)
+        return damaged(path, "its state lattice does not hash to the head's state root " +
+                                 to_hex(head->state_root));
+    impl.lattice = *lattice;
     return *head;
 }
 
@@ -341,6 +359,8 @@ Expected<void, StoreError> build_datadir(const fs::path& dir, const chain::Genes
         statuses.push_back(put(kUsers, name, store::user_document(name, balance)));
     const Head head{0, hash0, h0.state_root};
     statuses.push_back(put(kMeta, kHeadKey, head_document(head).dump()));
+    const Bytes lattice = chain::genesis_lattice(genesis, true).bytes();
+    statuses.push_back(put(kMeta, kLatticeKey, as_chars(lattice)));
     for (const auto& s : statuses)
         if (!s.ok()) return from_status(s, what);
     rocksdb::WriteOptions wo;
@@ -413,6 +433,7 @@ Expected<void, StoreError> Store::flush() {
 }
 
 const Head& Store::head() const noexcept { return m_impl->head; }
+const state::Lattice& Store::lattice() const noexcept { return m_impl->lattice; }
 const chain::Genesis& Store::genesis() const noexcept { return m_impl->genesis; }
 
 Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path,

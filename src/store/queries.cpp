@@ -153,15 +153,6 @@ Expected<std::optional<json>, StoreError> Store::user_document(std::string_view 
 // ---- Snapshot
 // ------------------------------------------------------------------------------------
 
-struct Snapshot::Handle {
-    rocksdb::DB& db;
-    const rocksdb::Snapshot* snapshot;
-    Handle(rocksdb::DB& d, const rocksdb::Snapshot* s) noexcept : db{d}, snapshot{s} {}
-    ~Handle() { db.ReleaseSnapshot(snapshot); }
-    Handle(const Handle&) = delete;
-    Handle& operator=(const Handle&) = delete;
-};
-
 Snapshot::Snapshot(const Store::Impl& impl, std::unique_ptr<Handle> handle,
                    const Head& head) noexcept
     : m_impl{impl}, m_handle{std::move(handle)}, m_head{head} {}
@@ -176,6 +167,16 @@ Expected<std::unique_ptr<Snapshot>, StoreError> Store::snapshot() const {
     const auto head = *text ? parse_head(**text) : std::nullopt;
     if (!head) return fail(StoreErrorCode::corruption, "datadir has no valid head");
     return std::unique_ptr<Snapshot>{new Snapshot{*m_impl, std::move(handle), *head}};
+}
+
+Expected<state::Lattice, StoreError> Snapshot::lattice() const {
+    auto bytes = m_impl.get(kMeta, kLatticeKey, m_handle->snapshot);
+    if (!bytes) return unexpected(bytes.error());
+    const auto lattice = *bytes ? state::Lattice::from_bytes(as_bytes(**bytes)) : std::nullopt;
+    if (!lattice)
+        return fail(StoreErrorCode::corruption,
+                    "the datadir's state lattice (meta/lattice) is missing or not 2048 bytes");
+    return *lattice;
 }
 
 state::ReadResult<state::Account> Snapshot::account(const Address& address) const {

@@ -40,8 +40,13 @@ inline constexpr const char* kCfNames[kCfCount] = {"default",  "headers",  "bloc
 
 /// meta: the format marker, the head, the genesis and its chain parameters (docs/formats.md).
 inline constexpr std::string_view kFormatKey = "format";
-inline constexpr std::string_view kFormat = "barrel/1";
+inline constexpr std::string_view kFormat = "barrel/2";
+/// The format before the state commitment: its state root chained write-set hashes, so nothing
+/// in it can be checked against the lattice. Named when refused.
+inline constexpr std::string_view kChainedRootFormat = "barrel/1";
 inline constexpr std::string_view kHeadKey = "head";
+/// meta: the head's state lattice, 2,048 bytes (state::Lattice::to_bytes), in the head's batch.
+inline constexpr std::string_view kLatticeKey = "lattice";
 inline constexpr std::string_view kGenesisKey = "genesis";
 inline constexpr std::string_view kChainKey = "chain";
 /// meta: "hash:" ‖ block hash → 8-byte big-endian number.
@@ -77,6 +82,7 @@ struct Store::Impl {
     std::vector<rocksdb::ColumnFamilyHandle*> cfs;
     Options options;
     Head head;
+    state::Lattice lattice;  ///< the head's; its root() is head.state_root
     chain::Genesis genesis;  ///< the chain parameters; alloc stays empty
     std::unique_ptr<AccountCache> accounts;
     std::unique_ptr<UserCache> users;
@@ -106,6 +112,16 @@ struct Store::Impl {
     /// (options.cpp) and allocates the caches, before RocksDB touches the path.
     static Expected<std::unique_ptr<Impl>, StoreError> open_db(const std::filesystem::path& path,
                                                                bool create, const Options& options);
+};
+
+/// A Snapshot's RocksDB snapshot, released with it (queries.cpp, state_entries.cpp).
+struct Snapshot::Handle {
+    rocksdb::DB& db;
+    const rocksdb::Snapshot* snapshot;
+    Handle(rocksdb::DB& d, const rocksdb::Snapshot* s) noexcept : db{d}, snapshot{s} {}
+    ~Handle() { db.ReleaseSnapshot(snapshot); }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
 };
 
 /// The one way in for the hooks of testing.hpp.

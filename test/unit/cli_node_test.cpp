@@ -72,16 +72,16 @@ struct TestChain {
         write_file(chain_path, concat(w.blocks, w.blocks.size()));
 
         final_state = chain::genesis_state(w.genesis);
-        Hash root = chain::state_root(w.genesis);
+        state::Lattice lattice = chain::genesis_lattice(w.genesis);
         for (const Bytes& wire : w.blocks) {
             auto b = block::decode_block(wire);
             if (!b || !block::recover_senders(*b, w.genesis.config.chain_id, nullptr))
                 throw std::runtime_error("generated block does not verify");
-            auto out = exec::execute(*b, final_state, root, w.genesis.config);
+            auto out = exec::execute(*b, final_state, lattice, w.genesis.config);
             if (!out || !exec::check_seal(*b->header, *out))
                 throw std::runtime_error("generated block does not seal");
             final_state.apply(out->writes);
-            root = out->state_root;
+            lattice = out->lattice;
             blocks.push_back(std::move(b).value());
             outcomes.push_back(std::move(out).value());
         }

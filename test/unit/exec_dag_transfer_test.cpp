@@ -266,7 +266,7 @@ struct CallBlock {
         std::optional<exec::Outcome> first;
         for (const auto s : {exec::Schedule::serial, exec::Schedule::levels,
                              exec::Schedule::dynamic, exec::Schedule::automatic}) {
-            auto r = exec::execute(b.block, parent, Hash{}, exec::ChainConfig{}, {s});
+            auto r = exec::execute(b.block, parent, state::Lattice{}, exec::ChainConfig{}, {s});
             ASSERT_TRUE(r) << exec::describe(r.error());
             if (!first) {
                 first = std::move(*r);
@@ -278,7 +278,8 @@ struct CallBlock {
         }
         outcome = std::move(*first);
         // And the oracle agrees.
-        const auto o = test::oracle::execute(b.block, parent, Hash{}, exec::ChainConfig{});
+        const auto o =
+            test::oracle::execute(b.block, parent, state::Lattice{}, exec::ChainConfig{});
         ASSERT_TRUE(o);
         EXPECT_EQ(o->receipts, outcome.receipts);
         EXPECT_EQ(o->writes, outcome.writes);
@@ -544,7 +545,7 @@ TEST(exec_dag_transfer_codes, empty_names_take_no_user_keys) {
               kSender);
         b.add(test::make_tx(0, exec::kDagTransferAddress, 0, b.keep(second), 200'000, kPrice),
               other);
-        const auto r = exec::execute(b.block, parent, Hash{}, exec::ChainConfig{});
+        const auto r = exec::execute(b.block, parent, state::Lattice{}, exec::ChainConfig{});
         ASSERT_TRUE(r) << exec::describe(r.error());
         EXPECT_EQ(r->dag.edges, 0u) << to_hex(first);
         EXPECT_EQ(r->dag.levels, 1u) << to_hex(first);

@@ -62,12 +62,21 @@ struct Result {
     Hash txs_root;
     Hash receipts_root;
     Hash state_root;
+    state::Lattice lattice;
     State final_state;  ///< the parent with the write set applied
 };
 
+/// Every entry of `s`, as a write set lists them (the input of state::lattice_of).
+inline state::WriteSet entries_of(const State& s) {
+    state::WriteSet all;
+    for (const auto& [a, acc] : s.accounts) all.accounts.emplace_back(a, acc);
+    for (const auto& [name, bal] : s.users) all.users.emplace_back(name, bal);
+    return all;
+}
+
 /// The block's outcome, or its first invalid transaction.
 inline Expected<Result, exec::ExecError> execute(const block::Block& block, const State& parent,
-                                                 const Hash& parent_state_root,
+                                                 const state::Lattice& parent_lattice,
                                                  const exec::ChainConfig& config) {
     using exec::DagCode;
     using exec::DagFunction;
@@ -242,28 +251,39 @@ inline Expected<Result, exec::ExecError> execute(const block::Block& block, cons
     // The write set: final vs initial, in key order (std::map order is the byte order).
     for (const auto& [a, acc] : s.accounts) {
         const auto it = parent.accounts.find(a);
-        if (it == parent.accounts.end() || it->second != acc)
+        if (it == parent.accounts.end() || it->second != acc) {
             out.writes.accounts.emplace_back(a, acc);
+            out.writes.accounts_before.push_back(
+                it == parent.accounts.end() ? std::nullopt : std::optional{it->second});
+        }
     }
     for (const auto& [name, bal] : s.users) {
         const auto it = parent.users.find(name);
-        if (it == parent.users.end() || it->second != bal) out.writes.users.emplace_back(name, bal);
+        if (it == parent.users.end() || it->second != bal) {
+            out.writes.users.emplace_back(name, bal);
+            out.writes.users_before.push_back(it == parent.users.end() ? std::nullopt
+                                                                       : std::optional{it->second});
+        }
     }
 
     for (size_t i = 0; i < out.receipts.size(); ++i)
         out.receipt_hashes.push_back(exec::receipt_hash(block.tx_hashes[i], out.receipts[i]));
     out.txs_root = block::merkle_root(block.tx_hashes);
     out.receipts_root = block::merkle_root(out.receipt_hashes);
-    out.state_root = state::next_state_root(parent_state_root, out.writes);
+    // The commitment by full recomputation, not by the block's changes: the parent's lattice
+    // with the whole parent state taken out and the whole final state put in.
+    out.lattice =
+        parent_lattice - state::lattice_of(entries_of(parent)) + state::lattice_of(entries_of(s));
+    out.state_root = out.lattice.root();
     out.final_state = std::move(s);
     return out;
 }
 
 inline Expected<Result, exec::ExecError> execute(const block::Block& block,
                                                  const state::MemoryState& parent,
-                                                 const Hash& parent_state_root,
+                                                 const state::Lattice& parent_lattice,
                                                  const exec::ChainConfig& config) {
-    return execute(block, copy_of(parent), parent_state_root, config);
+    return execute(block, copy_of(parent), parent_lattice, config);
 }
 
 }  // namespace barrel::test::oracle

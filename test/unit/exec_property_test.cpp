@@ -62,7 +62,8 @@ struct Case {
     BlockBuilder b;
     state::MemoryState parent;
     oracle::State parent_copy;  ///< to prove the parent unchanged after every run
-    Hash parent_root;
+    state::Lattice
+        parent_lattice;  /// any lattice: the root of every schedule must agree with the oracle's
     exec::ChainConfig config;
     Expected<oracle::Result, ExecError> expected{oracle::Result{}};
 
@@ -204,7 +205,8 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
     h.chain_id = 1;
     auto c = std::make_unique<Case>(h, id);
     c->config.base_fee = base_fee;
-    c->parent_root = keccak256(BytesView{reinterpret_cast<const uint8_t*>(&id), sizeof id});
+    c->parent_lattice =
+        state::Lattice::element(BytesView{reinterpret_cast<const uint8_t*>(&id), sizeof id});
     std::ostringstream label;
     label << "case " << id << " (n=" << n << ", rich=" << n_rich << ", hot=" << n_hot << "@"
           << hot_ratio << ", users=" << n_users << ", base_fee=" << base_fee << ")";
@@ -377,7 +379,7 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
 
     c->parent_copy = oracle::copy_of(c->parent);
     // The tightest header gas limit the block fits in, used exactly a third of the time.
-    auto first = oracle::execute(c->b.block, c->parent_copy, c->parent_root, c->config);
+    auto first = oracle::execute(c->b.block, c->parent_copy, c->parent_lattice, c->config);
     if (!first) {
         ADD_FAILURE() << c->label
                       << ": the generator made an invalid block: " << exec::describe(first.error());
@@ -393,7 +395,7 @@ std::unique_ptr<Case> Generator::valid_block(size_t n, uint64_t id) {
         case 1: c->b.block.header->gas_limit = tight + below(1'000'000); break;
         default: break;
     }
-    c->expected = oracle::execute(c->b.block, c->parent_copy, c->parent_root, c->config);
+    c->expected = oracle::execute(c->b.block, c->parent_copy, c->parent_lattice, c->config);
     if (!c->expected)
         ADD_FAILURE() << c->label << ": the generator made an invalid block: "
                       << exec::describe(c->expected.error());
@@ -429,7 +431,7 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
                                 b.tx_hashes.begin() + static_cast<std::ptrdiff_t>(i));
         prefix.senders.assign(b.senders.begin(),
                               b.senders.begin() + static_cast<std::ptrdiff_t>(i));
-        auto r = oracle::execute(prefix, c->parent_copy, c->parent_root, c->config);
+        auto r = oracle::execute(prefix, c->parent_copy, c->parent_lattice, c->config);
         if (!r) return u256{0};
         const auto it = r->final_state.accounts.find(b.senders[i]);
         u256 bal = it == r->final_state.accounts.end() ? u256{0} : it->second.balance;
@@ -532,7 +534,7 @@ std::unique_ptr<Case> Generator::invalid_block(size_t n, uint64_t id, Fault faul
     }
     c->label += " fault " + std::to_string(static_cast<int>(fault)) + " at " + std::to_string(i);
     c->parent_copy = oracle::copy_of(c->parent);
-    c->expected = oracle::execute(b, c->parent_copy, c->parent_root, c->config);
+    c->expected = oracle::execute(b, c->parent_copy, c->parent_lattice, c->config);
     if (c->expected) {
         ADD_FAILURE() << c->label << ": the oracle accepts the block with the fault";
         return nullptr;
@@ -657,7 +659,7 @@ void check_all(const std::vector<std::unique_ptr<Case>>& cases) {
             for (const auto& c : cases) {
                 for (const Schedule s : kSchedules) {
                     const auto got =
-                        exec::execute(c->b.block, c->parent, c->parent_root, c->config, {s});
+                        exec::execute(c->b.block, c->parent, c->parent_lattice, c->config, {s});
                     const std::string diff = difference(c->b.block, c->expected, got);
                     if (!diff.empty()) {
                         ADD_FAILURE() << c->label << ", schedule " << exec::to_string(s) << ", "

@@ -243,13 +243,13 @@ TEST(exec_reject, every_error_code_leaves_the_parent_untouched) {
         exec::ChainConfig config;
         // The unspoiled block is valid and changes state (so a write-through would show).
         {
-            const auto ok = exec::execute(b.block, parent, Hash{}, config);
+            const auto ok = exec::execute(b.block, parent, state::Lattice{}, config);
             ASSERT_TRUE(ok) << exec::describe(ok.error());
             ASSERT_GT(ok->writes.size(), 10u);
         }
         row.spoil(b, parent, config);
         const Contents before = contents(parent);
-        const auto want = test::oracle::execute(b.block, parent, Hash{}, config);
+        const auto want = test::oracle::execute(b.block, parent, state::Lattice{}, config);
         ASSERT_FALSE(want);
         EXPECT_EQ(want.error(), (ExecError{row.code, row.index})) << exec::describe(want.error());
         for (const int threads : {1, 2, 4}) {
@@ -259,7 +259,7 @@ TEST(exec_reject, every_error_code_leaves_the_parent_untouched) {
             arena.execute([&] {
                 for (const Schedule s :
                      {Schedule::serial, Schedule::levels, Schedule::dynamic, Schedule::automatic}) {
-                    const auto got = exec::execute(b.block, parent, Hash{}, config, {s});
+                    const auto got = exec::execute(b.block, parent, state::Lattice{}, config, {s});
                     ASSERT_FALSE(got) << exec::to_string(s) << " accepted the block";
                     EXPECT_EQ(got.error(), (ExecError{row.code, row.index}))
                         << exec::to_string(s) << " at " << threads
@@ -288,8 +288,10 @@ TEST(exec_reject, error_codes_have_names) {
 TEST(exec_reject, check_seal_reports_each_mismatch) {
     test::BlockBuilder b = good_block(12);
     const state::MemoryState parent = parent_state();
-    const Hash parent_root = keccak256(as_bytes("parent"));
-    const auto out = exec::execute(b.block, parent, parent_root, exec::ChainConfig{});
+    // The parent's lattice: its state's, as a store would pass it.
+    const state::Lattice parent_lattice =
+        state::lattice_of(test::oracle::entries_of(test::oracle::copy_of(parent)));
+    const auto out = exec::execute(b.block, parent, parent_lattice, exec::ChainConfig{});
     ASSERT_TRUE(out);
 
     block::Header sealed = *b.block.header;
@@ -323,8 +325,11 @@ TEST(exec_reject, check_seal_reports_each_mismatch) {
         ASSERT_FALSE(r) << exec::to_string(c.code);
         EXPECT_EQ(r.error(), c.code);
     }
-    // The state root commits to the parent's: the same block on another parent seals differently.
-    const auto other = exec::execute(b.block, parent, flip(parent_root), exec::ChainConfig{});
+    // The state root commits to the whole state: the same block on a parent lattice with one
+    // more entry seals differently.
+    const auto other = exec::execute(
+        b.block, parent, parent_lattice + state::Lattice::element(Address{}, state::Account{1, 1}),
+        exec::ChainConfig{});
     ASSERT_TRUE(other);
     EXPECT_EQ(other->writes, out->writes);
     const auto r = exec::check_seal(sealed, *other);
@@ -332,13 +337,14 @@ TEST(exec_reject, check_seal_reports_each_mismatch) {
     EXPECT_EQ(r.error(), exec::SealErrorCode::state_root_mismatch);
     // An empty block: roots of nothing.
     test::BlockBuilder empty{*b.block.header, 1};
-    const auto e = exec::execute(empty.block, parent, parent_root, exec::ChainConfig{});
+    const auto e = exec::execute(empty.block, parent, parent_lattice, exec::ChainConfig{});
     ASSERT_TRUE(e);
     EXPECT_EQ(e->txs_root, empty_keccak());
     EXPECT_EQ(e->receipts_root, empty_keccak());
     EXPECT_TRUE(e->writes.empty());
-    // Nothing written: the parent's root, unchanged (docs/formats.md).
-    EXPECT_EQ(e->state_root, parent_root);
+    // Nothing written: the parent's lattice and root, unchanged (docs/formats.md).
+    EXPECT_EQ(e->lattice, parent_lattice);
+    EXPECT_EQ(e->state_root, parent_lattice.root());
 }
 
 }  // namespace

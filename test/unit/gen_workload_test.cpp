@@ -49,6 +49,14 @@ u256 total_account_balance(const state::MemoryState& s) {
 }
 
 /// What replaying a block gave: the decoded block and its outcome.
+/// Every entry of `s` (the input of a full recomputation, state::lattice_of).
+state::WriteSet entries_of(const state::MemoryState& s) {
+    state::WriteSet all;
+    for (const auto& [address, account] : s.accounts()) all.accounts.emplace_back(address, account);
+    for (const auto& [name, balance] : s.users()) all.users.emplace_back(name, balance);
+    return all;
+}
+
 using BlockCheck = std::function<void(size_t index, const block::Block&, const exec::Outcome&)>;
 
 /// Imports the workload as a node would: genesis from its JSON text, then each block decoded,
@@ -62,7 +70,8 @@ state::MemoryState replay(const gen::Workload& w, const BlockCheck& check = {}) 
     state::MemoryState state = chain::genesis_state(*genesis);
     const block::Header genesis_header = chain::genesis_header(*genesis);
     Hash parent_hash = block::hash_of(genesis_header);
-    Hash parent_root = genesis_header.state_root;
+    state::Lattice parent_lattice = chain::genesis_lattice(*genesis);
+    EXPECT_EQ(parent_lattice.root(), genesis_header.state_root);
     EXPECT_EQ(w.senders.size(), w.blocks.size());
     for (size_t k = 0; k < w.blocks.size(); ++k) {
         SCOPED_TRACE("block " + std::to_string(k + 1));
@@ -79,14 +88,16 @@ state::MemoryState replay(const gen::Workload& w, const BlockCheck& check = {}) 
         const auto verified = block::recover_senders(*b, genesis->config.chain_id, nullptr);
         EXPECT_TRUE(verified) << (verified ? "" : block::describe(verified.error()));
         EXPECT_EQ(b->senders, w.senders[k]);
-        const auto outcome = exec::execute(*b, state, parent_root, genesis->config);
+        const auto outcome = exec::execute(*b, state, parent_lattice, genesis->config);
         EXPECT_TRUE(outcome) << (outcome ? "" : exec::describe(outcome.error()));
         if (!outcome) return state;
         const auto sealed = exec::check_seal(h, *outcome);
         EXPECT_TRUE(sealed) << (sealed ? "" : std::string{exec::to_string(sealed.error())});
         if (check) check(k, *b, *outcome);
         state.apply(outcome->writes);
-        parent_root = outcome->state_root;
+        // The block's incremental lattice is the whole new state's, recomputed from scratch.
+        EXPECT_EQ(outcome->lattice, state::lattice_of(entries_of(state), true));
+        parent_lattice = outcome->lattice;
         parent_hash = b->hash;
     }
     return state;
@@ -159,6 +170,25 @@ TEST(gen_workload, blocks_verify_and_execute_to_their_headers) {
         uint64_t nonces = 0;
         for (const auto& [address, account] : final_state.accounts()) nonces += account.nonce;
         EXPECT_EQ(nonces, o.blocks * o.txs);
+    }
+}
+
+TEST(gen_workload, the_incremental_lattice_is_the_full_recompute_after_every_block) {
+    // replay() checks each block's lattice against state::lattice_of of the whole state after
+    // it; here for each mix at 1 and 2 threads, which must also agree with each other.
+    for (const auto mix : kMixes) {
+        SCOPED_TRACE(std::string{gen::to_string(mix)});
+        const auto w = generate_ok(small(mix));
+        std::vector<std::vector<Hash>> roots;
+        for (size_t threads : {1, 2}) {
+            tbb::global_control limit{tbb::global_control::max_allowed_parallelism, threads};
+            roots.emplace_back();
+            replay(w, [&](size_t, const block::Block&, const exec::Outcome& out) {
+                roots.back().push_back(out.state_root);
+            });
+        }
+        EXPECT_EQ(roots[0], roots[1]);
+        EXPECT_EQ(roots[0].size(), w.blocks.size());
     }
 }
 

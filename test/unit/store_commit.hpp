@@ -27,7 +27,7 @@ inline Expected<store::CommitStats, store::StoreError> commit_block(store::Store
         return unexpected(store::StoreError{store::StoreErrorCode::internal, "decode"});
     }
     b->senders = w.senders[k];
-    const auto outcome = exec::execute(*b, s, s.head().state_root, w.genesis.config);
+    const auto outcome = exec::execute(*b, s, s.lattice(), w.genesis.config);
     if (!outcome) {
         ADD_FAILURE() << exec::describe(outcome.error());
         return unexpected(store::StoreError{store::StoreErrorCode::internal, "execute"});

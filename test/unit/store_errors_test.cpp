@@ -109,7 +109,7 @@ TEST(store_errors, a_block_over_a_corrupt_account_fails_to_import_and_writes_not
         const auto s = f.open();
         ASSERT_TRUE(s);
         // The stage's own error: the parent state is corrupt, not the block.
-        const auto outcome = exec::execute(*b, *s, s->head().state_root, s->genesis().config);
+        const auto outcome = exec::execute(*b, *s, s->lattice(), s->genesis().config);
         ASSERT_FALSE(outcome);
         EXPECT_EQ(exec::to_string(outcome.error().code),
                   exec::to_string(exec::ExecErrorCode::state_corrupt));

@@ -163,7 +163,7 @@ TEST(store, commit_writes_every_document_and_reads_come_back_from_disk) {
         auto b = block::decode_block(w.blocks[k]);
         ASSERT_TRUE(b);
         ASSERT_TRUE(block::recover_senders(*b, w.genesis.config.chain_id, nullptr));
-        auto outcome = exec::execute(*b, *s, s->head().state_root, w.genesis.config);
+        auto outcome = exec::execute(*b, *s, s->lattice(), w.genesis.config);
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         ASSERT_TRUE(exec::check_seal(*b->header, *outcome));
         const auto stats = s->commit(*b, *outcome);
@@ -303,7 +303,7 @@ TEST(store, reads_racing_commits_never_leave_a_replaced_value_cached) {
         auto b = block::decode_block(w.blocks[k]);
         ASSERT_TRUE(b);
         b->senders = w.senders[k];
-        auto outcome = exec::execute(*b, *s, s->head().state_root, w.genesis.config);
+        auto outcome = exec::execute(*b, *s, s->lattice(), w.genesis.config);
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         store::testing::clear_cache(*s);
         ASSERT_TRUE(s->commit(*b, *outcome));
@@ -355,7 +355,7 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
     {
         auto s = store::Store::init(dir, w.genesis, limited);
         ASSERT_TRUE(s) << s.error().message;
-        const auto outcome = exec::execute(*b, **s, (*s)->head().state_root, w.genesis.config);
+        const auto outcome = exec::execute(*b, **s, (*s)->lattice(), w.genesis.config);
         ASSERT_TRUE(outcome) << exec::describe(outcome.error());
         const test::Dump before = test::dump_datadir(dir);
         const auto refused = (*s)->commit(*b, *outcome);
@@ -371,7 +371,7 @@ TEST(store, a_block_over_the_size_limit_is_refused_and_writes_nothing) {
     exact.max_block_bytes = size;
     auto s = open_ok(dir, exact);
     ASSERT_TRUE(s);
-    const auto outcome = exec::execute(*b, *s, s->head().state_root, w.genesis.config);
+    const auto outcome = exec::execute(*b, *s, s->lattice(), w.genesis.config);
     ASSERT_TRUE(outcome);
     ASSERT_TRUE(s->commit(*b, *outcome));
     EXPECT_EQ(s->head().number, 1u);

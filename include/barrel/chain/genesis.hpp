@@ -5,6 +5,7 @@
 
 #include <barrel/block/header.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/state/lattice.hpp>
 #include <barrel/state/state.hpp>
 
 #include <optional>
@@ -57,7 +58,10 @@ std::optional<Address> validator_coinbase(const Genesis& genesis, BytesView prop
 /// result gives back an equal Genesis.
 std::string to_json_text(const Genesis& genesis);
 
-/// keccak256(32 zero bytes ‖ hash_of(alloc)): the genesis is a block whose parent root is zero.
+/// The lattice of the genesis allocation (every account and user added to the empty state's).
+state::Lattice genesis_lattice(const Genesis& genesis, bool parallel = false);
+
+/// The genesis state root: genesis_lattice(genesis).root().
 Hash state_root(const Genesis& genesis);
 
 /// Block 0: number 0, parent_hash = keccak256(RLP([chain_id, base_fee])) (the chain parameters the

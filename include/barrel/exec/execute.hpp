@@ -6,6 +6,7 @@
 
 #include <barrel/block/block.hpp>
 #include <barrel/exec/dag_transfer.hpp>
+#include <barrel/state/lattice.hpp>
 #include <barrel/state/state.hpp>
 
 #include <string>
@@ -60,6 +61,7 @@ struct Outcome {
     std::vector<Receipt> receipts;
     std::vector<Hash> receipt_hashes;
     state::WriteSet writes;
+    state::Lattice lattice;  ///< the state's lattice after the block; state_root is its root()
     uint64_t gas_used{0};
     u256 fees;  ///< credited to the coinbase after the block
     Hash txs_root;
@@ -98,12 +100,12 @@ struct ExecOptions {
     Schedule schedule{Schedule::automatic};
 };
 
-/// Executes a decoded and verified block (senders filled) against `parent`, whose state root is
-/// `parent_state_root`. Never writes to `parent`: the outcome carries the write set. The block is
-/// rejected whole at the lowest-index invalid transaction.
+/// Executes a decoded and verified block (senders filled) against `parent`, whose lattice is
+/// `parent_lattice`. Never writes to `parent`: the outcome carries the write set and the new
+/// lattice. The block is rejected whole at the lowest-index invalid transaction.
 Expected<Outcome, ExecError> execute(const block::Block& block, const state::StateReader& parent,
-                                     const Hash& parent_state_root, const ChainConfig& config,
-                                     const ExecOptions& options = {});
+                                     const state::Lattice& parent_lattice,
+                                     const ChainConfig& config, const ExecOptions& options = {});
 
 /// How a header disagrees with the outcome of executing its block.
 enum class [[nodiscard]] SealErrorCode : uint8_t{

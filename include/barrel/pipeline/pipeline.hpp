@@ -133,6 +133,9 @@ class CheckedBlock;
 class Pipeline {
 public:
     Pipeline(store::Store& store, const Config& config);
+    ~Pipeline();
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
 
     /// Imports one wire block: skipped if already stored, else it must be the head's child.
     Expected<BlockResult, PipelineError> import_block(Bytes wire);
@@ -194,13 +197,17 @@ private:
     Expected<void, block::BlockError> seal(Decoded& d, const exec::Outcome& outcome) const;
     /// decode, then verify unless the block is stored already.
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index, bool is_template);
-    /// Links `d` to `parent`, executes it against `state` and checks its seal; fills d.outcome.
+    /// Links `d` to `parent`, executes it against `state` (whose lattice is `parent_lattice`) and
+    /// checks its seal; fills d.outcome.
     Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
+                                          const state::Lattice& parent_lattice,
                                           const state::StateReader& state);
     /// Commits an executed block (or reports a skipped one), with the consensus engine's hash of
     /// it when there is one.
     Expected<BlockResult, PipelineError> commit(const Decoded& d, BytesView consensus_hash = {});
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
+    /// The execute stage's options.
+    exec::ExecOptions exec_options() const noexcept;
 
     store::Store& m_store;
     Config m_config;

@@ -50,26 +50,25 @@ public:
     virtual ReadResult<u256> user(std::string_view name) const = 0;
 };
 
-/// Everything a block changed, sorted by key: the input of the state root and of the commit.
-/// `nullopt` never occurs today (nothing is deleted) but keeps the type honest for later.
+/// Everything a block changed, sorted by key: the input of the state commitment and of the commit.
+/// Deleting an entry is not possible today (nothing is deleted), so each key has a new value.
 struct WriteSet {
     std::vector<std::pair<Address, Account>> accounts;  ///< sorted by address
     std::vector<std::pair<std::string, u256>> users;    ///< sorted by name (bytewise)
+    /// Each key's value before the block, index for index with `accounts` and `users` (nullopt:
+    /// the entry did not exist): what the state commitment subtracts (next_lattice). Execution
+    /// fills them; a write set that lists a whole state (a genesis) leaves them empty.
+    std::vector<std::optional<Account>> accounts_before;
+    std::vector<std::optional<u256>> users_before;
 
     bool empty() const noexcept { return accounts.empty() && users.empty(); }
     size_t size() const noexcept { return accounts.size() + users.size(); }
+    /// Whether the `before` values are there, one per key.
+    bool has_before() const noexcept {
+        return accounts_before.size() == accounts.size() && users_before.size() == users.size();
+    }
     friend bool operator==(const WriteSet&, const WriteSet&) = default;
 };
-
-/// keccak256 of the write set's canonical encoding (docs/formats.md): the concatenation, in key
-/// order, of RLP([0x01 ‖ address, [nonce, balance]]) for accounts then RLP([0x02 ‖ name,
-/// balance]) for users. Accounts sort before users because of the kind byte. `parallel` encodes
-/// the entries on the calling thread's task arena (the hashing itself is one serial sponge).
-Hash hash_of(const WriteSet& writes, bool parallel = false);
-
-/// The chained state commitment: keccak256(parent_state_root ‖ hash_of(writes)), or the
-/// parent's root itself when `writes` is empty (an empty block changes no state, nor its root).
-Hash next_state_root(const Hash& parent_state_root, const WriteSet& writes, bool parallel = false);
 
 /// Hash functor for user names (chosen by callers, so keyed like FixedBytesHasher).
 struct StringHash {

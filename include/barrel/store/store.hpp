@@ -9,12 +9,14 @@
 #include <barrel/block/block.hpp>
 #include <barrel/chain/genesis.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/state/lattice.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/store/records.hpp>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,7 +33,8 @@ enum class [[nodiscard]] StoreErrorCode : uint8_t{
     corruption,  ///< stored data does not decode, or a file the datadir lists is missing
     invalid_argument,  ///< the request is beyond what the store takes (an option, a block too
                        ///< large)
-    unsupported,       ///< the linked RocksDB cannot do what barrel needs of it
+    unsupported,       ///< the linked RocksDB cannot do what barrel needs of it, or the datadir
+                       ///< is of a format this barrel does not read (barrel/1)
     out_of_memory,     ///< a cache or RocksDB could not have the memory asked for
     internal,          ///< a RocksDB status barrel never provokes (Busy, TimedOut, Aborted, …)
 };
@@ -108,6 +111,9 @@ public:
     Store& operator=(const Store&) = delete;
 
     const Head& head() const noexcept;
+    /// The head's state lattice (state::Lattice): its root() is head().state_root. The parent
+    /// lattice of the next block's execution.
+    const state::Lattice& lattice() const noexcept;
     /// The genesis' chain parameters (config, gas limit, timestamp, coinbase). Its `alloc` is
     /// empty: the initial state is in the accounts and users the store reads.
     const chain::Genesis& genesis() const noexcept;
@@ -180,6 +186,22 @@ public:
 
     /// The head as of the snapshot.
     const Head& head() const noexcept { return m_head; }
+    /// The head's state lattice as of the snapshot (its root() is head().state_root); read when
+    /// asked, so that the queries' snapshots do not pay for it.
+    Expected<state::Lattice, StoreError> lattice() const;
+
+    /// Calls `visit` with every state entry's canonical encoding (state::encode_entry), in key
+    /// order: the accounts by address, then the DagTransfer users by name (their keys 0x01 ‖
+    /// address and 0x02 ‖ name sort so). Stops early when `visit` returns false. A stored
+    /// document that does not decode is a corruption error naming its key.
+    Expected<void, StoreError> for_each_entry(const std::function<bool(BytesView)>& visit) const;
+    /// The lattice of every entry at the snapshot, summed from scratch (`barrel-node verify`): on
+    /// every thread when `parallel`, with memory bounded whatever the state's size.
+    struct StateSum {
+        state::Lattice lattice;
+        uint64_t entries{0};
+    };
+    Expected<StateSum, StoreError> recompute_lattice(bool parallel = true) const;
 
     state::ReadResult<state::Account> account(const Address& address) const override;
     state::ReadResult<u256> user(std::string_view name) const override;
@@ -199,5 +221,20 @@ private:
     std::unique_ptr<Handle> m_handle;
     Head m_head;
 };
+
+/// What verify_state found: the head it checked, and the root of the lattice summed from every
+/// stored entry.
+struct StateCheck {
+    Head head;
+    Hash recomputed_root;
+    uint64_t entries{0};
+    bool matches() const noexcept { return recomputed_root == head.state_root; }
+};
+
+/// Sums the lattice of every stored account and user afresh (one RocksDB snapshot, on every
+/// thread when `parallel`) and compares its root with the head's state root: `barrel-node
+/// verify`, `run --verify-state`. A mismatch is a result, not an error; an error is a read that
+/// failed or a document that does not decode.
+Expected<StateCheck, StoreError> verify_state(const Store& store, bool parallel = true);
 
 }  // namespace barrel::store

@@ -69,7 +69,8 @@ struct Sealed {
 /// What a block producer does: execute the block against its parent state and write the results
 /// into the header. Goes through the same stages an importer runs.
 Expected<Sealed, std::string> seal(block::Header header, const std::vector<Bytes>& encodings,
-                                   const state::StateReader& parent, const Hash& parent_root,
+                                   const state::StateReader& parent,
+                                   const state::Lattice& parent_lattice,
                                    const chain::Genesis& genesis) {
     const std::vector<BytesView> views(encodings.begin(), encodings.end());
     auto decoded = block::decode_block(block::encode_block(header, views));
@@ -77,7 +78,7 @@ Expected<Sealed, std::string> seal(block::Header header, const std::vector<Bytes
     if (auto verified = block::recover_senders(*decoded, genesis.config.chain_id, nullptr);
         !verified)
         return unexpected("verify: " + block::describe(verified.error()));
-    auto outcome = exec::execute(*decoded, parent, parent_root, genesis.config);
+    auto outcome = exec::execute(*decoded, parent, parent_lattice, genesis.config);
     if (!outcome) return unexpected("execute: " + exec::describe(outcome.error()));
     header.gas_used = outcome->gas_used;
     header.txs_root = outcome->txs_root;
@@ -138,7 +139,7 @@ int run(const std::filesystem::path& datadir) {
     if (!txs1) return fail("signing failed");
     state::MemoryState proposer_state = chain::genesis_state(genesis);
     auto block1 = seal(child_header(genesis_head.hash, 1, genesis), *txs1, proposer_state,
-                       chain::state_root(genesis), genesis);
+                       chain::genesis_lattice(genesis), genesis);
     if (!block1) return fail("seal block 1: " + block1.error());
 
     auto imported1 = pipeline.import_block(block1->wire);
@@ -155,7 +156,7 @@ int run(const std::filesystem::path& datadir) {
     auto txs2 = sign_transfers({{&bob_key, 1, *alice, 42}, {&alice_key, 2, *alice, 0}});
     if (!txs2) return fail("signing failed");
     auto block2 = seal(child_header(imported1->hash, 2, genesis), *txs2, proposer_state,
-                       block1->header.state_root, genesis);
+                       block1->outcome.lattice, genesis);
     if (!block2) return fail("seal block 2: " + block2.error());
 
     // The validator executes the proposal against its own head and compares with the header.
