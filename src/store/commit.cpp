@@ -5,6 +5,7 @@
 #include "block_batch.hpp"
 #include "core/parallel.hpp"
 #include "crash_points.hpp"
+#include "pruner.hpp"
 #include "store_impl.hpp"
 #include <rocksdb/write_batch.h>
 
@@ -195,6 +196,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
         crash_at(CrashPoint::marked, number);
     write_through(*m_impl, o, parallel);
     m_impl->head = tail.head;
+    // Only a signal: the pruner deletes on its own thread (pruner.hpp).
+    if (m_impl->pruner) m_impl->pruner->committed(number);
     return stats;
 }
 

@@ -4,6 +4,7 @@
 #include "crash_points.hpp"
 #include "info_log.hpp"
 #include "memtable.hpp"
+#include "pruner.hpp"
 #include "store_impl.hpp"
 #include "testing.hpp"
 #include <rocksdb/filter_policy.h>
