@@ -9,6 +9,8 @@
 #include "command.hpp"
 #include "node.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -132,6 +134,11 @@ void bind_run_options(BoundOptions& o, NodeConfig& c) {
     o.value("--http", "ADDR:PORT", {"Where to serve JSON-RPC; port 0 picks a free one"},
             h.address + ":" + std::to_string(h.port),
             [&h](const std::string& text) { return parse_endpoint(text, h); });
+    o.count("--retain-blocks",
+            {"Blocks kept: older blocks, their transactions and receipts are deleted in the "
+             "background (with --abci, CometBFT prunes its own block store to the same height); "
+             "0 keeps every block"},
+            c.retain_blocks, {0, std::numeric_limits<int64_t>::max()});
     bind_sealer(o, c);
     bind_pool(o, c.pool);
     bind_server(o, c);
