@@ -104,6 +104,17 @@ std::string genesis_identity(const Hash& hash, const block::Header& h) {
 
 }  // namespace
 
+int64_t retain_height(uint64_t head, uint64_t retain_blocks,
+                      std::optional<uint64_t> lowest_retained) noexcept {
+    // The store's own rule (store::Options::retain_blocks): blocks 1 to head when no more than
+    // retained, else from head - retain_blocks + 1. CometBFT's store starts at height 1.
+    if (retain_blocks == 0 || head <= retain_blocks) return 0;
+    uint64_t height = head - retain_blocks + 1;
+    if (lowest_retained) height = std::min(height, std::max<uint64_t>(*lowest_retained, 1));
+    if (height <= 1) return 0;  // nothing below it: the same as keeping everything
+    return static_cast<int64_t>(std::min<uint64_t>(height, std::numeric_limits<int64_t>::max()));
+}
+
 uint32_t check_tx_code(pool::RejectCode code) noexcept { return 1 + static_cast<uint32_t>(code); }
 
 ChainApp::ChainApp(store::Store& store, pipeline::Pipeline& pipeline, pool::Pool& pool,
@@ -408,9 +419,10 @@ Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/
     m_kept.clear();
     m_prepared.reset();
     if (m_observer.on_committed) m_observer.on_committed(sealed);
-    // Every block is kept: barrel serves the whole chain over JSON-RPC.
     pb::ResponseCommit response;
-    response.set_retain_height(0);
+    const auto lowest = m_config.lowest_retained_height ? m_config.lowest_retained_height()
+                                                        : std::optional<uint64_t>{};
+    response.set_retain_height(retain_height(result->number, m_config.retain_blocks, lowest));
     return response;
 }
 

@@ -57,7 +57,21 @@ struct ChainConfig {
     Address coinbase{};
     /// Info's `version`: the software's ("barrel/v0.1.0"), which CometBFT logs at the handshake.
     std::string version{};
+    /// Blocks kept (`run --retain-blocks`; the store prunes its own): Commit's retain_height is
+    /// head - retain_blocks + 1, so that CometBFT prunes its block store to the same height.
+    /// 0 keeps every block (retain_height 0).
+    uint64_t retain_blocks{0};
+    /// The lowest height that must stay in CometBFT's block store whatever retain_blocks says
+    /// (the oldest state-sync snapshot kept: a node restoring it needs the blocks after it);
+    /// none by default. Called at every Commit, on the consensus connection's thread.
+    std::function<std::optional<uint64_t>()> lowest_retained_height{};
 };
+
+/// Commit's retain_height for a head of `head` (CometBFT: 0 keeps every block; otherwise the
+/// blocks below it may be deleted): head - retain_blocks + 1 when more blocks than that are
+/// committed, never above `lowest_retained` (when given), 0 when nothing is to be pruned.
+int64_t retain_height(uint64_t head, uint64_t retain_blocks,
+                      std::optional<uint64_t> lowest_retained) noexcept;
 
 /// Info's app_version: the version of barrel's state machine, which CometBFT writes into every
 /// block header, so every node must report the same.

@@ -94,7 +94,9 @@ Expected<std::unique_ptr<Node>, std::string> Node::open(NodeConfig config, std::
 }
 
 Expected<void, std::string> Node::open_store() {
-    auto opened = store::Store::open(m_config.datadir, {});
+    store::Options options;
+    options.retain_blocks = m_config.retain_blocks;
+    auto opened = store::Store::open(m_config.datadir, options);
     if (!opened) return unexpected(opened.error().message);
     m_store = std::move(opened).value();
     if (m_config.verify_state) {
@@ -211,7 +213,8 @@ void Node::make_application() {
         *m_store, *m_pipeline, *m_pool,
         abci::ChainConfig{.max_proposal_txs = m_config.max_proposal_txs.value_or(SIZE_MAX),
                           .coinbase = m_config.seal.coinbase,
-                          .version = std::string{kClientVersion}},
+                          .version = std::string{kClientVersion},
+                          .retain_blocks = m_config.retain_blocks},
         std::move(observer));
 }
 

@@ -45,6 +45,8 @@ namespace barrel::cli {
 /// library's configuration it is part of); `run`'s options bind straight into these.
 struct NodeConfig {
     std::string datadir;
+    /// store::Options::retain_blocks (`--retain-blocks`): 0 keeps every block.
+    uint64_t retain_blocks{0};
     /// Its chain fields (chain id, base fee, block gas limit) come from the datadir's genesis.
     pool::Config pool;
     /// Its coinbase is `coinbase`, else the genesis coinbase.

@@ -307,11 +307,28 @@ int get_user_handler(Context& ctx, const ParsedArgs& args) {
     return kExitOk;
 }
 
+/// What a pruned datadir adds to "not found": which blocks it holds.
+std::string held_blocks_note(const store::Store& store) {
+    if (store.earliest() == 0) return "";
+    return " (this datadir holds blocks " + std::to_string(store.earliest()) + " to " +
+           std::to_string(store.head().number) + " and the genesis; older ones are pruned)";
+}
+
+/// "block N not found", or for a block below the datadir's earliest, that it is pruned.
+[[noreturn]] void block_not_found(const store::Store& store, uint64_t number) {
+    if (number > 0 && number < store.earliest())
+        fail("block " + std::to_string(number) + " is pruned: this datadir holds blocks " +
+             std::to_string(store.earliest()) + " to " + std::to_string(store.head().number) +
+             " and the genesis");
+    fail("block " + std::to_string(number) + " not found");
+}
+
 /// The block `text` names in `store`: a number (decimal or 0x), a 32-byte 0x hash, or a tag as
-/// go-ethereum and `cast` take it: `earliest` is the genesis; `latest`, and on a single sealer
-/// also `pending`, `safe` and `finalized`, the head.
+/// go-ethereum and `cast` take it: `earliest` is the first block held (the genesis unless the
+/// datadir is pruned); `latest`, and on a single sealer also `pending`, `safe` and `finalized`,
+/// the head.
 uint64_t block_number_argument(const store::Store& store, std::string_view text) {
-    if (text == "earliest") return 0;
+    if (text == "earliest") return store.earliest();
     if (text == "latest" || text == "pending" || text == "safe" || text == "finalized")
         return store.head().number;
     // 32 bytes of hex is a hash (no block number is that large); anything else is a number.
@@ -319,7 +336,7 @@ uint64_t block_number_argument(const store::Store& store, std::string_view text)
     if (by_hash) {
         const Hash hash = parse_hash_argument("block", text);
         const auto n = or_fail(store.block_number(hash));
-        if (!n) fail("block " + to_hex(hash) + " not found");
+        if (!n) fail("block " + to_hex(hash) + " not found" + held_blocks_note(store));
         return *n;
     }
     const auto n = parse_u64(text);
@@ -336,12 +353,12 @@ int get_block_handler(Context& ctx, const ParsedArgs& args) {
     if (args.has("--raw")) {
         if (number == 0) fail("block 0 (the genesis) has no wire form");
         const auto raw = or_fail(store->raw_block(number));
-        if (!raw) fail("block " + std::to_string(number) + " not found");
+        if (!raw) block_not_found(*store, number);
         ctx.out << to_hex(*raw) << "\n";
         return kExitOk;
     }
     auto doc = or_fail(store->header(number));
-    if (!doc) fail("block " + std::to_string(number) + " not found");
+    if (!doc) block_not_found(*store, number);
     // A block CometBFT decided: its hash there too, beside barrel's (the Ethereum block hash).
     if (const auto consensus = or_fail(store->consensus_hash(number)))
         (*doc)["cometbft_hash"] = to_hex(*consensus);
@@ -353,7 +370,7 @@ int get_tx_handler(Context& ctx, const ParsedArgs& args) {
     const Hash hash = parse_hash_argument("transaction", args.positionals[0]);
     const auto store = open_for_query(args);
     const auto doc = or_fail(store->transaction(hash));
-    if (!doc) fail("transaction " + to_hex(hash) + " not found");
+    if (!doc) fail("transaction " + to_hex(hash) + " not found" + held_blocks_note(*store));
     print_document(ctx, *doc);
     return kExitOk;
 }
@@ -362,7 +379,8 @@ int get_receipt_handler(Context& ctx, const ParsedArgs& args) {
     const Hash hash = parse_hash_argument("transaction", args.positionals[0]);
     const auto store = open_for_query(args);
     const auto doc = or_fail(store->receipt(hash));
-    if (!doc) fail("receipt of transaction " + to_hex(hash) + " not found");
+    if (!doc)
+        fail("receipt of transaction " + to_hex(hash) + " not found" + held_blocks_note(*store));
     print_document(ctx, *doc);
     return kExitOk;
 }

@@ -9,6 +9,8 @@
 #include "command.hpp"
 #include "node.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -136,6 +138,11 @@ void bind_run_options(BoundOptions& o, NodeConfig& c) {
            "Before serving, check that the stored state sums to the head's state root (as "
            "barrel-node verify); refuse to start if not",
            c.verify_state);
+    o.count("--retain-blocks",
+            {"Blocks kept: older blocks, their transactions and receipts are deleted in the "
+             "background (with --abci, CometBFT prunes its own block store to the same height); "
+             "0 keeps every block"},
+            c.retain_blocks, {0, std::numeric_limits<int64_t>::max()});
     bind_sealer(o, c);
     bind_pool(o, c.pool);
     bind_server(o, c);

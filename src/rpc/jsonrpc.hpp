@@ -28,6 +28,9 @@ inline constexpr int internal_error = -32603;
 inline constexpr int server_error = -32000;
 /// A batch's call past the response size limit (go-ethereum's errcodeResponseTooLarge).
 inline constexpr int response_too_large = -32003;
+/// A query that needs blocks the node no longer holds (go-ethereum ≥ 1.16's
+/// history.PrunedHistoryError, core/history/historymode.go).
+inline constexpr int pruned_history = 4444;
 }  // namespace code
 
 struct Error {

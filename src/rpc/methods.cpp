@@ -107,7 +107,7 @@ Expected<std::optional<uint64_t>, Error> block_number(const Context& c, const Bl
     switch (ref.kind) {
         case BlockRef::Kind::latest:
         case BlockRef::Kind::pending: return std::optional<uint64_t>{c.view.head().number};
-        case BlockRef::Kind::earliest: return std::optional<uint64_t>{0};
+        case BlockRef::Kind::earliest: return std::optional<uint64_t>{c.view.earliest()};
         case BlockRef::Kind::number:
             if (ref.number > c.view.head().number) return std::optional<uint64_t>{};
             return std::optional<uint64_t>{ref.number};
@@ -626,7 +626,10 @@ Result fee_history(Context& c, uint64_t count, BlockRef newest_block,
     auto newest = block_number(c, newest_block);
     if (!newest) return unexpected(newest.error());
     if (!*newest) return server_error("header not found");
-    const uint64_t blocks = std::min<uint64_t>({count, kFeeHistoryMaxBlocks, **newest + 1});
+    // From the first block held at most (a pruned node's earliest; the genesis otherwise).
+    const uint64_t first_held = std::min(c.view.earliest(), **newest);
+    const uint64_t blocks =
+        std::min<uint64_t>({count, kFeeHistoryMaxBlocks, **newest + 1 - first_held});
     const uint64_t oldest = **newest + 1 - blocks;
     json base_fees = json::array(), ratios = json::array(), rewards = json::array();
     for (uint64_t n = oldest; n <= **newest; ++n) {
@@ -720,12 +723,21 @@ Unexpected<Error> invalid_params(std::string message) {
 }
 
 /// A block bound of a log range as a number (go-ethereum resolves `latest`, `safe` and
-/// `finalized` to the head, `earliest` to block 0 here).
+/// `finalized` to the head, `earliest` to the first block held: its history pruning cutoff).
 uint64_t resolve_bound(const Context& c, const BlockRef& ref) {
     if (ref.kind == BlockRef::Kind::number) return ref.number;
-    if (ref.kind == BlockRef::Kind::earliest) return 0;
+    if (ref.kind == BlockRef::Kind::earliest) return c.view.earliest();
     return c.view.head().number;
 }
+
+/// go-ethereum's answer to a log query that starts below the blocks a pruned node holds
+/// (eth/filters/api.go GetLogs, filter_system.go SubscribeLogs): code 4444.
+Unexpected<Error> pruned_history() {
+    return unexpected(Error{code::pruned_history, "pruned history unavailable"});
+}
+
+/// Whether a log range starting at block `first` needs blocks this node does not hold.
+bool needs_pruned_blocks(const Context& c, uint64_t first) { return first < c.view.earliest(); }
 
 /// Whether a log query's blocks exist, with go-ethereum's checks in its order and words
 /// (eth/filters/api.go GetLogs, filter.go Logs): an unknown block hash; pending logs; a range
@@ -745,6 +757,7 @@ Expected<void, Error> check_log_range(const Context& c, const LogFilter& f) {
     if (from.kind == BlockRef::Kind::pending || to.kind == BlockRef::Kind::pending)
         return invalid_params("pending logs are not supported");
     const uint64_t first = resolve_bound(c, from), last = resolve_bound(c, to);
+    if (needs_pruned_blocks(c, first)) return pruned_history();
     if (first > last) return invalid_params("invalid block range params");
     if (last > c.view.head().number)
         return invalid_params("block range extends beyond current head block");
@@ -758,7 +771,8 @@ Result get_logs(Context& c, LogFilter filter) {
 }
 
 /// eth_newFilter takes what go-ethereum's SubscribeLogs takes: latest to latest, or from a
-/// number to a later one or to latest (`earliest` is block 0).
+/// number to a later one or to latest (`earliest` is the first block held); a range from a
+/// pruned block is go-ethereum's pruned-history error.
 Result new_filter(Context& c, LogFilter filter) {
     using Kind = BlockRef::Kind;
     const BlockRef from = filter.from.value_or(BlockRef{}), to = filter.to.value_or(BlockRef{});
@@ -771,6 +785,7 @@ Result new_filter(Context& c, LogFilter filter) {
                        (numbered(from) && numbered(to) && to.number >= from.number) ||
                        (numbered(from) && !numbered(to));
     if (!valid) return invalid_params("invalid block range params");
+    if (from.kind == Kind::number && needs_pruned_blocks(c, from.number)) return pruned_history();
     return json(c.filters->install(Filters::Kind::logs, std::move(filter)));
 }
 

@@ -5,6 +5,7 @@
 #include "block_batch.hpp"
 #include "core/parallel.hpp"
 #include "crash_points.hpp"
+#include "pruner.hpp"
 #include "store_impl.hpp"
 #include <rocksdb/write_batch.h>
 
@@ -206,6 +207,8 @@ Expected<CommitStats, StoreError> Store::commit(const block::Block& b, const exe
     write_through(*m_impl, o, parallel);
     m_impl->head = tail.head;
     m_impl->lattice = o.lattice;
+    // Only a signal: the pruner deletes on its own thread (pruner.hpp).
+    if (m_impl->pruner) m_impl->pruner->committed(number);
     return stats;
 }
 

@@ -9,6 +9,7 @@
 
 #include "committed.hpp"
 #include "info_log.hpp"
+#include "pruner.hpp"
 #include "store_impl.hpp"
 #include "testing.hpp"
 #include <fcntl.h>
@@ -129,6 +130,17 @@ Expected<Head, StoreError> read_head(Store::Impl& impl, const fs::path& path) {
     return *head;
 }
 
+/// `meta/earliest` of an opened datadir: 0 when absent (nothing was ever pruned).
+Expected<uint64_t, StoreError> read_earliest(Store::Impl& impl) {
+    auto text = impl.get(kMeta, kEarliestKey);
+    if (!text) return unexpected(text.error());
+    if (!*text) return uint64_t{0};
+    const auto n = number_of(**text);
+    if (!n)
+        return fail(StoreErrorCode::corruption, "the datadir's earliest block entry is damaged");
+    return *n;
+}
+
 /// Whether what the head names is all there: its header, its hash index entry, and for a block
 /// past the genesis its raw block and the documents of its first and last transactions. A
 /// block is one atomic write, so a part of it missing means files were lost, not a torn write.
@@ -242,6 +254,9 @@ Expected<Inspected, StoreError> inspect(const fs::path& path, Options options,
     auto head = read_head(*r.impl, path);
     if (!head) return unexpected(head.error());
     r.head = *head;
+    auto earliest = read_earliest(*r.impl);
+    if (!earliest) return unexpected(earliest.error());
+    r.impl->earliest.store(*earliest);
     auto params = read_chain_parameters(*r.impl, &r.needs_chain_document);
     if (!params) return unexpected(params.error());
     r.impl->genesis = std::move(params).value();
@@ -287,6 +302,9 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> open_writer(const fs::path& p
     if (!head) return unexpected(head.error());
     impl->head = *head;
     impl->genesis = std::move(genesis);
+    auto earliest = read_earliest(*impl);
+    if (!earliest) return unexpected(earliest.error());
+    impl->earliest.store(*earliest);
     if (seen.needs_chain_document)
         if (auto w = write_chain_parameters(*impl); !w) return unexpected(w.error());
     const bool current = seen.committed && !seen.committed_damaged &&
@@ -378,6 +396,26 @@ Expected<void, StoreError> build_datadir(const fs::path& dir, const chain::Genes
     return {};
 }
 
+/// A writer's pruner: with Options::retain_blocks, or to finish a round a crash interrupted
+/// (a header still stored between block 0 and earliest), which it does first.
+Expected<void, StoreError> start_pruner(Store::Impl& impl) {
+    bool unfinished = false;
+    if (const uint64_t earliest = impl.earliest.load(); earliest > 1) {
+        const std::string end = number_key(earliest);
+        const rocksdb::Slice upper{end};
+        rocksdb::ReadOptions ro;
+        ro.iterate_upper_bound = &upper;
+        std::unique_ptr<rocksdb::Iterator> it{impl.db->NewIterator(ro, impl.cfs[kHeaders])};
+        it->Seek(slice(number_key(1)));
+        if (!it->status().ok()) return from_status(it->status(), "reading the headers");
+        unfinished = it->Valid();
+    }
+    if (impl.options.retain_blocks > 0 || unfinished)
+        impl.pruner = std::make_unique<Pruner>(impl, impl.options.retain_blocks);
+    if (impl.pruner) impl.pruner->committed(impl.head.number);
+    return {};
+}
+
 }  // namespace
 
 std::optional<Head> parse_head(std::string_view text) {
@@ -410,6 +448,13 @@ std::string number_key(uint64_t n) {
     return k;
 }
 
+std::optional<uint64_t> number_of(std::string_view bytes) {
+    if (bytes.size() != 8) return std::nullopt;
+    uint64_t n = 0;
+    for (const char c : bytes) n = (n << 8) | static_cast<uint8_t>(c);
+    return n;
+}
+
 std::string hash_key(const Hash& h) {
     std::string k{kHashPrefix};
     k.append(hash_bytes_key(h));
@@ -419,6 +464,8 @@ std::string hash_key(const Hash& h) {
 Store::Store(std::unique_ptr<Impl> impl) : m_impl{std::move(impl)} {}
 
 Store::~Store() {
+    // First: its thread reads and writes the database closed below.
+    m_impl->pruner.reset();
     // The next open (a `get`, a restart) would otherwise replay every block still only in the
     // WAL. Nothing to report to: a failed flush leaves the WAL, which still recovers everything.
     // After a failed write RocksDB holds a background error and refuses every write, a flush too.
@@ -434,6 +481,7 @@ Expected<void, StoreError> Store::flush() {
 
 const Head& Store::head() const noexcept { return m_impl->head; }
 const state::Lattice& Store::lattice() const noexcept { return m_impl->lattice; }
+uint64_t Store::earliest() const noexcept { return m_impl->earliest.load(); }
 const chain::Genesis& Store::genesis() const noexcept { return m_impl->genesis; }
 
 Expected<std::unique_ptr<Store>, StoreError> Store::init(const fs::path& path,
@@ -505,6 +553,7 @@ Expected<std::unique_ptr<Store>, StoreError> Store::open(const fs::path& path,
     }
     auto impl = open_writer(path, options, std::move(seen).value());
     if (!impl) return unexpected(impl.error());
+    if (auto pruning = start_pruner(**impl); !pruning) return unexpected(pruning.error());
     return std::unique_ptr<Store>{new Store{std::move(impl).value()}};
 }
 

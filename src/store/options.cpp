@@ -4,6 +4,7 @@
 #include "crash_points.hpp"
 #include "info_log.hpp"
 #include "memtable.hpp"
+#include "pruner.hpp"
 #include "store_impl.hpp"
 #include "testing.hpp"
 #include <rocksdb/filter_policy.h>
@@ -26,12 +27,11 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
     // A full block's documents fill a good part of one write buffer, transactions the most; the
     // total across families is capped in DBOptions (kMemtableBudget).
     o.write_buffer_size = 16 << 20;
-    o.compression = rocksdb::kLZ4Compression;
-    // Flushes write level 0 uncompressed: a node flushes all the time under load, and every
-    // level-0 file is compacted (read and rewritten, compressed) soon after, so compressing it
-    // first is work done twice (docs/benchmarks.md, "Commit: RocksDB options").
-    o.compression_per_level.assign(static_cast<size_t>(o.num_levels), rocksdb::kLZ4Compression);
-    o.compression_per_level[0] = rocksdb::kNoCompression;
+    // ZSTD at every level: the documents are mostly random hex, which LZ4 (repeats only) left as
+    // it was and ZSTD's entropy coder halves (docs/benchmarks.md, "Bytes per transfer"). Level 0
+    // too: a datadir that stops growing keeps its newest blocks there.
+    o.compression = rocksdb::kZSTD;
+    o.compression_per_level.assign(static_cast<size_t>(o.num_levels), rocksdb::kZSTD);
     if (!read_only && (cf == kTxs || cf == kReceipts || cf == kAccounts || cf == kUsers)) {
         // Keyed by hashes, addresses and DagTransfer names, read by point lookups and never
         // iterated by the node: hash buckets place each of a block's keys in O(1), where the
@@ -62,6 +62,12 @@ rocksdb::DBOptions db_options(const fs::path& path, bool create, bool read_only)
     // All memtables together: past this RocksDB flushes the largest, so a long import's memory
     // levels off (docs/benchmarks.md, "Memory") instead of growing to 7 × write_buffer_size.
     o.db_write_buffer_size = kMemtableBudget;
+    // The write-ahead logs together: past this RocksDB flushes the families that keep the oldest
+    // log alive, so it can be deleted. RocksDB's default, 4 x every family's write buffers (1 GiB
+    // here), let a running node keep every block since its start twice: `meta` and `headers`
+    // take a few hundred bytes a block, are never the largest memtable, so never flushed, and
+    // each WAL they have data in stays (docs/benchmarks.md, "Bytes per transfer").
+    o.max_total_wal_size = 2 * kMemtableBudget;
     // The bucket memtables (memtable.hpp) take one writer at a time; barrel has one.
     o.allow_concurrent_memtable_write = false;
     // Table files are opened by the opening thread alone. RocksDB 7.8 opens them with up to 16

@@ -23,6 +23,8 @@
 
 namespace barrel::store {
 
+class Pruner;
+
 /// Column families, in the order they are opened (RocksDB's "default" comes first).
 enum Cf : size_t {
     kDefault,
@@ -49,6 +51,9 @@ inline constexpr std::string_view kHeadKey = "head";
 inline constexpr std::string_view kLatticeKey = "lattice";
 inline constexpr std::string_view kGenesisKey = "genesis";
 inline constexpr std::string_view kChainKey = "chain";
+/// meta: the first block held after the genesis (Store::earliest), 8 bytes big-endian; absent
+/// until a block is pruned. Written before any of the blocks below it is deleted (pruner.hpp).
+inline constexpr std::string_view kEarliestKey = "earliest";
 /// meta: "hash:" ‖ block hash → 8-byte big-endian number.
 inline constexpr std::string_view kHashPrefix = "hash:";
 /// meta: "cometbft:" ‖ 8-byte big-endian number → CometBFT's hash of that block, as it sent it
@@ -59,6 +64,8 @@ inline rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
 
 /// Block numbers as keys: 8 bytes big-endian, so that the headers and blocks sort by number.
 std::string number_key(uint64_t n);
+/// The number an 8-byte big-endian key or value holds, or nullopt for any other size.
+std::optional<uint64_t> number_of(std::string_view bytes);
 std::string hash_key(const Hash& h);
 inline std::string consensus_hash_key(uint64_t n) {
     return std::string{kConsensusHashPrefix} + number_key(n);
@@ -98,9 +105,21 @@ struct Store::Impl {
     std::string
         batch_buffer;  ///< the last commit's write batch, reused by the next (encode_block_batch)
     std::filesystem::path path;  ///< the datadir
-    bool crash_points{false};    ///< BARREL_TEST_CRASH_AT names a commit point (crash_points.hpp)
+    /// Store::earliest: `meta/earliest` as read at open, then as the pruner moves it. The pruner
+    /// stores it after writing the entry and before deleting anything below it, so a read that
+    /// finds a block and then sees the block still held found it whole.
+    std::atomic<uint64_t> earliest{0};
+    /// A writer's with Options::retain_blocks, or with a prune a crash interrupted: deletes old
+    /// blocks on its own thread. Stopped by ~Store, before anything else is closed.
+    std::unique_ptr<Pruner> pruner;
+    bool crash_points{false};  ///< BARREL_TEST_CRASH_AT names a commit point (crash_points.hpp)
 
     ~Impl();
+
+    /// Whether block `number` is held as of `earliest`: the genesis always, else from earliest on.
+    static bool held(uint64_t number, uint64_t earliest) noexcept {
+        return number == 0 || number >= earliest;
+    }
 
     /// A point read, at `at` (a snapshot) or of the newest value.
     Expected<std::optional<std::string>, StoreError> get(

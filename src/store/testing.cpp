@@ -1,10 +1,14 @@
 #include "testing.hpp"
 
+#include "pruner.hpp"
 #include "store_impl.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace barrel::store::testing {
@@ -219,6 +223,97 @@ std::shared_ptr<rocksdb::FileSystem> file_system() {
 bool stop_init_before_rename() {
     const std::lock_guard lock{g_mutex};
     return g_stop_init;
+}
+
+}  // namespace detail
+
+}  // namespace barrel::store::testing
+
+namespace barrel::store::testing {
+
+namespace {
+
+struct PauseState {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool armed{false};
+    std::optional<PruneStep> waiting;  ///< the step a pruner waits at
+    bool released{false};
+};
+
+PauseState& pause_state() {
+    static PauseState state;
+    return state;
+}
+
+std::atomic<uint64_t> g_chunk_blocks{0};
+constexpr uint64_t kDefaultChunkBlocks = 64;
+
+}  // namespace
+
+PausedPruner::PausedPruner() {
+    PauseState& p = pause_state();
+    const std::lock_guard lock{p.mutex};
+    p.armed = true;
+    p.waiting.reset();
+    p.released = false;
+}
+
+PausedPruner::~PausedPruner() {
+    PauseState& p = pause_state();
+    {
+        const std::lock_guard lock{p.mutex};
+        p.armed = false;
+    }
+    p.changed.notify_all();
+}
+
+PruneStep PausedPruner::wait() {
+    PauseState& p = pause_state();
+    std::unique_lock lock{p.mutex};
+    p.changed.wait(lock, [&] { return p.waiting.has_value(); });
+    return *p.waiting;
+}
+
+void PausedPruner::release() {
+    PauseState& p = pause_state();
+    {
+        const std::lock_guard lock{p.mutex};
+        p.released = true;
+        p.waiting.reset();  // so that the next wait() waits for the next step
+    }
+    p.changed.notify_all();
+}
+
+void wait_for_pruner(const Store& store) {
+    const Store::Impl& impl = StoreTesting::impl(store);
+    if (impl.pruner) impl.pruner->wait_idle();
+}
+
+void set_prune_chunk_blocks(uint64_t blocks) { g_chunk_blocks.store(blocks); }
+
+namespace detail {
+
+void pause_pruner(PruneStep step, const std::function<bool()>& stopping) {
+    PauseState& p = pause_state();
+    std::unique_lock lock{p.mutex};
+    if (!p.armed) return;
+    p.waiting = step;
+    p.released = false;
+    p.changed.notify_all();
+    p.changed.wait(lock, [&] { return p.released || !p.armed || stopping(); });
+    p.waiting.reset();
+}
+
+void wake_paused_pruners() {
+    PauseState& p = pause_state();
+    { const std::lock_guard lock{p.mutex}; }
+    p.changed.notify_all();
+}
+
+uint64_t prune_chunk_blocks() {
+    const uint64_t blocks = g_chunk_blocks.load();
+    return blocks == 0 ? kDefaultChunkBlocks : blocks;
 }
 
 }  // namespace detail

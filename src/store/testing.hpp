@@ -9,6 +9,7 @@
 #include <rocksdb/file_system.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 namespace barrel::store::testing {
@@ -57,7 +58,42 @@ private:
 /// init returns an internal error "init stopped by a test".
 void stop_init_before_rename(bool stop);
 
+/// Where the pruner (pruner.hpp) stops while a PausedPruner lives.
+enum class PruneStep : uint8_t {
+    marked,  ///< `meta/earliest` written, nothing below it deleted yet
+    chunk,   ///< one chunk of blocks deleted (a WriteBatch), perhaps more to go
+};
+
+/// Holds every store's pruner at each PruneStep until the test releases it: the interleavings of
+/// pruning with reads, commits and a close, forced without sleeps. Destroying it lets every
+/// pruner run on; a pruner whose store closes stops waiting and ends its round there.
+class PausedPruner {
+public:
+    PausedPruner();
+    ~PausedPruner();
+    PausedPruner(const PausedPruner&) = delete;
+    PausedPruner& operator=(const PausedPruner&) = delete;
+
+    /// Until a pruner waits at a step; which one.
+    PruneStep wait();
+    /// Lets the waiting pruner go on to its next step.
+    void release();
+};
+
+/// Until the store's pruner has done every round its commits asked for (at once without one).
+void wait_for_pruner(const Store& store);
+
+/// The most blocks one WriteBatch of the pruner deletes (default 64), so that a test sees a
+/// round in several chunks. 0 restores the default.
+void set_prune_chunk_blocks(uint64_t blocks);
+
 namespace detail {
+/// The pruner's side of PausedPruner: waits at `step` while one lives, until released or until
+/// `stopping()` (its store is closing).
+void pause_pruner(PruneStep step, const std::function<bool()>& stopping);
+/// Wakes the pruners waiting in pause_pruner, so that one whose store closes sees `stopping`.
+void wake_paused_pruners();
+uint64_t prune_chunk_blocks();
 /// The file system the stores opened now use (a FullDisk's while one lives), or nullptr for
 /// RocksDB's default.
 std::shared_ptr<rocksdb::FileSystem> file_system();

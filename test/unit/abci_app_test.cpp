@@ -1027,5 +1027,49 @@ TEST_F(AbciApp, a_proposal_checked_for_one_proposer_is_not_taken_for_another) {
     EXPECT_EQ(node.store->header_record(1).value().value().header.coinbase, coinbase());
 }
 
+TEST(abci_retain_height, keeps_the_retained_blocks_and_never_passes_the_lowest_retained_height) {
+    struct Case {
+        uint64_t head, retain;
+        std::optional<uint64_t> lowest;
+        int64_t expected;
+    };
+    const Case cases[] = {
+        {10, 0, {}, 0},                    // keep everything
+        {10, 10, {}, 0},                   // no more blocks than retained
+        {10, 20, {}, 0}, {10, 9, {}, 2},   // blocks 2 to 10
+        {10, 4, {}, 7},  {10, 1, {}, 10},  // the head alone
+        {10, 4, 5, 5},                     // a snapshot at 5 keeps the blocks from it
+        {10, 4, 9, 7},                     // one above the retained blocks changes nothing
+        {10, 4, 0, 0},                     // a snapshot of the genesis keeps every block
+        {10, 4, 1, 0},                     // as does one at height 1
+        {10, 0, 5, 0},                     // no pruning asked: never more than that
+    };
+    for (const Case& c : cases)
+        EXPECT_EQ(retain_height(c.head, c.retain, c.lowest), c.expected)
+            << "head " << c.head << ", retain " << c.retain << ", lowest "
+            << (c.lowest ? std::to_string(*c.lowest) : "none");
+}
+
+TEST_F(AbciApp, commit_asks_cometbft_to_prune_its_blocks_as_the_store_prunes_its_own) {
+    std::optional<uint64_t> lowest;
+    const auto& g = genesis;
+    AppNode node{dir / "a", g, true,
+                 ChainConfig{.max_proposal_txs = 2500,
+                             .coinbase = coinbase(),
+                             .retain_blocks = 2,
+                             .lowest_retained_height = [&lowest] { return lowest; }}};
+    std::vector<int64_t> retained;
+    for (int64_t height = 1; height <= 4; ++height) {
+        const std::string hash = cometbft_hash(height);
+        ASSERT_TRUE(node.app.process_proposal(proposal(height, {}, hash)));
+        ASSERT_TRUE(node.app.finalize_block(decided(height, {}, hash)));
+        if (height == 4) lowest = 2;  // a snapshot kept at height 2
+        auto committed = node.app.commit(pb::RequestCommit{});
+        ASSERT_TRUE(committed) << committed.error();
+        retained.push_back(committed->retain_height());
+    }
+    EXPECT_EQ(retained, (std::vector<int64_t>{0, 0, 2, 2}));  // height 4: 3 without the snapshot
+}
+
 }  // namespace
 }  // namespace barrel::abci

@@ -14,6 +14,7 @@
 #include <barrel/store/store.hpp>
 
 #include "cli_run.hpp"
+#include "store/testing.hpp"
 #include "store_dump.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -725,6 +726,50 @@ TEST(cli_node, get_block_prints_cometbfts_hash_beside_barrels_when_stored) {
     const auto zero = run_cli({"get", "block", "0", "--datadir", datadir});
     ASSERT_EQ(zero.status, 0) << zero.err;
     EXPECT_FALSE(json::parse(zero.out).contains("cometbft_hash"));
+}
+
+// Issue 38: a pruned datadir (run --retain-blocks) says which blocks it holds; `earliest` is the
+// first of them.
+TEST(cli_node, get_says_a_block_is_pruned_and_earliest_is_the_first_held) {
+    const TestChain& c = test_chain();
+    ScratchDir tmp;
+    const std::string datadir = tmp / "data";
+    {
+        auto s = store::Store::init(datadir, c.w.genesis, {.retain_blocks = 3});
+        ASSERT_TRUE(s) << s.error().message;
+        for (size_t k = 0; k < 6; ++k) ASSERT_TRUE((*s)->commit(c.blocks[k], c.outcomes[k]));
+        store::testing::wait_for_pruner(**s);
+    }
+    const std::string held = "this datadir holds blocks 4 to 6 and the genesis";
+    const std::string b2 = to_hex(c.blocks[1].hash), tx2 = to_hex(c.blocks[1].tx_hashes[0]);
+    const std::vector<test::BadInputCase> cases = {
+        {{"get", "block", "2"}, "", "block 2 is pruned: " + held},
+        {{"get", "block", "3", "--raw"}, "", "block 3 is pruned: " + held},
+        {{"get", "block", b2},
+         "",
+         "block " + b2 + " not found (" + held + "; older ones are pruned)"},
+        {{"get", "tx", tx2},
+         "",
+         "transaction " + tx2 + " not found (" + held + "; older ones are pruned)"},
+        {{"get", "receipt", tx2},
+         "",
+         "receipt of transaction " + tx2 + " not found (" + held + "; older ones are pruned)"},
+        {{"get", "block", "7"}, "", "block 7 not found"},
+    };
+    for (const auto& bad : cases) {
+        std::vector<std::string> args = bad.args;
+        args.insert(args.end(), {"--datadir", datadir});
+        SCOPED_TRACE(testing::PrintToString(args));
+        const auto r = run_cli(args);
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err, "error: " + bad.error + "\n");
+    }
+    const auto earliest = run_cli({"get", "block", "earliest", "--datadir", datadir});
+    ASSERT_EQ(earliest.status, 0) << earliest.err;
+    EXPECT_EQ(json::parse(earliest.out)["hash"], to_hex(c.blocks[3].hash));
+    EXPECT_EQ(run_cli({"get", "block", "0", "--datadir", datadir}).status, 0);
+    EXPECT_EQ(run_cli({"get", "tx", to_hex(c.blocks[3].tx_hashes[0]), "--datadir", datadir}).status,
+              0);
 }
 
 TEST(cli_node, help_lists_the_node_commands) {

@@ -124,6 +124,12 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
         {{"--cometbft-rpc", "http://127.0.0.1:26657"},
          "error: --cometbft-rpc needs --abci (a node on its own has no CometBFT)"},
         {{"--cometbft-batch", "0"}, "error: --cometbft-batch: must be at least 1"},
+        {{"--retain-blocks", "-1"},
+         "error: --retain-blocks: expected an unsigned 64-bit integer, got '-1'"},
+        {{"--retain-blocks", "100k"},
+         "error: --retain-blocks: expected an unsigned 64-bit integer, got '100k'"},
+        {{"--retain-blocks", "9223372036854775808"},
+         "error: --retain-blocks: must be at most 9223372036854775807, got 9223372036854775808"},
         {{"--abci", "tcp://127.0.0.1:26658", "--coinbase", "0x" + std::string(40, '1')},
          "error: --coinbase cannot be used with --abci: every node of a network builds the same "
          "blocks (the fee recipient is the genesis coinbase)"},

@@ -67,6 +67,11 @@ struct Options {
     /// document must stay under RocksDB's 4 GiB value limit, and hex doubles a block's bytes):
     /// init and open return an invalid_argument error for more.
     size_t max_block_bytes{kMaxBlockBytes};
+    /// Blocks kept (`run --retain-blocks`): a writer deletes blocks, their transactions and
+    /// receipts below head - retain_blocks + 1 in the background after its commits (the
+    /// pruner, pruner.hpp), never on a commit's own write path. 0 keeps every block. Account
+    /// and user state is never pruned; nor is block 0's header (docs/formats.md, "Pruning").
+    uint64_t retain_blocks{0};
 };
 
 /// What Store::recover found and did.
@@ -114,6 +119,10 @@ public:
     /// The head's state lattice (state::Lattice): its root() is head().state_root. The parent
     /// lattice of the next block's execution.
     const state::Lattice& lattice() const noexcept;
+    /// The first block held after the genesis: every block from it to the head is whole, none
+    /// between block 0 and it is answered (pruned, or never held by a state-synced node). 0 on
+    /// a datadir that never pruned. Thread-safe.
+    uint64_t earliest() const noexcept;
     /// The genesis' chain parameters (config, gas limit, timestamp, coinbase). Its `alloc` is
     /// empty: the initial state is in the accounts and users the store reads.
     const chain::Genesis& genesis() const noexcept;
@@ -202,6 +211,8 @@ public:
         uint64_t entries{0};
     };
     Expected<StateSum, StoreError> recompute_lattice(bool parallel = true) const;
+    /// Store::earliest() as of the snapshot: blocks 1 to earliest - 1 read as absent.
+    uint64_t earliest() const noexcept { return m_earliest; }
 
     state::ReadResult<state::Account> account(const Address& address) const override;
     state::ReadResult<u256> user(std::string_view name) const override;
@@ -216,10 +227,12 @@ public:
 private:
     friend class Store;
     struct Handle;  // the RocksDB snapshot
-    Snapshot(const Store::Impl& impl, std::unique_ptr<Handle> handle, const Head& head) noexcept;
+    Snapshot(const Store::Impl& impl, std::unique_ptr<Handle> handle, const Head& head,
+             uint64_t earliest) noexcept;
     const Store::Impl& m_impl;
     std::unique_ptr<Handle> m_handle;
     Head m_head;
+    uint64_t m_earliest{0};
 };
 
 /// What verify_state found: the head it checked, and the root of the lattice summed from every
