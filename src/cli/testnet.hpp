@@ -36,6 +36,10 @@ inline constexpr uint64_t kJsonRpcOffset = 2;
 inline constexpr uint64_t kAbciOffset = 3;  ///< used when the node's Unix socket path is too long
 inline constexpr size_t kMaxNodes = 100;
 inline constexpr uint64_t kDefaultTimeoutCommitMs = 1000;
+/// Every validator takes a state snapshot every this many heights (`run --snapshot-interval`),
+/// so that a node can join by state sync (`testnet join --state-sync`).
+inline constexpr uint64_t kDefaultSnapshotInterval = 100;
+inline constexpr uint64_t kMaxSnapshotInterval = 1'000'000'000;
 /// Transactions per broadcast_tx_async batch barrel hands its CometBFT (`run --cometbft-batch`),
 /// and the batch size each node's CometBFT accepts (rpc.max_request_batch_size; 10 by default).
 inline constexpr size_t kBroadcastBatch = 100;
@@ -152,6 +156,9 @@ struct Testnet {
     CometSettings settings;
     /// More arguments for every node's `barrel-node run` (init --node-arg); none for kvstore.
     std::vector<std::string> node_args;
+    /// `run --snapshot-interval` of every barrel-node (0: none); absent from an older
+    /// testnet.json: 0.
+    uint64_t snapshot_interval{0};
     std::vector<Node> nodes;
 
     std::string genesis_path() const;  ///< DIR/genesis.json: barrel's genesis
@@ -181,11 +188,20 @@ Expected<std::string, std::string> set_toml_value(std::string_view text, std::st
                                                   std::string_view key, std::string_view value);
 
 /// What a node's config.toml is given.
+/// CometBFT's [statesync] for a node that joins from a snapshot instead of from height 1: the
+/// light client's RPC servers (two, as CometBFT requires) and the header it trusts.
+struct StateSyncConfig {
+    std::vector<std::string> rpc_servers;  ///< http://HOST:PORT
+    uint64_t trust_height{0};
+    std::string trust_hash;  ///< the block hash at trust_height, upper-case hex as CometBFT prints
+};
+
 struct NodeConfig {
     const Node* node{nullptr};
     std::vector<std::string> persistent_peers;  ///< ID@HOST:PORT
     uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
     CometSettings settings;  ///< max_block_bytes is genesis.json's, not config.toml's
+    std::optional<StateSyncConfig> state_sync;
 };
 
 /// CometBFT's config.toml for `config.node`: moniker, proxy_app (its ABCI address, or
@@ -269,5 +285,12 @@ Expected<HttpAnswer, std::string> http_request(const std::string& url,
 Expected<uint64_t, std::string> barrel_height(const std::string& json_rpc_url);
 /// CometBFT's latest block height (`/status`) at `rpc_url`.
 Expected<uint64_t, std::string> cometbft_height(const std::string& rpc_url);
+
+/// CometBFT's latest block (`/status`: sync_info.latest_block_height and latest_block_hash).
+struct LatestBlock {
+    uint64_t height{0};
+    std::string hash;  ///< as CometBFT prints it: 64 upper-case hex digits
+};
+Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_url);
 
 }  // namespace barrel::cli::testnet

@@ -320,6 +320,10 @@ std::vector<std::string> barrel_argv(const std::string& self, const Testnet& net
                                   std::to_string(kBroadcastBatch),
                                   "--http",
                                   "127.0.0.1:" + std::to_string(n.ports.json_rpc)};
+    if (net.snapshot_interval != 0) {
+        argv.emplace_back("--snapshot-interval");
+        argv.push_back(std::to_string(net.snapshot_interval));
+    }
     argv.insert(argv.end(), net.node_args.begin(), net.node_args.end());
     return argv;
 }
@@ -496,6 +500,7 @@ struct InitOptions {
     uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
     CometSettings settings;
     std::vector<std::string> node_args;
+    uint64_t snapshot_interval{kDefaultSnapshotInterval};
     bool default_genesis{true};
     std::string genesis_text;  ///< barrel's genesis, as given (none for kvstore)
     chain::Genesis genesis;
@@ -503,8 +508,8 @@ struct InitOptions {
 
 /// The options `testnet start` gives each barrel-node itself: a --node-arg may not give them
 /// again (run would refuse the option given twice, and the node would not start).
-constexpr std::array<std::string_view, 5> kStartsOwnArgs = {"--datadir", "--abci", "--cometbft-rpc",
-                                                            "--cometbft-batch", "--http"};
+constexpr std::array<std::string_view, 6> kStartsOwnArgs = {
+    "--datadir", "--abci", "--cometbft-rpc", "--cometbft-batch", "--http", "--snapshot-interval"};
 
 CometSettings parse_settings_options(const ParsedArgs& args) {
     CometSettings settings;
@@ -537,7 +542,17 @@ void parse_app_options(const ParsedArgs& args, InitOptions& o) {
         if (args.has("--genesis"))
             fail("--genesis: a kvstore network has no barrel genesis (--app kvstore)");
         if (!node_args.empty()) fail("--node-arg: a kvstore network runs no barrel-node");
+        if (args.has("--snapshot-interval"))
+            fail("--snapshot-interval: a kvstore network runs no barrel-node (--app kvstore)");
+        o.snapshot_interval = 0;
         return;
+    }
+    if (const auto v = args.value("--snapshot-interval")) {
+        o.snapshot_interval = parse_u64_option("--snapshot-interval", *v);
+        if (o.snapshot_interval > kMaxSnapshotInterval)
+            fail("--snapshot-interval: expected 0 (none) to " +
+                 std::to_string(kMaxSnapshotInterval) + " heights, got " +
+                 std::to_string(o.snapshot_interval));
     }
     for (std::string_view a : node_args) {
         for (std::string_view own : kStartsOwnArgs)
@@ -612,8 +627,9 @@ std::string network_genesis(const InitOptions& o, std::string comet_genesis) {
 
 /// Node `n`'s config.toml in `home` for the network's settings, with `peers` as its peers.
 void write_node_config(const Testnet& net, const Node& n, const std::string& home,
-                       const std::vector<const Node*>& peers) {
-    NodeConfig config{&n, {}, net.timeout_commit_ms, net.settings};
+                       const std::vector<const Node*>& peers,
+                       std::optional<StateSyncConfig> state_sync = std::nullopt) {
+    NodeConfig config{&n, {}, net.timeout_commit_ms, net.settings, std::move(state_sync)};
     for (const Node* peer : peers) config.persistent_peers.push_back(peer->p2p_address());
     auto toml =
         configure_node(read_small_file(home + "/config/config.toml", "config.toml"), config);
@@ -633,6 +649,7 @@ Testnet write_network(const InitOptions& o, const std::string& cometbft, const s
     net.timeout_commit_ms = o.timeout_commit_ms;
     net.settings = o.settings;
     net.node_args = o.node_args;
+    net.snapshot_interval = o.snapshot_interval;
     for (size_t i = 0; i < o.validators; ++i) {
         const std::string id = node_id_of(cometbft, tmp + "/node" + std::to_string(i));
         auto node = make_node(o.dir, i, true, o.base_port, id, o.app);
@@ -693,6 +710,10 @@ void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
                 << "test test test test test test junk'): for tests only\n";
     ctx.out << "CometBFT settings: " << settings_summary(net)
             << " (the rest: CometBFT's defaults)\n";
+    if (net.snapshot_interval != 0)
+        ctx.out << "state snapshots every " << net.snapshot_interval
+                << " heights (a late node joins with: barrel-node testnet join --dir "
+                << dir_as_given << " --state-sync)\n";
     if (!net.node_args.empty()) {
         ctx.out << "each barrel-node run also gets:";
         for (const auto& a : net.node_args) ctx.out << " " << a;
@@ -783,8 +804,40 @@ int stop_handler(Context& ctx, const ParsedArgs& args) {
 // ---- join
 // ----------------------------------------------------------------------------------------
 
+/// The [statesync] settings of a node joining `net` by state sync: two of its running
+/// validators' CometBFT RPC servers for the light client, and the latest block of the first as
+/// the trusted header (CometBFT's light client verifies the snapshot's height from it).
+StateSyncConfig state_sync_config(const Testnet& net) {
+    StateSyncConfig sync;
+    std::string reasons;
+    for (const Node& n : net.nodes) {
+        if (!n.validator) continue;
+        const auto latest = cometbft_latest_block(n.cometbft_rpc_url());
+        if (!latest) {
+            reasons += "; node " + std::to_string(n.index) + ": " + latest.error();
+            continue;
+        }
+        if (sync.rpc_servers.empty()) {
+            sync.trust_height = latest->height;
+            sync.trust_hash = latest->hash;
+        }
+        sync.rpc_servers.push_back(n.cometbft_rpc_url());
+        if (sync.rpc_servers.size() == 2) break;
+    }
+    if (sync.rpc_servers.size() < 2)
+        fail("--state-sync: CometBFT's light client needs two running validators' RPC, and " +
+             std::to_string(sync.rpc_servers.size()) + " answered" + reasons +
+             " (start the network first: barrel-node testnet start)");
+    if (sync.trust_height == 0)
+        fail("--state-sync: the network has no block yet to trust (wait for its first height)");
+    return sync;
+}
+
 int join_handler(Context& ctx, const ParsedArgs& args) {
     Testnet net = load_testnet(args);
+    const bool by_state_sync = args.has("--state-sync");
+    if (by_state_sync && net.app != App::barrel)
+        fail("--state-sync: a kvstore network offers no snapshots (--app kvstore)");
     const size_t index = net.nodes.size();
     if (index >= kMaxNodes)
         fail("the testnet has " + std::to_string(index) + " nodes, the most it may have");
@@ -811,7 +864,9 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     std::vector<const Node*> peers;
     for (const Node& peer : net.nodes)
         if (peer.validator) peers.push_back(&peer);
-    write_node_config(net, *node, tmp, peers);
+    std::optional<StateSyncConfig> sync;
+    if (by_state_sync) sync = state_sync_config(net);
+    write_node_config(net, *node, tmp, peers, sync);
     // The network's genesis, byte for byte: CometBFT refuses a node whose genesis differs.
     write_text(tmp + "/config/genesis.json", comet_genesis);
     if (genesis) init_datadir(tmp + "/barrel", *genesis);
@@ -824,6 +879,11 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     placed.release();
     ctx.out << "node " << index << " joins as a full node (not a validator), peers: the "
             << peers.size() << " validators\n";
+    if (sync)
+        ctx.out << "it restores the state from a snapshot (state sync), trusting height "
+                << sync->trust_height << " (" << sync->trust_hash << ") from "
+                << sync->rpc_servers[0] << " and " << sync->rpc_servers[1]
+                << ", then catches up by block sync\n";
     start_nodes(ctx, net, {index}, cometbft, timeout, false);
     return kExitOk;
 }
@@ -870,6 +930,9 @@ Command testnet_init_command() {
                  "[consensus] create_empty_blocks (default: true)"},
                 {"--max-block-bytes", "N",
                  "The genesis' consensus_params.block.max_bytes (default: CometBFT's, 22020096)"},
+                {"--snapshot-interval", "N",
+                 "Every barrel-node takes a state snapshot every N heights, for nodes that join "
+                 "by state sync (default: 100; 0: none)"},
                 {"--node-arg", "ARG",
                  "One more argument for every node's barrel-node run (repeatable: --node-arg "
                  "--txpool-max-pending --node-arg 40000)",
@@ -928,11 +991,18 @@ Command testnet_join_command() {
         .name = "testnet join",
         .summary = "Add a full node (not a validator) to a local network and start it",
         .args = {},
-        .options = {kDirOption, kCometOption, kTimeoutOption},
+        .options = {kDirOption,
+                    {"--state-sync", "",
+                     "Join from a validator's state snapshot (CometBFT state sync, checked "
+                     "against the light client's app hash) instead of replaying every block"},
+                    kCometOption, kTimeoutOption},
         .details =
             "Makes DIR/nodeN (cometbft init, the network's genesis.json, the validators as its\n"
             "peers, a barrel datadir from the same genesis, the ports after the last node's),\n"
-            "adds it to testnet.json and starts it: it catches up by block sync.",
+            "adds it to testnet.json and starts it: it catches up by block sync. With\n"
+            "--state-sync its config.toml [statesync] names two running validators' RPC and\n"
+            "their latest block as the trusted header: it restores the newest snapshot the\n"
+            "validators offer (run --snapshot-interval), then block-syncs from there.",
         .handler = join_handler,
     };
 }

@@ -141,7 +141,10 @@ std::string to_json_text(const Testnet& net) {
     doc["base_port"] = net.base_port;
     doc["timeout_commit_ms"] = net.timeout_commit_ms;
     doc["settings"] = settings_json(net.settings);
-    if (net.app == App::barrel) doc["node_args"] = net.node_args;
+    if (net.app == App::barrel) {
+        doc["node_args"] = net.node_args;
+        doc["snapshot_interval"] = net.snapshot_interval;
+    }
     doc["nodes"] = std::move(nodes);
     return doc.dump(2) + "\n";
 }
@@ -256,6 +259,11 @@ Testnet parse_network(const Json& doc) {
     net.timeout_commit_ms = top.number(doc, "timeout_commit_ms");
     net.settings = parse_settings(doc);
     net.node_args = parse_node_args(doc, net.app);
+    if (doc.contains("snapshot_interval")) {
+        net.snapshot_interval = top.number(doc, "snapshot_interval");
+        if (net.app != App::barrel && net.snapshot_interval != 0)
+            throw Reader::Failure{"snapshot_interval: a kvstore network runs no barrel-node"};
+    }
     return net;
 }
 
@@ -391,6 +399,16 @@ Expected<std::string, std::string> configure_node(std::string_view config_toml,
         {"instrumentation", {"prometheus", "false"}},
     };
     for (auto& e : settings_edits(config.settings)) edits.push_back(std::move(e));
+    if (const auto& sync = config.state_sync) {
+        std::string servers;
+        for (const auto& s : sync->rpc_servers) servers += (servers.empty() ? "" : ",") + s;
+        edits.push_back({"statesync", {"enable", "true"}});
+        edits.push_back({"statesync", {"rpc_servers", toml_string(servers)}});
+        edits.push_back({"statesync", {"trust_height", std::to_string(sync->trust_height)}});
+        edits.push_back({"statesync", {"trust_hash", toml_string(sync->trust_hash)}});
+        // CometBFT's 15 s default: the network offers snapshots from the start on loopback.
+        edits.push_back({"statesync", {"discovery_time", toml_string("5s")}});
+    }
     std::string text{config_toml};
     for (const auto& [section, entry] : edits) {
         auto edited = set_toml_value(text, section, entry.first, entry.second);

@@ -369,18 +369,29 @@ Expected<uint64_t, std::string> barrel_height(const std::string& json_rpc_url) {
 }
 
 Expected<uint64_t, std::string> cometbft_height(const std::string& rpc_url) {
+    auto latest = cometbft_latest_block(rpc_url);
+    if (!latest) return unexpected(latest.error());
+    return latest->height;
+}
+
+Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_url) {
     auto doc = json_answer(http_request(rpc_url + "/status", std::nullopt, kProbeTimeout));
     if (!doc) return unexpected(doc.error());
-    const nlohmann::json* v = &*doc;
-    for (const char* name : {"result", "sync_info", "latest_block_height"}) {
-        if (!v->is_object() || !v->contains(name))
-            return unexpected(std::string{"no result.sync_info.latest_block_height"});
-        v = &(*v)[name];
-    }
-    if (!v->is_string()) return unexpected(std::string{"no result.sync_info.latest_block_height"});
-    const auto height = parse_u64(v->get<std::string>());
+    const auto member = [&](const char* name) -> const nlohmann::json* {
+        const nlohmann::json* v = &*doc;
+        for (const char* step : {"result", "sync_info", name}) {
+            if (!v->is_object() || !v->contains(step)) return nullptr;
+            v = &(*v)[step];
+        }
+        return v->is_string() ? v : nullptr;
+    };
+    const nlohmann::json* height_text = member("latest_block_height");
+    const nlohmann::json* hash_text = member("latest_block_hash");
+    if (!height_text) return unexpected(std::string{"no result.sync_info.latest_block_height"});
+    if (!hash_text) return unexpected(std::string{"no result.sync_info.latest_block_hash"});
+    const auto height = parse_u64(height_text->get<std::string>());
     if (!height) return unexpected(std::string{"not a block height"});
-    return *height;
+    return LatestBlock{*height, hash_text->get<std::string>()};
 }
 
 }  // namespace barrel::cli::testnet

@@ -364,7 +364,7 @@ TEST(cli_testnet, configure_node_edits_the_config_cometbft_writes) {
     ASSERT_FALSE(original.empty());
     const auto node = tn::make_node("/tmp/net", 1, true, 26600, std::string(40, 'a'));
     ASSERT_TRUE(node);
-    tn::NodeConfig config{&*node, {"x@127.0.0.1:26600", "y@127.0.0.1:26620"}, 250, {}};
+    tn::NodeConfig config{&*node, {"x@127.0.0.1:26600", "y@127.0.0.1:26620"}, 250, {}, {}};
     const auto edited = tn::configure_node(original, config);
     ASSERT_TRUE(edited) << edited.error();
     EXPECT_EQ(toml_value(*edited, "", "moniker"), "\"node1\"");
@@ -402,7 +402,7 @@ TEST(cli_testnet, configure_node_sets_the_settings_given_and_leaves_the_others_a
     EXPECT_EQ(toml_value(original, "mempool", "recheck"), "true");
     const auto node = tn::make_node("/tmp/net", 0, true, 26600, std::string(40, 'a'));
     ASSERT_TRUE(node);
-    tn::NodeConfig config{&*node, {}, 250, {}};
+    tn::NodeConfig config{&*node, {}, 250, {}, {}};
     const auto plain = tn::configure_node(original, config);
     ASSERT_TRUE(plain) << plain.error();
     for (const auto& [section, key] :

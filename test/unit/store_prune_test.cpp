@@ -45,7 +45,7 @@ void commit_decided(store::Store& s, size_t k) {
     auto b = block::decode_block(w.blocks[k]);
     ASSERT_TRUE(b);
     b->senders = w.senders[k];
-    const auto outcome = exec::execute(*b, s, s.head().state_root, w.genesis.config);
+    const auto outcome = exec::execute(*b, s, s.lattice(), w.genesis.config);
     ASSERT_TRUE(outcome);
     const Bytes consensus(32, static_cast<uint8_t>(k + 1));
     ASSERT_TRUE(s.commit(*b, *outcome, true, consensus));

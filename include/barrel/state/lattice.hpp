@@ -47,8 +47,14 @@ public:
 
     Lattice& operator+=(const Lattice& other) noexcept;
     Lattice& operator-=(const Lattice& other) noexcept;
-    friend Lattice operator+(Lattice a, const Lattice& b) noexcept { return a += b; }
-    friend Lattice operator-(Lattice a, const Lattice& b) noexcept { return a -= b; }
+    friend Lattice operator+(const Lattice& a, const Lattice& b) noexcept {
+        Lattice sum = a;
+        return sum += b;
+    }
+    friend Lattice operator-(const Lattice& a, const Lattice& b) noexcept {
+        Lattice difference = a;
+        return difference -= b;
+    }
     friend bool operator==(const Lattice&, const Lattice&) = default;
 
     bool is_zero() const noexcept;
