@@ -92,7 +92,9 @@ Expected<void, StoreError> Store::begin_restore(uint64_t height) {
     Impl& impl = *m_impl;
     if (impl.options.read_only)
         return fail(StoreErrorCode::invalid_argument, "restore: the store is open read-only");
-    if (impl.head.number != 0 || impl.earliest.load() != 0 || impl.restoring)
+    // A restore under way may begin again (another snapshot offered after one was rejected):
+    // its entries are deleted with the rest.
+    if (impl.head.number != 0 || impl.earliest.load() != 0)
         return fail(StoreErrorCode::invalid_argument,
                     "restore: the datadir holds blocks (head " + std::to_string(impl.head.number) +
                         "); a snapshot is restored only into a new datadir");

@@ -211,7 +211,7 @@ Expected<std::vector<Entry>, SnapshotError> decode_chunk(BytesView chunk) {
     return entries;
 }
 
-Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at) {
+Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at, size_t chunk_target) {
     const uint64_t height = at.head().number;
     auto record = at.header_record(height);
     if (!record)
@@ -249,7 +249,7 @@ Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at) {
         info.partial.add(entry);
         info.entries += 1;
         info.last_key.assign(decoded->key.begin(), decoded->key.end());
-        if (chunk.size() >= kChunkTargetBytes) close_chunk();
+        if (chunk.size() >= chunk_target) close_chunk();
         return true;
     });
     if (!walked)

@@ -188,7 +188,8 @@ public:
     /// (head 0, nothing pruned): in one synced batch, the genesis state is deleted and the
     /// marker `meta/restoring` written. From here until finish_restore, a writer's open (after a
     /// crash) deletes the restored entries and the marker and puts the genesis state back: a
-    /// restore starts over, never resumes half-checked. invalid_argument on any other datadir.
+    /// restore starts over, never resumes half-checked. Called again during a restore, it
+    /// starts over (another snapshot). invalid_argument on any other datadir.
     Expected<void, StoreError> begin_restore(uint64_t height);
     /// Writes checked entries of the snapshot (account and user documents). Not synced: the
     /// final batch's synced write makes every earlier one durable (one WAL, in order).

@@ -116,8 +116,11 @@ struct Built {
     std::vector<Bytes> chunks;
 };
 /// The snapshot of `at` (its head's height): every entry in key order, cut into chunks by
-/// kChunkTargetBytes. Byte-identical for the same state and header on every node.
-Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at);
+/// kChunkTargetBytes. Byte-identical for the same state and header on every node. A test may
+/// cut smaller chunks (`chunk_target`): the Restorer checks a snapshot against its own index,
+/// whatever its cut.
+Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at,
+                                              size_t chunk_target = kChunkTargetBytes);
 
 /// A datadir's `snapshots/` folder: the complete snapshots, newest last. A snapshot is written
 /// under a hidden name and renamed into place whole, so a listed one is always complete; the
