@@ -54,7 +54,7 @@ public:
         const pb::RequestFinalizeBlock& request) = 0;
     virtual Answer<pb::ResponseCommit> commit(const pb::RequestCommit& request) = 0;
 
-    // Snapshot connection (state sync; barrel offers no snapshots).
+    // Snapshot connection (state sync: format 1 snapshots, src/sync and include/barrel/sync).
     virtual Answer<pb::ResponseListSnapshots> list_snapshots(
         const pb::RequestListSnapshots& request) = 0;
     virtual Answer<pb::ResponseOfferSnapshot> offer_snapshot(

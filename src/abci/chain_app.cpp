@@ -124,7 +124,21 @@ ChainApp::ChainApp(store::Store& store, pipeline::Pipeline& pipeline, pool::Pool
       m_pool{pool},
       m_config{std::move(config)},
       m_observer{std::move(observer)},
-      m_head{store.head()} {}
+      m_head{store.head()} {
+    if (m_config.snapshots && !m_config.lowest_retained_height) {
+        // CometBFT keeps its blocks from the oldest snapshot on: a node restoring it block-syncs
+        // from there.
+        sync::Snapshots* snapshots = m_config.snapshots;
+        m_config.lowest_retained_height = [snapshots] { return snapshots->oldest(); };
+    }
+    if (m_config.snapshots && m_config.snapshot_interval > 0)
+        m_snapshot_writer =
+            std::make_unique<sync::BackgroundWriter>(*m_config.snapshots, m_config.snapshot_hooks);
+}
+
+void ChainApp::wait_for_snapshots() {
+    if (m_snapshot_writer) m_snapshot_writer->wait_idle();
+}
 
 // ---- query connection ------------------------------------------------------------------------
 
@@ -419,6 +433,12 @@ Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/
     m_kept.clear();
     m_prepared.reset();
     if (m_observer.on_committed) m_observer.on_committed(sealed);
+    if (m_snapshot_writer && result->number % m_config.snapshot_interval == 0) {
+        // A RocksDB snapshot of this height, taken before the next block can commit; the writer
+        // reads it on its own thread, so Commit never waits for the chunks.
+        if (auto at = m_store.snapshot(); at)
+            (void)m_snapshot_writer->request(std::move(at).value());
+    }
     pb::ResponseCommit response;
     const auto lowest = m_config.lowest_retained_height ? m_config.lowest_retained_height()
                                                         : std::optional<uint64_t>{};
@@ -426,33 +446,106 @@ Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/
     return response;
 }
 
-// ---- snapshot connection: barrel offers no state sync -----------------------------------------
+// ---- snapshot connection: state sync (docs/formats.md, "State sync snapshots") -------------
+
+namespace {
+
+pb::ResponseOfferSnapshot::Result offer_result(sync::OfferVerdict verdict) noexcept {
+    switch (verdict) {
+        case sync::OfferVerdict::accept: return pb::ResponseOfferSnapshot::ACCEPT;
+        case sync::OfferVerdict::reject: return pb::ResponseOfferSnapshot::REJECT;
+        case sync::OfferVerdict::reject_format: return pb::ResponseOfferSnapshot::REJECT_FORMAT;
+        case sync::OfferVerdict::abort: return pb::ResponseOfferSnapshot::ABORT;
+    }
+    return pb::ResponseOfferSnapshot::ABORT;
+}
+
+pb::ResponseApplySnapshotChunk::Result chunk_result(sync::ChunkVerdict verdict) noexcept {
+    switch (verdict) {
+        case sync::ChunkVerdict::accept: return pb::ResponseApplySnapshotChunk::ACCEPT;
+        case sync::ChunkVerdict::retry: return pb::ResponseApplySnapshotChunk::RETRY;
+        case sync::ChunkVerdict::reject_snapshot:
+            return pb::ResponseApplySnapshotChunk::REJECT_SNAPSHOT;
+        case sync::ChunkVerdict::abort: return pb::ResponseApplySnapshotChunk::ABORT;
+    }
+    return pb::ResponseApplySnapshotChunk::ABORT;
+}
+
+}  // namespace
 
 Answer<pb::ResponseListSnapshots> ChainApp::list_snapshots(
     const pb::RequestListSnapshots& /*request*/) {
     const CallTimer timer{m_observer, "list_snapshots"};
-    return pb::ResponseListSnapshots{};
+    pb::ResponseListSnapshots response;
+    if (!m_config.snapshots) return response;
+    for (const sync::Descriptor& d : m_config.snapshots->list()) {
+        pb::Snapshot* s = response.add_snapshots();
+        s->set_height(d.height);
+        s->set_format(d.format);
+        s->set_chunks(d.chunks);
+        s->set_hash(string_of(d.hash));
+        s->set_metadata(string_of(d.metadata));
+    }
+    return response;
 }
 
 Answer<pb::ResponseOfferSnapshot> ChainApp::offer_snapshot(
-    const pb::RequestOfferSnapshot& /*request*/) {
+    const pb::RequestOfferSnapshot& request) {
     const CallTimer timer{m_observer, "offer_snapshot"};
+    std::lock_guard lock{m_restore_mutex};
     pb::ResponseOfferSnapshot response;
-    response.set_result(pb::ResponseOfferSnapshot::REJECT);
+    const pb::Snapshot& offered = request.snapshot();
+    // A hash or app hash of another size is no snapshot of barrel's.
+    if (offered.hash().size() != Hash::size() || request.app_hash().size() != Hash::size()) {
+        response.set_result(pb::ResponseOfferSnapshot::REJECT);
+        return response;
+    }
+    const sync::Descriptor descriptor{offered.height(), offered.format(), offered.chunks(),
+                                      Hash::from_view(view_of(offered.hash())),
+                                      Bytes(offered.metadata().begin(), offered.metadata().end())};
+    m_restorer.reset();
+    auto offer =
+        sync::Restorer::offer(m_store, descriptor, Hash::from_view(view_of(request.app_hash())));
+    response.set_result(offer_result(offer.verdict));
+    m_restorer = std::move(offer.restorer);
     return response;
 }
 
 Answer<pb::ResponseLoadSnapshotChunk> ChainApp::load_snapshot_chunk(
-    const pb::RequestLoadSnapshotChunk& /*request*/) {
+    const pb::RequestLoadSnapshotChunk& request) {
     const CallTimer timer{m_observer, "load_snapshot_chunk"};
-    return pb::ResponseLoadSnapshotChunk{};
+    pb::ResponseLoadSnapshotChunk response;
+    if (!m_config.snapshots) return response;
+    // An empty chunk tells the peer this node has none (a snapshot pruned meanwhile).
+    if (auto chunk = m_config.snapshots->chunk(request.height(), request.format(), request.chunk()))
+        response.set_chunk(string_of(*chunk));
+    return response;
 }
 
 Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
-    const pb::RequestApplySnapshotChunk& /*request*/) {
+    const pb::RequestApplySnapshotChunk& request) {
     const CallTimer timer{m_observer, "apply_snapshot_chunk"};
+    std::lock_guard lock{m_restore_mutex};
     pb::ResponseApplySnapshotChunk response;
-    response.set_result(pb::ResponseApplySnapshotChunk::ABORT);
+    if (!m_restorer) {
+        response.set_result(pb::ResponseApplySnapshotChunk::ABORT);
+        return response;
+    }
+    const sync::ChunkResult result = m_restorer->apply(request.index(), view_of(request.chunk()));
+    response.set_result(chunk_result(result.verdict));
+    if (result.verdict == sync::ChunkVerdict::retry) {
+        for (const uint32_t i : result.refetch) response.add_refetch_chunks(i);
+        // The chunk came from this peer: CometBFT fetches it again from another.
+        if (!request.sender().empty()) response.add_reject_senders(request.sender());
+    }
+    if (result.verdict == sync::ChunkVerdict::reject_snapshot) m_restorer.reset();
+    if (result.done) {
+        // Info now answers height H and its root: CometBFT goes on by block sync from H + 1,
+        // whose FinalizeBlock executes on the restored head (the pipeline reads Store::head()).
+        m_restorer.reset();
+        std::lock_guard head_lock{m_head_mutex};
+        m_head = m_store.head();
+    }
     return response;
 }
 

@@ -32,6 +32,7 @@
 #include <barrel/pool/pool.hpp>
 #include <barrel/seal/sealer.hpp>
 #include <barrel/store/store.hpp>
+#include <barrel/sync/snapshot.hpp>
 
 #include "abci/application.hpp"
 
@@ -64,7 +65,16 @@ struct ChainConfig {
     /// The lowest height that must stay in CometBFT's block store whatever retain_blocks says
     /// (the oldest state-sync snapshot kept: a node restoring it needs the blocks after it);
     /// none by default. Called at every Commit, on the consensus connection's thread.
+    /// none by default, and the oldest snapshot kept when `snapshots` is given.
     std::function<std::optional<uint64_t>()> lowest_retained_height{};
+    /// State-sync snapshots (docs/formats.md, "State sync snapshots"): ListSnapshots lists and
+    /// LoadSnapshotChunk serves these; none served without.
+    sync::Snapshots* snapshots{nullptr};
+    /// After Commit of a height that is a multiple of it, a snapshot of that height is taken in
+    /// the background (`run --snapshot-interval`); 0 takes none.
+    uint64_t snapshot_interval{0};
+    /// The background writer's hooks (the node's log; a test's hold).
+    sync::WriterHooks snapshot_hooks{};
 };
 
 /// Commit's retain_height for a head of `head` (CometBFT: 0 keeps every block; otherwise the
@@ -145,6 +155,9 @@ public:
     Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
         const pb::RequestApplySnapshotChunk& request) override;
 
+    /// Until the background writer has written the snapshots asked for so far (tests).
+    void wait_for_snapshots();
+
 private:
     /// A proposal checked by ProcessProposal: CometBFT's block hash and barrel's checked block.
     struct Kept {
@@ -187,6 +200,13 @@ private:
     /// thread's.
     mutable std::mutex m_head_mutex;
     store::Head m_head;
+
+    /// The snapshot connection's restore (OfferSnapshot, ApplySnapshotChunk), one at a time.
+    std::mutex m_restore_mutex;
+    std::unique_ptr<sync::Restorer> m_restorer;
+
+    /// Takes the snapshots after Commit; last, so that it stops before anything it reads.
+    std::unique_ptr<sync::BackgroundWriter> m_snapshot_writer;
 };
 
 }  // namespace barrel::abci

@@ -86,9 +86,16 @@ Expected<std::unique_ptr<Node>, std::string> Node::open(NodeConfig config, std::
     std::unique_ptr<Node> node{new Node{std::move(config), log, stop_signals}};
     if (auto opened = node->open_store(); !opened) return unexpected(opened.error());
     if (auto opened = node->open_journal(); !opened) return unexpected(opened.error());
-    if (!node->m_config.abci.empty())
+    if (!node->m_config.abci.empty()) {
+        if (node->m_config.snapshot_interval > 0) {
+            const auto dir = std::filesystem::path{node->m_config.datadir} / "snapshots";
+            auto snapshots =
+                sync::Snapshots::open(dir, static_cast<size_t>(node->m_config.snapshot_keep));
+            if (!snapshots) return unexpected("snapshots: " + snapshots.error().message);
+            node->m_snapshots = std::move(snapshots).value();
+        }
         node->make_application();
-    else if (node->m_config.local_sealer)
+    } else if (node->m_config.local_sealer)
         node->make_sealer();
     return node;
 }
@@ -211,10 +218,21 @@ void Node::make_application() {
     };
     m_app = std::make_unique<abci::ChainApp>(
         *m_store, *m_pipeline, *m_pool,
-        abci::ChainConfig{.max_proposal_txs = m_config.max_proposal_txs.value_or(SIZE_MAX),
-                          .coinbase = m_config.seal.coinbase,
-                          .version = std::string{kClientVersion},
-                          .retain_blocks = m_config.retain_blocks},
+        abci::ChainConfig{
+            .max_proposal_txs = m_config.max_proposal_txs.value_or(SIZE_MAX),
+            .coinbase = m_config.seal.coinbase,
+            .version = std::string{kClientVersion},
+            .retain_blocks = m_config.retain_blocks,
+            .snapshots = m_snapshots.get(),
+            .snapshot_interval = m_config.snapshot_interval,
+            .snapshot_hooks =
+                {.written =
+                     [this](const Expected<sync::Descriptor, sync::SnapshotError>& taken) {
+                         log_line(taken
+                                      ? "abci: snapshot of block " + std::to_string(taken->height) +
+                                            ", " + std::to_string(taken->chunks) + " chunks\n"
+                                      : "abci: snapshot failed: " + taken.error().message + "\n");
+                     }}},
         std::move(observer));
 }
 

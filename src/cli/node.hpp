@@ -47,6 +47,11 @@ struct NodeConfig {
     std::string datadir;
     /// store::Options::retain_blocks (`--retain-blocks`): 0 keeps every block.
     uint64_t retain_blocks{0};
+    /// With `abci`: a state-sync snapshot after the commit of every multiple of this height
+    /// (`--snapshot-interval`), in DATADIR/snapshots/; 0 takes none and serves none.
+    uint64_t snapshot_interval{0};
+    /// Snapshots kept (`--snapshot-keep`), the newest.
+    uint64_t snapshot_keep{2};
     /// Its chain fields (chain id, base fee, block gas limit) come from the datadir's genesis.
     pool::Config pool;
     /// Its coinbase is `coinbase`, else the genesis coinbase.
@@ -147,6 +152,7 @@ private:
     rpc::Events m_events;
     std::unique_ptr<seal::Sealer> m_sealer;
     std::thread m_sealing;
+    std::unique_ptr<sync::Snapshots> m_snapshots;  ///< before m_app, which writes into it
     std::unique_ptr<abci::ChainApp> m_app;
     std::unique_ptr<abci::CometClient> m_comet;
     std::unique_ptr<abci::Server> m_abci;

@@ -119,6 +119,12 @@ void bind_network(BoundOptions& o, NodeConfig& c) {
             {"Transactions per broadcast_tx_async batch (CometBFT's rpc.max_request_batch_size "
              "bounds it)"},
             c.cometbft.batch, {1, 10'000});
+    o.count("--snapshot-interval",
+            {"With --abci: a state-sync snapshot after the commit of every multiple of N blocks, "
+             "in DATADIR/snapshots/, listed and served to CometBFT; 0 takes none"},
+            c.snapshot_interval, {0, std::numeric_limits<int64_t>::max()});
+    o.count("--snapshot-keep", {"State-sync snapshots kept, the newest"}, c.snapshot_keep,
+            {1, 1000});
 }
 
 /// Every option of `run`, bound into `c`.
@@ -168,6 +174,8 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     config.http.threads = config.http.workers;
     if (!config.cometbft_rpc.empty() && config.abci.empty())
         fail("--cometbft-rpc needs --abci (a node on its own has no CometBFT)");
+    if (config.snapshot_interval > 0 && config.abci.empty())
+        fail("--snapshot-interval needs --abci (snapshots are served to CometBFT's state sync)");
     // Every validator builds each decided block itself: a fee recipient of one node's own
     // would give it another state root than the others', and halt it at the next height.
     if (!config.abci.empty() && config.coinbase)

@@ -157,7 +157,9 @@ Expected<void, StoreError> check_head_is_whole(Store::Impl& impl, const Head& he
     if (!index) return unexpected(index.error());
     if (!*index || **index != number_key(head.number))
         return missing("the block's hash index entry");
-    if (head.number == 0) return {};
+    // A head restored from a state-sync snapshot has its header and hash index, never its raw
+    // block or transactions: the node holds blocks from earliest = head + 1 on.
+    if (head.number == 0 || impl.earliest.load() > head.number) return {};
     auto raw = impl.get(kBlocks, number_key(head.number));
     if (!raw) return unexpected(raw.error());
     if (!*raw) return missing("the raw block");
@@ -307,6 +309,8 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> open_writer(const fs::path& p
     impl->earliest.store(*earliest);
     if (seen.needs_chain_document)
         if (auto w = write_chain_parameters(*impl); !w) return unexpected(w.error());
+    if (auto abandoned = abandon_interrupted_restore(*impl); !abandoned)
+        return unexpected(abandoned.error());
     const bool current = seen.committed && !seen.committed_damaged &&
                          seen.committed->number == impl->head.number &&
                          seen.committed->hash == impl->head.hash;
@@ -400,7 +404,10 @@ Expected<void, StoreError> build_datadir(const fs::path& dir, const chain::Genes
 /// (a header still stored between block 0 and earliest), which it does first.
 Expected<void, StoreError> start_pruner(Store::Impl& impl) {
     bool unfinished = false;
-    if (const uint64_t earliest = impl.earliest.load(); earliest > 1) {
+    // Below the head only: a restored head sits below earliest, and its header stays.
+    if (const uint64_t earliest =
+            std::min(impl.earliest.load(), std::max<uint64_t>(impl.head.number, 1));
+        earliest > 1) {
         const std::string end = number_key(earliest);
         const rocksdb::Slice upper{end};
         rocksdb::ReadOptions ro;

@@ -22,7 +22,10 @@ constexpr size_t kChunkTransactions = 50'000;
 }  // namespace
 
 Pruner::Pruner(Store::Impl& impl, uint64_t retain_blocks)
-    : m_impl{impl}, m_retain{retain_blocks}, m_target{impl.earliest.load()} {
+    : m_impl{impl},
+      m_retain{retain_blocks},
+      m_target{impl.earliest.load()},
+      m_head{impl.head.number} {
     m_thread = std::thread{[this] { run(); }};
 }
 
@@ -42,6 +45,10 @@ bool Pruner::stopping() const {
 }
 
 void Pruner::committed(uint64_t head) {
+    {
+        const std::lock_guard lock{m_mutex};
+        m_head = head;
+    }
     // Blocks 1 to head are no more than retained: nothing to prune (and no entry to write).
     if (m_retain == 0 || head <= m_retain) return;
     const uint64_t target = head - m_retain + 1;
@@ -63,11 +70,12 @@ void Pruner::run() {
     // The first round resumes what a crash interrupted: blocks still stored below earliest.
     while (!m_stop) {
         const uint64_t target = m_target;
+        const uint64_t head = m_head;
         m_busy = true;
         lock.unlock();
         // A failed round (a full disk) is tried again at the next target: the commits, which
         // share RocksDB's error state, report the disk.
-        (void)prune_to(target);
+        (void)prune_to(target, head);
         lock.lock();
         m_done = target;
         m_busy = false;
@@ -78,7 +86,7 @@ void Pruner::run() {
     m_idle.notify_all();
 }
 
-Expected<void, StoreError> Pruner::prune_to(uint64_t target) {
+Expected<void, StoreError> Pruner::prune_to(uint64_t target, uint64_t head) {
     if (target > m_impl.earliest.load()) {
         rocksdb::WriteBatch mark;
         const std::string value = number_key(target);
@@ -91,7 +99,8 @@ Expected<void, StoreError> Pruner::prune_to(uint64_t target) {
         m_impl.earliest.store(target);
         testing::detail::pause_pruner(testing::PruneStep::marked, [this] { return stopping(); });
     }
-    const uint64_t below = m_impl.earliest.load();
+    // A state-synced datadir's head (its restore height) is below earliest, and stays whole.
+    const uint64_t below = std::min(m_impl.earliest.load(), std::max<uint64_t>(head, 1));
     while (!stopping()) {
         auto deleted = delete_chunk(below);
         if (!deleted) return unexpected(deleted.error());

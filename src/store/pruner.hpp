@@ -47,8 +47,9 @@ public:
 
 private:
     void run();
-    /// Writes `meta/earliest` = target if it moves, then deletes what is below it.
-    Expected<void, StoreError> prune_to(uint64_t target);
+    /// Writes `meta/earliest` = target if it moves, then deletes what is below it and below
+    /// `head` (a restored head sits below earliest, and open needs its header).
+    Expected<void, StoreError> prune_to(uint64_t target, uint64_t head);
     /// Deletes one chunk of the held blocks below `below`, from the first one stored after
     /// block 0; false when there was none.
     Expected<bool, StoreError> delete_chunk(uint64_t below);
@@ -60,6 +61,7 @@ private:
     std::condition_variable m_wake;  ///< a new target, or stop
     std::condition_variable m_idle;  ///< wait_idle's
     uint64_t m_target{0};            ///< the earliest block the last commit asks for
+    uint64_t m_head{0};              ///< the head the last commit made (never deleted)
     uint64_t m_done{UINT64_MAX};     ///< the target of the last round finished (none yet)
     bool m_busy{true};               ///< a round is running (the first starts with the thread)
     bool m_stop{false};

@@ -54,6 +54,10 @@ inline constexpr std::string_view kChainKey = "chain";
 /// meta: the first block held after the genesis (Store::earliest), 8 bytes big-endian; absent
 /// until a block is pruned. Written before any of the blocks below it is deleted (pruner.hpp).
 inline constexpr std::string_view kEarliestKey = "earliest";
+/// meta: the height a state-sync restore is restoring (8 bytes big-endian), from
+/// Store::begin_restore to Store::finish_restore, which removes it in the batch that makes the
+/// restored head; found by a writer's open, it means a restore was interrupted (restore.cpp).
+inline constexpr std::string_view kRestoringKey = "restoring";
 /// meta: "hash:" ‖ block hash → 8-byte big-endian number.
 inline constexpr std::string_view kHashPrefix = "hash:";
 /// meta: "cometbft:" ‖ 8-byte big-endian number → CometBFT's hash of that block, as it sent it
@@ -112,6 +116,7 @@ struct Store::Impl {
     /// A writer's with Options::retain_blocks, or with a prune a crash interrupted: deletes old
     /// blocks on its own thread. Stopped by ~Store, before anything else is closed.
     std::unique_ptr<Pruner> pruner;
+    std::optional<uint64_t> restoring;  ///< the marker's height (Store::begin_restore)
     bool crash_points{false};  ///< BARREL_TEST_CRASH_AT names a commit point (crash_points.hpp)
 
     ~Impl();
@@ -132,6 +137,11 @@ struct Store::Impl {
     static Expected<std::unique_ptr<Impl>, StoreError> open_db(const std::filesystem::path& path,
                                                                bool create, const Options& options);
 };
+
+/// A writer's open of a datadir whose restore was interrupted (`meta/restoring`): deletes every
+/// account and user, puts the genesis state (`meta/genesis`) back and removes the marker, in one
+/// synced batch. Nothing to do without the marker.
+Expected<void, StoreError> abandon_interrupted_restore(Store::Impl& impl);
 
 /// A Snapshot's RocksDB snapshot, released with it (queries.cpp, state_entries.cpp).
 struct Snapshot::Handle {

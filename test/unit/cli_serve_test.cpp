@@ -130,6 +130,16 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
          "error: --retain-blocks: expected an unsigned 64-bit integer, got '100k'"},
         {{"--retain-blocks", "9223372036854775808"},
          "error: --retain-blocks: must be at most 9223372036854775807, got 9223372036854775808"},
+        {{"--snapshot-interval", "-1"},
+         "error: --snapshot-interval: expected an unsigned 64-bit integer, got '-1'"},
+        {{"--snapshot-interval", "9223372036854775808"},
+         "error: --snapshot-interval: must be at most 9223372036854775807, got "
+         "9223372036854775808"},
+        {{"--snapshot-interval", "100"},
+         "error: --snapshot-interval needs --abci (snapshots are served to CometBFT's state "
+         "sync)"},
+        {{"--snapshot-keep", "0"}, "error: --snapshot-keep: must be at least 1"},
+        {{"--snapshot-keep", "1001"}, "error: --snapshot-keep: must be at most 1000, got 1001"},
         {{"--abci", "tcp://127.0.0.1:26658", "--coinbase", "0x" + std::string(40, '1')},
          "error: --coinbase cannot be used with --abci: every node of a network builds the same "
          "blocks (the fee recipient is the genesis coinbase)"},

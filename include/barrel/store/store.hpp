@@ -92,6 +92,15 @@ struct CommitStats {
 
 class Snapshot;
 
+/// The head a state-sync restore ends at (Store::finish_restore): block H's header as the
+/// snapshot's metadata carries it, and the state's lattice, which must hash to its state root.
+struct RestoredHead {
+    block::Header header;
+    uint64_t transaction_count{0};  ///< block H's, for its header document
+    state::Lattice lattice;
+    Bytes consensus_hash;  ///< CometBFT's hash of block H, when the snapshot carries it
+};
+
 class Store final : public Reader {
 public:
     /// Creates a datadir at `path` (which must not exist or be an empty directory) holding the
@@ -171,6 +180,28 @@ public:
     /// holds a background error and refuses every write until DB::Resume succeeds. Thread-safe
     /// (a node's /metrics reads it while the sealer commits).
     bool write_failed() const noexcept;
+
+    // ---- Restoring a state-sync snapshot (sync::Restorer; docs/formats.md, "State sync
+    // snapshots"). The writer's thread only, with nothing committing meanwhile.
+
+    /// Starts restoring the state of block `height` into a datadir that holds only its genesis
+    /// (head 0, nothing pruned): in one synced batch, the genesis state is deleted and the
+    /// marker `meta/restoring` written. From here until finish_restore, a writer's open (after a
+    /// crash) deletes the restored entries and the marker and puts the genesis state back: a
+    /// restore starts over, never resumes half-checked. Called again during a restore, it
+    /// starts over (another snapshot). invalid_argument on any other datadir.
+    Expected<void, StoreError> begin_restore(uint64_t height);
+    /// Writes checked entries of the snapshot (account and user documents). Not synced: the
+    /// final batch's synced write makes every earlier one durable (one WAL, in order).
+    Expected<void, StoreError> restore_entries(const state::WriteSet& entries);
+    /// Ends the restore in one synced batch: block H's header document and hash index (its
+    /// CometBFT hash when given), `meta/head` = H, `meta/lattice`, `meta/earliest` = H + 1 (the
+    /// first block held whole: H's raw block and transactions never are), the marker removed.
+    /// invalid_argument unless a restore of that height is under way and the lattice hashes to
+    /// the header's state root.
+    Expected<void, StoreError> finish_restore(const RestoredHead& restored);
+    /// The height a restore under way is restoring (begin_restore), if any.
+    std::optional<uint64_t> restoring() const noexcept;
 
     /// Writes every memtable to table files and waits for it. Not needed for durability (the WAL
     /// has every committed block); it shortens the next open's WAL replay. Closing a writer does
