@@ -137,6 +137,8 @@ void BM_lattice_block_update(benchmark::State& state, bool parallel) {
     state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(keys));
 }
 BENCHMARK_CAPTURE(BM_lattice_block_update, serial, false)->Arg(5000)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_lattice_block_update, parallel, true)->Arg(5000)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_lattice_block_update, parallel, true)
+    ->Arg(5000)
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 #include <variant>
@@ -517,8 +518,14 @@ Answer<pb::ResponseLoadSnapshotChunk> ChainApp::load_snapshot_chunk(
     pb::ResponseLoadSnapshotChunk response;
     if (!m_config.snapshots) return response;
     // An empty chunk tells the peer this node has none (a snapshot pruned meanwhile).
-    if (auto chunk = m_config.snapshots->chunk(request.height(), request.format(), request.chunk()))
+    if (auto chunk =
+            m_config.snapshots->chunk(request.height(), request.format(), request.chunk())) {
+        // The network test's seam for a peer that serves damaged snapshots: every chunk this
+        // node sends has its last byte flipped. Never set outside that test.
+        static const bool corrupt = std::getenv("BARREL_TEST_CORRUPT_SNAPSHOT_CHUNKS") != nullptr;
+        if (corrupt && !chunk->empty()) chunk->back() ^= 0x01;
         response.set_chunk(string_of(*chunk));
+    }
     return response;
 }
 

@@ -710,14 +710,15 @@ void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
                 << "test test test test test test junk'): for tests only\n";
     ctx.out << "CometBFT settings: " << settings_summary(net)
             << " (the rest: CometBFT's defaults)\n";
-    if (net.snapshot_interval != 0)
-        ctx.out << "state snapshots every " << net.snapshot_interval
-                << " heights (a late node joins with: barrel-node testnet join --dir "
-                << dir_as_given << " --state-sync)\n";
     if (!net.node_args.empty()) {
         ctx.out << "each barrel-node run also gets:";
         for (const auto& a : net.node_args) ctx.out << " " << a;
         ctx.out << "\n";
+    }
+    if (net.snapshot_interval != 0) {
+        ctx.out << "state snapshots every " << net.snapshot_interval
+                << " heights (a late node joins with: barrel-node testnet join --dir "
+                << dir_as_given << " --state-sync)\n";
     }
     std::vector<Row> rows{header_row(net, "P2P")};
     for (const Node& n : net.nodes) {
@@ -838,6 +839,9 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     const bool by_state_sync = args.has("--state-sync");
     if (by_state_sync && net.app != App::barrel)
         fail("--state-sync: a kvstore network offers no snapshots (--app kvstore)");
+    // Asked first, before anything is made: the network must be running to be trusted.
+    std::optional<StateSyncConfig> sync;
+    if (by_state_sync) sync = state_sync_config(net);
     const size_t index = net.nodes.size();
     if (index >= kMaxNodes)
         fail("the testnet has " + std::to_string(index) + " nodes, the most it may have");
@@ -864,8 +868,6 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
     std::vector<const Node*> peers;
     for (const Node& peer : net.nodes)
         if (peer.validator) peers.push_back(&peer);
-    std::optional<StateSyncConfig> sync;
-    if (by_state_sync) sync = state_sync_config(net);
     write_node_config(net, *node, tmp, peers, sync);
     // The network's genesis, byte for byte: CometBFT refuses a node whose genesis differs.
     write_text(tmp + "/config/genesis.json", comet_genesis);
@@ -995,7 +997,8 @@ Command testnet_join_command() {
                     {"--state-sync", "",
                      "Join from a validator's state snapshot (CometBFT state sync, checked "
                      "against the light client's app hash) instead of replaying every block"},
-                    kCometOption, kTimeoutOption},
+                    kCometOption,
+                    kTimeoutOption},
         .details =
             "Makes DIR/nodeN (cometbft init, the network's genesis.json, the validators as its\n"
             "peers, a barrel datadir from the same genesis, the ports after the last node's),\n"

@@ -16,13 +16,28 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const run = promisify(execFile);
 
 /// `barrel-node testnet ARGS…`: its stdout, or an error holding what it printed.
-export async function testnet(...args) {
+export const testnet = (...args) => testnetWithEnv({}, ...args);
+
+/// The same with more environment variables for the command and the nodes it starts (a test
+/// seam such as BARREL_TEST_CORRUPT_SNAPSHOT_CHUNKS).
+export async function testnetWithEnv(env, ...args) {
   const withComet = ["init", "start", "join"].includes(args[0]) ? COMETBFT : [];
   try {
-    const { stdout } = await run(NODE, ["testnet", ...args, ...withComet], { encoding: "utf8" });
+    const { stdout } = await run(NODE, ["testnet", ...args, ...withComet],
+      { encoding: "utf8", env: { ...process.env, ...env } });
     return stdout;
   } catch (e) {
     throw new Error(`barrel-node testnet ${args.join(" ")} failed (${e.code}):\n${e.stdout}${e.stderr}`);
+  }
+}
+
+/// `barrel-node ARGS…` (not testnet): its exit code, stdout and stderr, whatever the code.
+export async function barrelNode(...args) {
+  try {
+    const { stdout, stderr } = await run(NODE, args, { encoding: "utf8" });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
 

@@ -9,7 +9,11 @@
 //   pass by luck, as it only ever asserts "no new height");
 // - one brought back: the chain resumes, and every transaction node 0 accepted has a receipt on
 //   every node;
-// - `testnet join`: a late full node (not a validator) block-syncs to the same head.
+// - `testnet join`: a late full node (not a validator) block-syncs to the same head;
+// - `testnet join --state-sync` under load: a late node restores a validator's snapshot (the
+//   light client's app hash checks it), although one validator serves damaged chunks (a seam),
+//   then has the validators' block hashes and state roots at every later height; and
+//   `barrel-node verify` passes on its datadir and on a validator's SIGKILLed one.
 // Every barrel-node gets init's --node-args (a larger pool); each process is found by the pid
 // file testnet.json names. kvstore.test.js runs the same layout on CometBFT's kvstore.
 // Every wait polls with a generous deadline (CI's machine is busy); a failure prints the tail of
@@ -26,7 +30,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ethers } from "ethers";
 import { writeGenesis } from "../node-harness.mjs";
-import { DEADLINE_MS, cometbft, freeBasePort, sleep, testnet, waitFor } from "./harness.mjs";
+import { DEADLINE_MS, barrelNode, cometbft, freeBasePort, sleep, testnet, testnetWithEnv, waitFor } from "./harness.mjs";
 
 const VALIDATORS = 4;
 const TIMEOUT_COMMIT_MS = 250;
@@ -176,10 +180,11 @@ describe("a 4-validator barrel network on CometBFT", () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-network-"));
     netDir = path.join(dir, "net");
     const genesis = writeGenesis(dir, { addresses: wallets.map((w) => w.address), balance: RICH, baseFee: BASE_FEE, chainId: CHAIN_ID });
-    const base = await freeBasePort(VALIDATORS + 1);
+    const base = await freeBasePort(VALIDATORS + 2);
     const out = await testnet("init", "--dir", netDir, "--validators", `${VALIDATORS}`, "--genesis", genesis,
-      "--base-port", `${base}`, "--timeout-commit", `${TIMEOUT_COMMIT_MS}`,
+      "--base-port", `${base}`, "--timeout-commit", `${TIMEOUT_COMMIT_MS}`, "--snapshot-interval", "10",
       "--node-arg", "--txpool-max-pending", "--node-arg", "40000");
+    assert.match(out, /\nstate snapshots every 10 heights /);
     assert.match(out, /^testnet of 4 validators in /);
     assert.match(out, /\neach barrel-node run also gets: --txpool-max-pending 40000\n/);
     info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
@@ -339,7 +344,54 @@ describe("a 4-validator barrel network on CometBFT", () => {
     t.diagnostic(`node 4 synced blocks 1 to ${head}`);
     await receiptsEverywhere([joined], flow.accepted);
     nodes = info.nodes;
+  });
+
+  step("testnet join --state-sync under load: a late node restores a snapshot past a peer serving damaged chunks", async (t) => {
+    // Validator 3 serves every snapshot chunk with a byte flipped from now on (the seam).
+    await testnet("stop", "--dir", netDir, "--node", "3");
+    await testnetWithEnv({ BARREL_TEST_CORRUPT_SNAPSHOT_CHUNKS: "1" }, "start", "--dir", netDir, "--node", "3", "--timeout", "120");
+    await reach(nodes.slice(0, 4), 50, "50 heights before the late node joins");
+    flow = new Flow();
+    await flow.start();
+    const out = await testnet("join", "--dir", netDir, "--state-sync", "--timeout", "120");
+    assert.match(out, /^node 5 joins as a full node/);
+    assert.match(out, /\nit restores the state from a snapshot \(state sync\), trusting height [0-9]+ /);
+    info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
+    const synced = info.nodes[5];
+    const head = await height(nodes[0]);
+    await reach([synced], head + 5, `node 5 past ${head + 5}`);
+    await flow.stop();
+    // It holds blocks from the snapshot's height on, not from 1: it did not replay history.
+    const earliest = Number((await rpc(synced.json_rpc, "eth_getBlockByNumber", ["earliest", false])).number);
+    assert.ok(earliest > 10, `earliest block ${earliest}`);
+    assert.equal(await rpc(synced.json_rpc, "eth_getBlockByNumber", ["0x1", false]), null);
+    await assert.rejects(rpc(synced.json_rpc, "eth_getLogs", [{ fromBlock: "0x1", toBlock: "latest" }]),
+      /"code":4444,"message":"pruned history unavailable"/);
+    // From there on: the validators' blocks, state roots and CometBFT app hashes.
+    const last = await height(synced);
+    const theirs = await blocks(nodes[0], earliest, last);
+    assert.deepEqual(await blocks(synced, earliest, last), theirs, `node 5's blocks ${earliest}..${last}`);
+    const comet = await cometBlocks(synced, earliest + 1, last);
+    for (let k = earliest; k < last; k++)
+      assert.equal("0x" + comet.get(k + 1).appHash, theirs[k - earliest].stateRoot, `app hash of height ${k + 1} on node 5`);
+    // Every transfer mined after the snapshot has its receipt there.
+    const mined = [];
+    for (const h of flow.accepted) {
+      const r = await rpc(nodes[0].json_rpc, "eth_getTransactionReceipt", [h]);
+      if (r && Number(r.blockNumber) >= earliest) mined.push(h);
+    }
+    await receiptsEverywhere([synced], mined);
+    t.diagnostic(`node 5 restored height ${earliest - 1} by state sync and followed to ${last}; ${mined.length} transfers mined since`);
+
+    // A validator SIGKILLed, then the datadirs checked against their heads' state roots.
+    assert.match(await testnet("stop", "--dir", netDir, "--node", "1", "--kill"), /^node 1 killed\n/);
+    nodes = info.nodes;
     const stopped = await testnet("stop", "--dir", netDir);
-    for (const n of nodes) assert.match(stopped, new RegExp(`node ${n.index} stopped\\n`));
+    for (const n of nodes.filter((n) => n.index !== 1)) assert.match(stopped, new RegExp(`node ${n.index} stopped\\n`));
+    for (const n of [nodes[1], synced]) {
+      const v = await barrelNode("verify", "--datadir", n.datadir);
+      assert.equal(v.code, 0, `verify of node ${n.index}: ${v.stderr}`);
+      assert.match(v.stdout, /^verified .* entries sum to the state root of its head, block [0-9]+, 0x[0-9a-f]{64} \(/);
+    }
   });
 });

@@ -690,6 +690,17 @@ TEST(cli_testnet, init_refuses_a_bad_app_setting_or_node_arg_leaving_nothing) {
               "--datadir\n");
     EXPECT_EQ(error_of({"--node-arg"}),
               "error: testnet init: option --node-arg needs a value ARG\n");
+    EXPECT_EQ(error_of({"--node-arg", "--snapshot-interval"}),
+              "error: --node-arg '--snapshot-interval': testnet start gives each node its own "
+              "--snapshot-interval\n");
+    EXPECT_EQ(error_of({"--snapshot-interval", "1000000001"}),
+              "error: --snapshot-interval: expected 0 (none) to 1000000000 heights, got "
+              "1000000001\n");
+    EXPECT_EQ(error_of({"--snapshot-interval", "-5"}),
+              "error: --snapshot-interval: expected an unsigned 64-bit integer, got '-5'\n");
+    EXPECT_EQ(error_of({"--app", "kvstore", "--snapshot-interval", "10"}),
+              "error: --snapshot-interval: a kvstore network runs no barrel-node (--app "
+              "kvstore)\n");
 }
 
 TEST(cli_testnet, init_kvstore_writes_the_same_network_running_cometbfts_kvstore) {
@@ -775,6 +786,10 @@ TEST(cli_testnet, init_gives_every_node_the_settings_and_node_args) {
                          "mempool_max_txs_bytes 100000000, create_empty_blocks false (the rest: "
                          "CometBFT's defaults)\n"
                          "each barrel-node run also gets: --txpool-max-pending 40000\n"
+                         "state snapshots every 100 heights (a late node joins with: barrel-node "
+                         "testnet join --dir " +
+                         dir +
+                         " --state-sync)\n"
                          "node  JSON-RPC                CometBFT RPC            P2P\n"),
               std::string::npos)
         << r.out;
@@ -782,6 +797,7 @@ TEST(cli_testnet, init_gives_every_node_the_settings_and_node_args) {
     ASSERT_TRUE(net) << net.error();
     EXPECT_EQ(net->app, tn::App::barrel);
     EXPECT_EQ(net->node_args, (std::vector<std::string>{"--txpool-max-pending", "40000"}));
+    EXPECT_EQ(net->snapshot_interval, tn::kDefaultSnapshotInterval);
     EXPECT_EQ(net->settings.timeout_propose_ms, 500u);
     const auto doc = nlohmann::json::parse(test::read_text(dir + "/node1/config/genesis.json"));
     EXPECT_EQ(doc["consensus_params"]["block"]["max_bytes"], "22020096");  // CometBFT's
@@ -875,6 +891,16 @@ TEST(cli_testnet, start_stop_and_join_need_a_testnet_and_a_node_it_has) {
     r = run_cli({"testnet", "start", "--dir", net.dir, "--timeout", "0"});
     EXPECT_EQ(r.status, cli::kExitBadInput);
     EXPECT_EQ(r.err, "error: --timeout: expected 1 to 3600 seconds, got 0\n");
+    // join --state-sync: two running validators to trust, asked before anything is made.
+    r = run_cli({"testnet", "join", "--dir", net.dir, "--state-sync"});
+    EXPECT_EQ(r.status, cli::kExitBadInput);
+    EXPECT_TRUE(
+        r.err.starts_with("error: --state-sync: CometBFT's light client needs two running "
+                          "validators' RPC, and 0 answered; node 0: "))
+        << r.err;
+    EXPECT_TRUE(r.err.ends_with(" (start the network first: barrel-node testnet start)\n"))
+        << r.err;
+    EXPECT_FALSE(fs::exists(net.dir + "/node2"));
     // join: the new node's ports must fit.
     tn::Testnet high = net;
     high.dir = scratch / "high";
