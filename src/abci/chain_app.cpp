@@ -508,6 +508,11 @@ Answer<pb::ResponseOfferSnapshot> ChainApp::offer_snapshot(
     auto offer =
         sync::Restorer::offer(m_store, descriptor, Hash::from_view(view_of(request.app_hash())));
     response.set_result(offer_result(offer.verdict));
+    if (m_observer.on_state_sync)
+        m_observer.on_state_sync("snapshot of height " + std::to_string(offered.height()) +
+                                 (offer.verdict == sync::OfferVerdict::accept
+                                      ? " accepted: " + std::to_string(offered.chunks()) + " chunks"
+                                      : " refused: " + offer.reason));
     m_restorer = std::move(offer.restorer);
     return response;
 }
@@ -545,8 +550,17 @@ Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
         // The chunk came from this peer: CometBFT fetches it again from another.
         if (!request.sender().empty()) response.add_reject_senders(request.sender());
     }
+    if (result.verdict != sync::ChunkVerdict::accept && m_observer.on_state_sync)
+        m_observer.on_state_sync("snapshot chunk " + std::to_string(request.index()) +
+                                 " from peer " +
+                                 (request.sender().empty() ? "(unknown)" : request.sender()) +
+                                 " refused: " + result.reason);
     if (result.verdict == sync::ChunkVerdict::reject_snapshot) m_restorer.reset();
     if (result.done) {
+        if (m_observer.on_state_sync)
+            m_observer.on_state_sync("state restored: head " +
+                                     std::to_string(m_store.head().number) + ", state root " +
+                                     to_hex(m_store.head().state_root));
         // Info now answers height H and its root: CometBFT goes on by block sync from H + 1,
         // whose FinalizeBlock executes on the restored head (the pipeline reads Store::head()).
         m_restorer.reset();

@@ -125,6 +125,9 @@ struct Observer {
     /// PrepareProposal dropped a pooled transaction its block failed on (as the sealer does) and
     /// built the block again without it.
     std::function<void(const seal::Dropped&)> on_dropped{};
+    /// State sync: a snapshot offered and accepted or refused, a chunk refused (and its peer),
+    /// the restore done; one line each ("snapshot of height 50 accepted: 3 chunks").
+    std::function<void(std::string_view line)> on_state_sync{};
 };
 
 class ChainApp final : public Application {

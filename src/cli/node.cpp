@@ -215,6 +215,10 @@ void Node::make_application() {
                          std::to_string(cached) + "/" + std::to_string(transactions) + "\n");
             },
         .on_dropped = [this](const seal::Dropped& d) { on_dropped(d); },
+        .on_state_sync =
+            [this](std::string_view line) {
+                log_line("abci: state sync: " + std::string{line} + "\n");
+            },
     };
     m_app = std::make_unique<abci::ChainApp>(
         *m_store, *m_pipeline, *m_pool,

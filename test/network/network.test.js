@@ -381,7 +381,14 @@ describe("a 4-validator barrel network on CometBFT", () => {
       if (r && Number(r.blockNumber) >= earliest) mined.push(h);
     }
     await receiptsEverywhere([synced], mined);
-    t.diagnostic(`node 5 restored height ${earliest - 1} by state sync and followed to ${last}; ${mined.length} transfers mined since`);
+    // Its log says what it restored, and which damaged chunks it refused (CometBFT picks a peer at
+    // random per chunk: node 3's may or may not have been asked; sync_abci_test covers the refusal).
+    const log = readFileSync(synced.logs.barrel, "utf8");
+    assert.match(log, new RegExp(`abci: state sync: snapshot of height ${earliest - 1} accepted: [0-9]+ chunks\n`));
+    assert.match(log, new RegExp(`abci: state sync: state restored: head ${earliest - 1}, state root 0x[0-9a-f]{64}\n`));
+    const refused = log.match(/abci: state sync: snapshot chunk [0-9]+ from peer [0-9a-f]+ refused: .*/g) ?? [];
+    t.diagnostic(`node 5 restored height ${earliest - 1} by state sync and followed to ${last}; ${mined.length} transfers mined since; ` +
+      `damaged chunks refused: ${refused.length}${refused.length ? ` (${refused[0]})` : ""}`);
 
     // A validator SIGKILLed, then the datadirs checked against their heads' state roots.
     assert.match(await testnet("stop", "--dir", netDir, "--node", "1", "--kill"), /^node 1 killed\n/);
