@@ -534,6 +534,15 @@ Answer<pb::ResponseLoadSnapshotChunk> ChainApp::load_snapshot_chunk(
     return response;
 }
 
+std::optional<ChainApp::RestoreProgress> ChainApp::restore_progress() const {
+    std::lock_guard lock{m_restore_mutex};
+    if (!m_restorer) return std::nullopt;
+    const uint32_t chunks = m_restorer->descriptor().chunks;
+    const uint32_t next = m_restorer->applied();  // chunk 0, the index, comes first
+    return RestoreProgress{m_restorer->height(), chunks > 0 ? chunks - 1u : 0u,
+                           next > 0 ? next - 1u : 0u};
+}
+
 Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
     const pb::RequestApplySnapshotChunk& request) {
     const CallTimer timer{m_observer, "apply_snapshot_chunk"};

@@ -161,6 +161,15 @@ public:
     /// Until the background writer has written the snapshots asked for so far (tests).
     void wait_for_snapshots();
 
+    /// A state-sync restore under way: the snapshot's height, its data chunks (the index not
+    /// counted) and how many are in. None when no restore runs. Thread-safe (eth_syncing).
+    struct RestoreProgress {
+        uint64_t height{0};
+        uint64_t chunks{0};
+        uint64_t applied{0};
+    };
+    std::optional<RestoreProgress> restore_progress() const;
+
 private:
     /// A proposal checked by ProcessProposal: CometBFT's block hash and barrel's checked block.
     struct Kept {
@@ -205,7 +214,7 @@ private:
     store::Head m_head;
 
     /// The snapshot connection's restore (OfferSnapshot, ApplySnapshotChunk), one at a time.
-    std::mutex m_restore_mutex;
+    mutable std::mutex m_restore_mutex;
     std::unique_ptr<sync::Restorer> m_restorer;
 
     /// Takes the snapshots after Commit; last, so that it stops before anything it reads.

@@ -269,10 +269,13 @@ Expected<void, std::string> Node::start_consensus() {
 
 rpc::NetworkStatus Node::network_status() const {
     const abci::EngineStatus e = m_comet->status();
-    return rpc::NetworkStatus{.peers = e.peers,
+    rpc::NetworkStatus status{.peers = e.peers,
                               .catching_up = e.catching_up,
                               .starting_height = m_start_head.number,
                               .highest_height = e.height};
+    if (const auto r = m_app ? m_app->restore_progress() : std::nullopt)
+        status.restoring = rpc::NetworkStatus::Restore{r->height, r->chunks, r->applied};
+    return status;
 }
 
 void Node::log_line(const std::string& line) {

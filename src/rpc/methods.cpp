@@ -154,11 +154,19 @@ Result chain_id(Context& c) { return json_quantity(c.config().chain_id); }
 Result syncing(Context& c) {
     if (!c.node.network) return json(false);
     const NetworkStatus status = c.node.network();
-    if (!status.catching_up) return json(false);
+    if (!status.catching_up && !status.restoring) return json(false);
     const uint64_t current = c.view.head().number;
-    return json{{"startingBlock", json_quantity(status.starting_height)},
-                {"currentBlock", json_quantity(current)},
-                {"highestBlock", json_quantity(std::max(status.highest_height, current))}};
+    json progress{{"startingBlock", json_quantity(status.starting_height)},
+                  {"currentBlock", json_quantity(current)},
+                  {"highestBlock", json_quantity(std::max(status.highest_height, current))}};
+    // Restoring a snapshot (state sync): its height and chunks, beside go-ethereum's three
+    // members, as go-ethereum adds its snap-sync counters (syncedAccounts, …).
+    if (const auto& r = status.restoring) {
+        progress["stateSyncHeight"] = json_quantity(r->height);
+        progress["stateSyncChunks"] = json_quantity(r->chunks);
+        progress["stateSyncChunksApplied"] = json_quantity(r->applied);
+    }
+    return progress;
 }
 Result accounts(Context&) { return json::array(); }
 Result head_number(Context& c) { return json_quantity(c.view.head().number); }

@@ -33,6 +33,14 @@ struct NetworkStatus {
     bool catching_up{false};
     uint64_t starting_height{0};  ///< the head when catching up began
     uint64_t highest_height{0};
+    /// A state-sync restore under way: the snapshot's height, its data chunks and how many of
+    /// them are in (eth_syncing's stateSync* members).
+    struct Restore {
+        uint64_t height{0};
+        uint64_t chunks{0};
+        uint64_t applied{0};
+    };
+    std::optional<Restore> restoring{};
 };
 
 /// What the methods read and write. The node owns all of it and outlives the methods.

@@ -365,6 +365,14 @@ TEST_F(RpcMethods, a_network_node_reports_its_engine_in_syncing_and_peer_count) 
     // The engine behind the node's own head: the highest block is never below the current one.
     status.highest_height = 1;
     EXPECT_EQ(result("eth_syncing")["highestBlock"], "0x2");
+    // Restoring a state-sync snapshot of height 50, 1 of its 3 data chunks in.
+    status = {.peers = 2, .restoring = NetworkStatus::Restore{50, 3, 1}};
+    EXPECT_EQ(result("eth_syncing"), (json{{"startingBlock", "0x0"},
+                                           {"currentBlock", "0x2"},
+                                           {"highestBlock", "0x2"},
+                                           {"stateSyncHeight", "0x32"},
+                                           {"stateSyncChunks", "0x3"},
+                                           {"stateSyncChunksApplied", "0x1"}}));
 }
 
 TEST_F(RpcMethods, the_node_is_handed_exactly_the_encodings_admitted) {

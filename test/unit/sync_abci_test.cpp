@@ -153,9 +153,16 @@ TEST(sync_abci, a_new_node_restores_a_served_snapshot_past_a_corrupted_chunk) {
     pb::RequestOfferSnapshot wrong = offer;
     wrong.set_app_hash(std::string(32, '\x01'));
     EXPECT_EQ(fresh.app.offer_snapshot(wrong)->result(), pb::ResponseOfferSnapshot::REJECT);
+    EXPECT_FALSE(fresh.app.restore_progress());
     ASSERT_EQ(fresh.app.offer_snapshot(offer)->result(), pb::ResponseOfferSnapshot::ACCEPT);
 
     for (uint32_t i = 0; i < offered.chunks(); ++i) {
+        // eth_syncing's progress: the data chunks in so far (the index is chunk 0).
+        const auto progress = fresh.app.restore_progress();
+        ASSERT_TRUE(progress);
+        EXPECT_EQ(progress->height, 2u);
+        EXPECT_EQ(progress->chunks, offered.chunks() - 1);
+        EXPECT_EQ(progress->applied, i == 0 ? 0u : i - 1);
         pb::RequestLoadSnapshotChunk load;
         load.set_height(offered.height());
         load.set_format(offered.format());
@@ -182,6 +189,7 @@ TEST(sync_abci, a_new_node_restores_a_served_snapshot_past_a_corrupted_chunk) {
         EXPECT_EQ(fresh.app.apply_snapshot_chunk(apply)->result(),
                   pb::ResponseApplySnapshotChunk::ACCEPT);
     }
+    EXPECT_FALSE(fresh.app.restore_progress());  // done
     const auto answered = fresh.app.info({}).value();
     EXPECT_EQ(answered.last_block_height(), 2);
     EXPECT_EQ(answered.last_block_app_hash(), offer.app_hash());
