@@ -437,13 +437,25 @@ Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/
     if (m_snapshot_writer && result->number % m_config.snapshot_interval == 0) {
         // A RocksDB snapshot of this height, taken before the next block can commit; the writer
         // reads it on its own thread, so Commit never waits for the chunks.
-        if (auto at = m_store.snapshot(); at)
-            (void)m_snapshot_writer->request(std::move(at).value());
+        if (auto at = m_store.snapshot(); at && m_snapshot_writer->request(std::move(at).value()))
+            m_snapshot_requested = result->number;
     }
     pb::ResponseCommit response;
-    const auto lowest = m_config.lowest_retained_height ? m_config.lowest_retained_height()
-                                                        : std::optional<uint64_t>{};
-    response.set_retain_height(retain_height(result->number, m_config.retain_blocks, lowest));
+    auto lowest = m_config.lowest_retained_height ? m_config.lowest_retained_height()
+                                                  : std::optional<uint64_t>{};
+    // A snapshot still being written will be served too: its height bounds the retained blocks
+    // from the moment it is asked for, not from when it is listed (then retain_height never has
+    // to go down, which CometBFT refuses).
+    if (m_snapshot_requested && m_config.snapshots) {
+        const auto listed = m_config.snapshots->list();
+        if (listed.empty() || listed.back().height < *m_snapshot_requested)
+            lowest = std::min(lowest.value_or(UINT64_MAX), *m_snapshot_requested);
+    }
+    // Never lower than told before: a snapshot listed after an earlier Commit could pull the
+    // bound below what CometBFT already pruned to (it refuses a retain height below its base).
+    m_retain_height =
+        std::max(m_retain_height, retain_height(result->number, m_config.retain_blocks, lowest));
+    response.set_retain_height(m_retain_height);
     return response;
 }
 
@@ -493,7 +505,8 @@ Answer<pb::ResponseListSnapshots> ChainApp::list_snapshots(
 Answer<pb::ResponseOfferSnapshot> ChainApp::offer_snapshot(
     const pb::RequestOfferSnapshot& request) {
     const CallTimer timer{m_observer, "offer_snapshot"};
-    std::lock_guard lock{m_restore_mutex};
+    // With the consensus calls' lock too: a restore moves the head that Commit moves.
+    std::scoped_lock lock{m_consensus, m_restore_mutex};
     pb::ResponseOfferSnapshot response;
     const pb::Snapshot& offered = request.snapshot();
     // A hash or app hash of another size is no snapshot of barrel's.
@@ -546,7 +559,7 @@ std::optional<ChainApp::RestoreProgress> ChainApp::restore_progress() const {
 Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
     const pb::RequestApplySnapshotChunk& request) {
     const CallTimer timer{m_observer, "apply_snapshot_chunk"};
-    std::lock_guard lock{m_restore_mutex};
+    std::scoped_lock lock{m_consensus, m_restore_mutex};
     pb::ResponseApplySnapshotChunk response;
     if (!m_restorer) {
         response.set_result(pb::ResponseApplySnapshotChunk::ABORT);
@@ -556,8 +569,10 @@ Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
     response.set_result(chunk_result(result.verdict));
     if (result.verdict == sync::ChunkVerdict::retry) {
         for (const uint32_t i : result.refetch) response.add_refetch_chunks(i);
-        // The chunk came from this peer: CometBFT fetches it again from another.
-        if (!request.sender().empty()) response.add_reject_senders(request.sender());
+        // Bytes that are not the committed ones came from this peer: CometBFT fetches the chunk
+        // again from another and stops asking this one.
+        if (result.sender_at_fault && !request.sender().empty())
+            response.add_reject_senders(request.sender());
     }
     if (result.verdict != sync::ChunkVerdict::accept && m_observer.on_state_sync)
         m_observer.on_state_sync("snapshot chunk " + std::to_string(request.index()) +

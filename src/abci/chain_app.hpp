@@ -202,6 +202,8 @@ private:
     /// The consensus connection's calls, one at a time (CometBFT sends them so; the lock makes
     /// it the app's guarantee too), and what they keep between them.
     std::mutex m_consensus;
+    int64_t m_retain_height{0};  ///< the last Commit's retain_height (under m_consensus)
+    std::optional<uint64_t> m_snapshot_requested;  ///< the newest snapshot asked for (Commit's)
     std::vector<Kept> m_kept;         ///< this height's checked proposals, the newest last
     std::optional<Kept> m_finalized;  ///< what FinalizeBlock decided, for Commit
     /// The block this node's last PrepareProposal checked: its own proposal comes back through

@@ -631,7 +631,7 @@ Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Lo
 Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, const Loaded& loaded,
                                  const state::StateReader& parent,
                                  const state::Lattice& parent_lattice, const ChainConfig& config,
-                                 bool parallel, Outcome& out) {
+                                 bool parallel, bool commitment, Outcome& out) {
     // Two independent chains: receipt hashes → receipts root, and write set → lattice → state
     // root. Both are parallel inside; side by side, each fills the other's idle moments.
     auto receipts_root = [&] {
@@ -653,7 +653,8 @@ Expected<void, ExecError> finish(const block::Block& block, const Dag& dag, cons
         }
         out.fees = *fees;
         out.writes = std::move(*writes);
-        out.lattice = state::next_lattice(parent_lattice, out.writes, parallel);
+        out.lattice =
+            commitment ? state::next_lattice(parent_lattice, out.writes, parallel) : parent_lattice;
         out.state_root = out.lattice.root();
     };
     both(parallel, receipts_root, state_root);
@@ -714,7 +715,8 @@ Expected<Outcome, ExecError> execute(const block::Block& block, const state::Sta
     if (checked.rejected) return unexpected(*checked.rejected);
 
     // 5. Finish.
-    if (auto done = finish(block, dag, loaded, parent, parent_lattice, config, parallel, out);
+    if (auto done = finish(block, dag, loaded, parent, parent_lattice, config, parallel,
+                           options.commitment, out);
         !done)
         return unexpected(done.error());
     return out;

@@ -402,8 +402,9 @@ Expected<exec::Receipt, Error> simulate(Context& c, const CallTx& call, uint64_t
     auto block = block::decode_block(block::encode_block(h, views), false);
     if (!block) return server_error("invalid call: " + block::describe(block.error()));
     block->senders = {call.from};
-    // A call's state root is never read: the empty lattice stands in for the head's.
-    auto outcome = exec::execute(*block, c.view, state::Lattice{}, config);
+    // A call's state root is never read: no commitment is computed.
+    auto outcome = exec::execute(*block, c.view, state::Lattice{}, config,
+                                 exec::ExecOptions{.commitment = false});
     if (!outcome) return server_error(exec::describe(outcome.error()));
     return std::move(outcome->receipts.front());
 }

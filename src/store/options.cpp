@@ -119,6 +119,7 @@ void remove_temporaries(const fs::path& path) {
 }  // namespace
 
 Store::Impl::~Impl() {
+    pruner.reset();  // its thread reads the database and the families closed below
     for (auto* cf : cfs)
         if (cf != nullptr) (void)db->DestroyColumnFamilyHandle(cf);
     db.reset();  // closed before its temporaries go, and before `env`, which it uses

@@ -211,7 +211,9 @@ Expected<std::vector<Entry>, SnapshotError> decode_chunk(BytesView chunk) {
     return entries;
 }
 
-Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at, size_t chunk_target) {
+Expected<std::pair<Descriptor, Bytes>, SnapshotError> build_snapshot(const store::Snapshot& at,
+                                                                     const ChunkSink& sink,
+                                                                     size_t chunk_target) {
     const uint64_t height = at.head().number;
     auto record = at.header_record(height);
     if (!record)
@@ -225,18 +227,29 @@ Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at, size_t 
         metadata.consensus_hash = **consensus;
 
     // The format's cut: a chunk ends after the entry that takes it to the target or past it.
-    Built built;
+    // Each closed chunk goes to the sink at once; only its index record stays.
     Index index;
     Bytes chunk;
     ChunkInfo info;
+    std::optional<SnapshotError> failed;
     const auto close_chunk = [&] {
         info.digest = keccak256(chunk);
-        built.chunks.push_back(std::move(chunk));
+        if (index.chunks.size() >= kMaxChunks) {
+            failed = SnapshotError{SnapshotErrorCode::store,
+                                   "snapshot of block " + std::to_string(height) + ": more than " +
+                                       std::to_string(kMaxChunks) + " chunks, more than format " +
+                                       std::to_string(kFormat) + " lists"};
+            return false;
+        }
+        if (auto taken = sink(static_cast<uint32_t>(index.chunks.size() + 1), chunk); !taken) {
+            failed = taken.error();
+            return false;
+        }
         index.chunks.push_back(std::move(info));
-        chunk = {};
+        chunk.clear();
         info = {};
+        return true;
     };
-    built.chunks.emplace_back();  // chunk 0, the index, once the rest is cut
     std::string undecodable;
     auto walked = at.for_each_entry([&](BytesView entry) {
         BytesView rest = entry;
@@ -249,8 +262,7 @@ Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at, size_t 
         info.partial.add(entry);
         info.entries += 1;
         info.last_key.assign(decoded->key.begin(), decoded->key.end());
-        if (chunk.size() >= chunk_target) close_chunk();
-        return true;
+        return chunk.size() < chunk_target || close_chunk();
     });
     if (!walked)
         return malformed(SnapshotErrorCode::store, "snapshot of block " + std::to_string(height) +
@@ -258,15 +270,34 @@ Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at, size_t 
     if (!undecodable.empty())
         return malformed(SnapshotErrorCode::store, "snapshot of block " + std::to_string(height) +
                                                        ": a stored entry: " + undecodable);
-    if (info.entries > 0) close_chunk();
-    if (index.chunks.size() > kMaxChunks)
-        return malformed(SnapshotErrorCode::store, "snapshot of block " + std::to_string(height) +
-                                                       ": " + std::to_string(index.chunks.size()) +
-                                                       " chunks, more than format " +
-                                                       std::to_string(kFormat) + " lists");
-    built.chunks[0] = encode(index);
-    built.descriptor = Descriptor{height, kFormat, static_cast<uint32_t>(built.chunks.size()),
-                                  keccak256(built.chunks[0]), encode(metadata)};
+    if (!failed && info.entries > 0) close_chunk();
+    if (failed) return unexpected(*failed);
+    Bytes encoded_index = encode(index);
+    // Chunk 0 is served whole, under CometBFT's limit like every other chunk.
+    if (encoded_index.size() > kMaxChunkBytes)
+        return malformed(SnapshotErrorCode::store,
+                         "snapshot of block " + std::to_string(height) + ": its index of " +
+                             std::to_string(index.chunks.size()) + " chunks takes " +
+                             std::to_string(encoded_index.size()) + " bytes, more than a chunk's " +
+                             std::to_string(kMaxChunkBytes));
+    Descriptor descriptor{height, kFormat, static_cast<uint32_t>(index.chunks.size() + 1),
+                          keccak256(encoded_index), encode(metadata)};
+    return std::pair{std::move(descriptor), std::move(encoded_index)};
+}
+
+Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at, size_t chunk_target) {
+    Built built;
+    built.chunks.emplace_back();  // chunk 0, the index, once the rest is cut
+    auto made = build_snapshot(
+        at,
+        [&](uint32_t, BytesView chunk) -> Expected<void, SnapshotError> {
+            built.chunks.emplace_back(chunk.begin(), chunk.end());
+            return {};
+        },
+        chunk_target);
+    if (!made) return unexpected(made.error());
+    built.descriptor = std::move(made->first);
+    built.chunks[0] = std::move(made->second);
     return built;
 }
 

@@ -18,13 +18,22 @@ bool less(BytesView a, BytesView b) {
 
 bool same(BytesView a, BytesView b) { return std::equal(a.begin(), a.end(), b.begin(), b.end()); }
 
-ChunkResult retry(uint32_t index, std::string reason) {
-    return ChunkResult{
-        ChunkVerdict::retry, {index}, "chunk " + std::to_string(index) + ": " + std::move(reason)};
+/// The chunk's bytes are not the ones committed to (by the offer's hash for chunk 0, by the
+/// index's digest for the others): the sender's fault, fetched again from another peer.
+ChunkResult retry_elsewhere(uint32_t index, std::string reason) {
+    return ChunkResult{ChunkVerdict::retry,
+                       {index},
+                       "chunk " + std::to_string(index) + ": " + std::move(reason),
+                       false,
+                       true};
 }
 
-ChunkResult reject_snapshot(std::string reason) {
-    return ChunkResult{ChunkVerdict::reject_snapshot, {}, "chunk 0: " + std::move(reason)};
+/// The snapshot itself is wrong: bytes every honest peer serves alike (they hash to what the
+/// offer commits to) do not hold what they must. CometBFT moves on to another snapshot.
+ChunkResult reject_snapshot(uint32_t index, std::string reason) {
+    return ChunkResult{ChunkVerdict::reject_snapshot,
+                       {},
+                       "chunk " + std::to_string(index) + ": " + std::move(reason)};
 }
 
 ChunkResult abort_restore(const store::StoreError& e) {
@@ -78,7 +87,11 @@ ChunkResult Restorer::apply(uint32_t index, BytesView chunk) {
     // CometBFT applies the chunks in order; one already applied (a repeated delivery) changes
     // nothing, one ahead of the next is fetched again in its turn.
     if (index < m_next) return ChunkResult{};
-    if (index > m_next) return retry(m_next, "chunk " + std::to_string(index) + " out of order");
+    if (index > m_next)
+        return ChunkResult{
+            ChunkVerdict::retry,
+            {m_next},
+            "chunk " + std::to_string(index) + " before chunk " + std::to_string(m_next)};
     if (index == 0) return apply_index(chunk);
     return apply_data(index, chunk);
 }
@@ -86,24 +99,25 @@ ChunkResult Restorer::apply(uint32_t index, BytesView chunk) {
 ChunkResult Restorer::apply_index(BytesView chunk) {
     // A chunk 0 that is not the offered one is its sender's fault; one that is, but is wrong,
     // is the snapshot's.
-    if (keccak256(chunk) != m_offered.hash) return retry(0, "not the offered snapshot's index");
+    if (keccak256(chunk) != m_offered.hash)
+        return retry_elsewhere(0, "not the offered snapshot's index");
     auto index = decode_index(chunk);
-    if (!index) return reject_snapshot(index.error().message);
+    if (!index) return reject_snapshot(0, index.error().message);
     if (index->chunks.size() + 1 != m_offered.chunks)
-        return reject_snapshot("lists " + std::to_string(index->chunks.size()) +
-                               " data chunks, the snapshot has " +
-                               std::to_string(m_offered.chunks - 1));
+        return reject_snapshot(0, "lists " + std::to_string(index->chunks.size()) +
+                                      " data chunks, the snapshot has " +
+                                      std::to_string(m_offered.chunks - 1));
     state::Lattice sum;
     const ChunkInfo* previous = nullptr;
     for (const ChunkInfo& c : index->chunks) {
         if (previous && !less(previous->last_key, c.last_key))
-            return reject_snapshot("its last keys do not ascend");
+            return reject_snapshot(0, "its last keys do not ascend");
         sum += c.partial;
         previous = &c;
     }
     if (sum.root() != m_metadata.header.state_root)
-        return reject_snapshot("its partial lattices sum to root " + to_hex(sum.root()) +
-                               ", not the trusted " + to_hex(m_metadata.header.state_root));
+        return reject_snapshot(0, "its partial lattices sum to root " + to_hex(sum.root()) +
+                                      ", not the trusted " + to_hex(m_metadata.header.state_root));
     m_index = std::move(index).value();
     m_next = 1;
     if (m_index->chunks.empty()) return apply_data(1, {});  // an empty state: nothing follows
@@ -115,26 +129,30 @@ ChunkResult Restorer::apply_data(uint32_t index, BytesView chunk) {
     if (!empty_state) {
         const ChunkInfo& expected = m_index->chunks[index - 1];
         if (keccak256(chunk) != expected.digest)
-            return retry(index, "its digest is not the index's");
+            return retry_elsewhere(index, "its digest is not the index's");
+        // From here the bytes are the ones the index commits to: a fault is the snapshot's.
         auto entries = decode_chunk(chunk);
-        if (!entries) return retry(index, entries.error().message);
+        if (!entries) return reject_snapshot(index, entries.error().message);
         if (entries->size() != expected.entries)
-            return retry(index, std::to_string(entries->size()) + " entries, the index says " +
-                                    std::to_string(expected.entries));
+            return reject_snapshot(index, std::to_string(entries->size()) +
+                                              " entries, the index says " +
+                                              std::to_string(expected.entries));
         state::Lattice partial;
         state::WriteSet writes;
         BytesView last = m_last_key;
         for (const Entry& e : *entries) {
             if (!last.empty() && !less(last, e.key))
-                return retry(index, "key " + to_hex(e.key) + " does not follow " + to_hex(last));
+                return reject_snapshot(index,
+                                       "key " + to_hex(e.key) + " does not follow " + to_hex(last));
             last = e.key;
             partial.add(e.encoding);
             if (e.account) writes.accounts.push_back(*e.account);
             if (e.user) writes.users.push_back(*e.user);
         }
-        if (!same(last, expected.last_key)) return retry(index, "its last key is not the index's");
+        if (!same(last, expected.last_key))
+            return reject_snapshot(index, "its last key is not the index's");
         if (partial != expected.partial)
-            return retry(index, "its entries do not sum to the index's partial lattice");
+            return reject_snapshot(index, "its entries do not sum to the index's partial lattice");
         if (auto written = m_store.restore_entries(writes); !written)
             return abort_restore(written.error());
         m_last_key.assign(last.begin(), last.end());

@@ -49,19 +49,9 @@ Expected<Descriptor, SnapshotError> describe(const fs::path& folder, uint64_t he
                       keccak256(*index_bytes), std::move(metadata).value()};
 }
 
-Expected<void, SnapshotError> write_files(const fs::path& folder, const Built& built) {
-    std::error_code ec;
-    fs::remove_all(folder, ec);
-    if (!fs::create_directories(folder, ec) || ec)
-        return io_error("cannot create " + folder.string() + ": " + ec.message());
-    const auto write = [&](const fs::path& path, BytesView bytes) -> Expected<void, SnapshotError> {
-        if (auto w = io::replace_file(path.string(), bytes, true); !w)
-            return io_error(w.error().message);
-        return {};
-    };
-    BARREL_TRY(write(folder / kMetadataFile, built.descriptor.metadata));
-    for (size_t i = 0; i < built.chunks.size(); ++i)
-        BARREL_TRY(write(folder / std::to_string(i), built.chunks[i]));
+Expected<void, SnapshotError> write_file(const fs::path& path, BytesView bytes) {
+    if (auto w = io::replace_file(path.string(), bytes, true); !w)
+        return io_error(w.error().message);
     return {};
 }
 
@@ -90,18 +80,33 @@ Expected<std::unique_ptr<Snapshots>, SnapshotError> Snapshots::open(fs::path dir
     return snapshots;
 }
 
-Expected<Descriptor, SnapshotError> Snapshots::take(const store::Snapshot& at) {
+Expected<Descriptor, SnapshotError> Snapshots::take(const store::Snapshot& at,
+                                                    const std::atomic<bool>* stop) {
     const uint64_t height = at.head().number;
     {
         const std::lock_guard lock{m_mutex};
         for (const Descriptor& d : m_listed)
             if (d.height == height) return d;
     }
-    auto built = build_snapshot(at);
-    if (!built) return unexpected(built.error());
     const fs::path building = m_dir / (std::string{kBuildingPrefix} + std::to_string(height));
     const fs::path target = m_dir / std::to_string(height);
-    BARREL_TRY(write_files(building, *built));
+    std::error_code ec;
+    fs::remove_all(building, ec);
+    if (!fs::create_directories(building, ec) || ec)
+        return io_error("cannot create " + building.string() + ": " + ec.message());
+    // Each data chunk to its file as it is cut; the index (chunk 0) and the metadata last.
+    auto built = build_snapshot(at, [&](uint32_t index, BytesView chunk) {
+        if (stop && stop->load(std::memory_order_relaxed))
+            return Expected<void, SnapshotError>{io_error("stopped")};
+        return write_file(building / std::to_string(index), chunk);
+    });
+    if (!built) {
+        fs::remove_all(building, ec);  // what is left is removed at the next open too
+        return unexpected(built.error());
+    }
+    const auto& [descriptor, index] = *built;
+    BARREL_TRY(write_file(building / "0", index));
+    BARREL_TRY(write_file(building / kMetadataFile, descriptor.metadata));
     if (auto synced = io::sync_directory(building.string()); !synced)
         return io_error(synced.error().message);
     if (auto moved = io::rename_durably(building.string(), target.string());
@@ -110,7 +115,7 @@ Expected<Descriptor, SnapshotError> Snapshots::take(const store::Snapshot& at) {
     std::vector<Descriptor> dropped;
     {
         const std::lock_guard lock{m_mutex};
-        m_listed.push_back(built->descriptor);
+        m_listed.push_back(descriptor);
         std::sort(m_listed.begin(), m_listed.end(),
                   [](const Descriptor& a, const Descriptor& b) { return a.height < b.height; });
         while (m_listed.size() > m_keep) {
@@ -119,11 +124,8 @@ Expected<Descriptor, SnapshotError> Snapshots::take(const store::Snapshot& at) {
         }
     }
     // Unlisted first, then removed: a chunk being served meanwhile fails as not found.
-    for (const Descriptor& d : dropped) {
-        std::error_code ec;
-        fs::remove_all(m_dir / std::to_string(d.height), ec);
-    }
-    return built->descriptor;
+    for (const Descriptor& d : dropped) fs::remove_all(m_dir / std::to_string(d.height), ec);
+    return descriptor;
 }
 
 std::vector<Descriptor> Snapshots::list() const {
@@ -158,6 +160,7 @@ BackgroundWriter::BackgroundWriter(Snapshots& snapshots, WriterHooks hooks)
     : m_snapshots{snapshots}, m_hooks{std::move(hooks)}, m_thread{[this] { run(); }} {}
 
 BackgroundWriter::~BackgroundWriter() {
+    m_abandon.store(true, std::memory_order_relaxed);  // a snapshot being written stops
     {
         const std::lock_guard lock{m_mutex};
         m_stop = true;
@@ -190,7 +193,7 @@ void BackgroundWriter::run() {
         m_busy = true;
         lock.unlock();
         if (m_hooks.before_write) m_hooks.before_write(at->head().number);
-        auto taken = m_snapshots.take(*at);
+        auto taken = m_snapshots.take(*at, &m_abandon);
         at.reset();  // the RocksDB snapshot released before the next is asked for
         if (m_hooks.written) m_hooks.written(taken);
         lock.lock();

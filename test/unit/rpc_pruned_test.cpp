@@ -109,7 +109,7 @@ TEST_F(RpcPruned, log_ranges_that_need_pruned_blocks_get_go_ethereums_pruned_his
     EXPECT_EQ(result("eth_getLogs", {{{"fromBlock", "earliest"}}}), json::array());
     EXPECT_EQ(result("eth_getLogs", {{{"fromBlock", "0x5"}, {"toBlock", "latest"}}}),
               json::array());
-    EXPECT_EQ(result("eth_getLogs", {json::object()}), json::array());
+    EXPECT_EQ(result("eth_getLogs", json::array({json::object()})), json::array());
     EXPECT_TRUE(result("eth_newFilter", {{{"fromBlock", "0x5"}}}).is_string());
     EXPECT_TRUE(result("eth_newFilter", {{{"fromBlock", "earliest"}}}).is_string());
 }

@@ -159,6 +159,7 @@ TEST(sync_snapshot, a_chunk_with_one_flipped_byte_is_retried_and_the_right_one_c
     flipped[flipped.size() / 2] ^= 0x01;
     const auto r = restorer->apply(1, flipped);
     EXPECT_EQ(r.verdict, sync::ChunkVerdict::retry);
+    EXPECT_TRUE(r.sender_at_fault);
     EXPECT_EQ(r.refetch, std::vector<uint32_t>{1});
     EXPECT_EQ(r.reason, "chunk 1: its digest is not the index's");
     for (uint32_t i = 1; i < f.built.chunks.size(); ++i)
@@ -207,8 +208,10 @@ TEST(sync_snapshot, another_format_is_reject_format_and_a_node_with_blocks_abort
 
 namespace {
 
-/// A data chunk made of `entries` with an index that matches it in every way but key order.
-void expect_retried_for_order(const std::vector<Bytes>& entries) {
+/// A data chunk made of `entries` with an index that matches it in every way but key order: the
+/// bytes are the ones the index commits to (every peer serves them alike), so the snapshot is
+/// refused, not the peer.
+void expect_rejected_for_order(const std::vector<Bytes>& entries) {
     Fixture f;
     Bytes chunk;
     sync::ChunkInfo info;
@@ -230,23 +233,24 @@ void expect_retried_for_order(const std::vector<Bytes>& entries) {
     ASSERT_EQ(offer.verdict, sync::OfferVerdict::accept) << offer.reason;
     ASSERT_EQ(offer.restorer->apply(0, index).verdict, sync::ChunkVerdict::accept);
     const auto r = offer.restorer->apply(1, chunk);
-    EXPECT_EQ(r.verdict, sync::ChunkVerdict::retry);
-    EXPECT_EQ(r.refetch, std::vector<uint32_t>{1});
+    EXPECT_EQ(r.verdict, sync::ChunkVerdict::reject_snapshot);
+    EXPECT_TRUE(r.refetch.empty());
+    EXPECT_FALSE(r.sender_at_fault);
     EXPECT_NE(r.reason.find("does not follow"), std::string::npos) << r.reason;
 }
 
 }  // namespace
 
-TEST(sync_snapshot, duplicate_keys_in_a_chunk_are_retried) {
+TEST(sync_snapshot, duplicate_keys_in_a_chunk_reject_the_snapshot) {
     ScratchDir tmp;
     const auto entries = entries_of(*built_store(tmp.path() / "d"));
-    expect_retried_for_order({entries[0], entries[1], entries[1], entries[2]});
+    expect_rejected_for_order({entries[0], entries[1], entries[1], entries[2]});
 }
 
-TEST(sync_snapshot, unordered_keys_in_a_chunk_are_retried) {
+TEST(sync_snapshot, unordered_keys_in_a_chunk_reject_the_snapshot) {
     ScratchDir tmp;
     const auto entries = entries_of(*built_store(tmp.path() / "d"));
-    expect_retried_for_order({entries[0], entries[2], entries[1], entries[3]});
+    expect_rejected_for_order({entries[0], entries[2], entries[1], entries[3]});
 }
 
 TEST(sync_snapshot, a_restore_killed_mid_way_starts_over_cleanly) {
@@ -283,6 +287,7 @@ TEST(sync_snapshot, a_chunk_0_that_is_not_the_offered_one_is_retried) {
     flipped.back() ^= 0x01;
     const auto r = restorer->apply(0, flipped);
     EXPECT_EQ(r.verdict, sync::ChunkVerdict::retry);
+    EXPECT_TRUE(r.sender_at_fault);
     EXPECT_EQ(r.refetch, std::vector<uint32_t>{0});
 }
 

@@ -98,6 +98,10 @@ std::string describe(const ExecError& e);
 
 struct ExecOptions {
     Schedule schedule{Schedule::automatic};
+    /// Compute the state commitment (Outcome::lattice, state_root). Off for what never reads
+    /// it (eth_call, eth_estimateGas): the outcome's lattice is then the parent's, and its
+    /// state_root that lattice's root, whatever the block wrote.
+    bool commitment{true};
 };
 
 /// Executes a decoded and verified block (senders filled) against `parent`, whose lattice is

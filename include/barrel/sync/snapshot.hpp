@@ -14,6 +14,7 @@
 #include <barrel/state/state.hpp>
 #include <barrel/store/store.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -115,10 +116,17 @@ struct Built {
     Descriptor descriptor;
     std::vector<Bytes> chunks;
 };
+/// Takes each data chunk as it is cut (index 1, 2, …), so that a snapshot is never whole in
+/// memory: a writer puts it in a file and forgets it. An error stops the snapshot.
+using ChunkSink = std::function<Expected<void, SnapshotError>(uint32_t index, BytesView chunk)>;
 /// The snapshot of `at` (its head's height): every entry in key order, cut into chunks by
-/// kChunkTargetBytes. Byte-identical for the same state and header on every node. A test may
-/// cut smaller chunks (`chunk_target`): the Restorer checks a snapshot against its own index,
+/// kChunkTargetBytes, each handed to `sink` as it closes; returns the descriptor and chunk 0
+/// (the index). Byte-identical for the same state and header on every node. A test may cut
+/// smaller chunks (`chunk_target`): the Restorer checks a snapshot against its own index,
 /// whatever its cut.
+Expected<std::pair<Descriptor, Bytes>, SnapshotError> build_snapshot(
+    const store::Snapshot& at, const ChunkSink& sink, size_t chunk_target = kChunkTargetBytes);
+/// The same, every chunk kept in memory (tests, small states).
 Expected<Built, SnapshotError> build_snapshot(const store::Snapshot& at,
                                               size_t chunk_target = kChunkTargetBytes);
 
@@ -132,9 +140,12 @@ public:
     static Expected<std::unique_ptr<Snapshots>, SnapshotError> open(std::filesystem::path dir,
                                                                     size_t keep);
 
-    /// Writes the snapshot of `at` (build_snapshot) as `<height>/` and removes the oldest ones
-    /// past `keep`. A snapshot of a height already there is left as it is.
-    Expected<Descriptor, SnapshotError> take(const store::Snapshot& at);
+    /// Writes the snapshot of `at` (build_snapshot) as `<height>/`, each chunk to its file as it
+    /// is cut (memory stays flat whatever the state's size), and removes the oldest ones past
+    /// `keep`. A snapshot of a height already there is left as it is. `stop` set: the write is
+    /// abandoned between two chunks (an io error "stopped"), nothing listed.
+    Expected<Descriptor, SnapshotError> take(const store::Snapshot& at,
+                                             const std::atomic<bool>* stop = nullptr);
 
     std::vector<Descriptor> list() const;
     /// Chunk `index` of the snapshot of `height` in `format`, read from its file.
@@ -186,6 +197,7 @@ private:
     std::unique_ptr<store::Snapshot> m_pending;
     bool m_busy{false};
     bool m_stop{false};
+    std::atomic<bool> m_abandon{false};  ///< set by the destructor: a write in progress stops
     std::thread m_thread;
 };
 
@@ -210,6 +222,9 @@ struct ChunkResult {
     std::vector<uint32_t> refetch;  ///< retry: the chunks to fetch again
     std::string reason;             ///< why not accepted, one line
     bool done{false};               ///< accepted, and it was the last: the head is now H
+    /// retry: the bytes are not what the offer or the index commits to, so the peer that sent
+    /// them is at fault (reject_senders); a chunk merely out of turn blames nobody.
+    bool sender_at_fault{false};
 };
 
 /// Restores one offered snapshot into a store, checking each chunk as it arrives, in order:
