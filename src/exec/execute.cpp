@@ -614,8 +614,12 @@ Expected<state::WriteSet, ExecErrorCode> collect_writes(const Dag& dag, const Lo
         if (it == written.end() || it->first != coinbase) {
             const auto before = parent.account(coinbase);
             if (!before) return unexpected(read_failure(before.error().code));
+            // Appended, then rotated into the coinbase's place (vector::insert of an optional
+            // trips GCC 12's -Wmaybe-uninitialized at -O1 under TSan).
             const auto at = it - written.begin();
-            writes.accounts_before.insert(writes.accounts_before.begin() + at, *before);
+            auto& befores = writes.accounts_before;
+            befores.push_back(*before);
+            std::rotate(befores.begin() + at, befores.end() - 1, befores.end());
             it = written.emplace(it, coinbase, before->value_or(state::Account{}));
         }
         const auto credited = checked_add(it->second.balance, fees);
