@@ -106,6 +106,12 @@ struct Gate {
         open = true;
         changed.notify_all();
     }
+    /// Releases the gate when it leaves scope: declared after the node whose writer it holds,
+    /// so that a failed assertion ends the test instead of leaving the writer held forever.
+    struct ReleaseAtEnd {
+        Gate& gate;
+        ~ReleaseAtEnd() { gate.release(); }
+    };
 };
 
 std::vector<Bytes> transfers(uint8_t key, uint64_t nonce) {
@@ -118,6 +124,7 @@ TEST(sync_abci, commit_returns_while_the_snapshot_is_written_and_then_it_is_list
     ScratchDir tmp;
     Gate gate;
     SyncNode node{tmp.path(), 2, gate.hooks()};
+    const Gate::ReleaseAtEnd release_at_end{gate};
     node.decide(1, transfers(1, 0));
     node.decide(2, transfers(2, 0));
     gate.wait_held();  // the writer holds the snapshot of height 2, unwritten
