@@ -58,6 +58,7 @@ void keep_memtable_flushable(Store::Impl& impl) {
     (void)anchor.Delete(meta, slice(kKey));
     rocksdb::WriteOptions wo;
     wo.disableWAL = true;
+    const std::lock_guard write{impl.write_mutex};
     (void)impl.db->Write(wo, &anchor);
 }
 
@@ -130,7 +131,10 @@ Expected<void, StoreError> write_block(Store::Impl& impl, std::string rep, uint6
     wo.sync = impl.options.sync;
     if (impl.crash_points) [[unlikely]]
         crash_at(CrashPoint::built, number);
-    const auto s = impl.db->Write(wo, &batch);
+    const auto s = [&] {
+        const std::lock_guard write{impl.write_mutex};
+        return impl.db->Write(wo, &batch);
+    }();
     if (impl.crash_points) [[unlikely]]
         crash_at(CrashPoint::written, number);
     impl.batch_buffer = std::move(batch).release();

@@ -94,7 +94,7 @@ Expected<void, StoreError> Pruner::prune_to(uint64_t target, uint64_t head) {
             return from_status(s, "pruning");
         // No sync of its own: the WAL is one sequence, so a deletion below that survives a crash
         // implies this entry did.
-        if (auto s = m_impl.db->Write(rocksdb::WriteOptions{}, &mark); !s.ok())
+        if (auto s = write(mark); !s.ok())
             return from_status(s, "pruning: writing the earliest block");
         m_impl.earliest.store(target);
         testing::detail::pause_pruner(testing::PruneStep::marked, [this] { return stopping(); });
@@ -163,10 +163,15 @@ Expected<bool, StoreError> Pruner::delete_chunk(uint64_t below) {
     const std::string from = number_key(*first), to = number_key(last + 1);
     BARREL_TRY(check(batch.DeleteRange(m_impl.cfs[kHeaders], slice(from), slice(to))));
     BARREL_TRY(check(batch.DeleteRange(m_impl.cfs[kBlocks], slice(from), slice(to))));
-    if (auto s = m_impl.db->Write(rocksdb::WriteOptions{}, &batch); !s.ok())
+    if (auto s = write(batch); !s.ok())
         return from_status(s, "pruning: deleting blocks " + std::to_string(*first) + " to " +
                                   std::to_string(last));
     return true;
+}
+
+rocksdb::Status Pruner::write(rocksdb::WriteBatch& batch) {
+    const std::lock_guard lock{m_impl.write_mutex};
+    return m_impl.db->Write(rocksdb::WriteOptions{}, &batch);
 }
 
 }  // namespace barrel::store

@@ -13,6 +13,9 @@
 
 #include <barrel/store/store.hpp>
 
+#include <rocksdb/status.h>
+#include <rocksdb/write_batch.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -54,6 +57,9 @@ private:
     /// block 0; false when there was none.
     Expected<bool, StoreError> delete_chunk(uint64_t below);
     bool stopping() const;
+    /// One of the pruner's writes, under the store's write mutex (store_impl.hpp), held for the
+    /// write alone: never across a test's pause.
+    rocksdb::Status write(rocksdb::WriteBatch& batch);
 
     Store::Impl& m_impl;
     uint64_t m_retain;

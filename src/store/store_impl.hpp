@@ -16,6 +16,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,6 +117,12 @@ struct Store::Impl {
     /// A writer's with Options::retain_blocks, or with a prune a crash interrupted: deletes old
     /// blocks on its own thread. Stopped by ~Store, before anything else is closed.
     std::unique_ptr<Pruner> pruner;
+    /// Held around every RocksDB write the commit path and the pruner make (their two threads'
+    /// writes). RocksDB orders concurrent writes itself (its write thread), but with atomics in
+    /// its uninstrumented code, which ThreadSanitizer cannot see; this mutex makes the order
+    /// barrel's own and visible. It costs nothing RocksDB's own ordering did not: the pruner's
+    /// reads and batch building stay off it, only its short write waits for a commit's.
+    std::mutex write_mutex;
     std::optional<uint64_t> restoring;  ///< the marker's height (Store::begin_restore)
     bool crash_points{false};  ///< BARREL_TEST_CRASH_AT names a commit point (crash_points.hpp)
 
