@@ -129,11 +129,17 @@ Command testnet_start_command();
 Command testnet_stop_command();
 Command testnet_join_command();
 
+/// Why check_state did not verify: the entries sum to another root (`mismatch`), or the
+/// datadir could not be read; `message` is the one line for the user either way.
+struct StateCheckFailure {
+    bool mismatch{false};
+    std::string message;
+};
 /// Recomputes the state commitment of `store` (store::verify_state): the line to print when it
-/// matches its head's state root, else the one-line error ("state mismatch in DIR: ..." when it
-/// does not match). `verify` and `run --verify-state` (verify_command.cpp).
-Expected<std::string, std::string> check_state(const store::Store& store,
-                                               const std::string& datadir);
+/// matches its head's state root, else why not. `verify` and `run --verify-state`
+/// (verify_command.cpp).
+Expected<std::string, StateCheckFailure> check_state(const store::Store& store,
+                                                     const std::string& datadir);
 
 // ---- Helpers for handlers (input.cpp) --------------------------------------------------------
 

@@ -108,7 +108,7 @@ Expected<void, std::string> Node::open_store() {
     m_store = std::move(opened).value();
     if (m_config.verify_state) {
         auto checked = check_state(*m_store, m_config.datadir);
-        if (!checked) return unexpected(checked.error());
+        if (!checked) return unexpected(checked.error().message);
         m_log << *checked << "\n";
     }
     const chain::Genesis& chain = m_store->genesis();

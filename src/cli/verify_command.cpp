@@ -18,19 +18,20 @@ namespace barrel::cli {
 /// answer "different", apart from 2 (the datadir could not be read at all).
 constexpr int kExitStateMismatch = 1;
 
-Expected<std::string, std::string> check_state(const store::Store& store,
-                                               const std::string& datadir) {
+Expected<std::string, StateCheckFailure> check_state(const store::Store& store,
+                                                     const std::string& datadir) {
     const auto t0 = std::chrono::steady_clock::now();
     const auto checked = store::verify_state(store);
-    if (!checked) return unexpected(checked.error().message);
+    if (!checked) return unexpected(StateCheckFailure{false, checked.error().message});
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::string block = "block " + std::to_string(checked->head.number);
     if (!checked->matches())
-        return unexpected("state mismatch in " + datadir + ": its " +
-                          std::to_string(checked->entries) + " entries sum to state root " +
-                          to_hex(checked->recomputed_root) + ", but its head, " + block +
-                          ", commits to " + to_hex(checked->head.state_root));
+        return unexpected(StateCheckFailure{
+            true, "state mismatch in " + datadir + ": its " + std::to_string(checked->entries) +
+                      " entries sum to state root " + to_hex(checked->recomputed_root) +
+                      ", but its head, " + block + ", commits to " +
+                      to_hex(checked->head.state_root)});
     char timing[32];
     std::snprintf(timing, sizeof timing, "%.2f", seconds);
     return "verified " + datadir + ": " + std::to_string(checked->entries) +
@@ -50,8 +51,8 @@ int verify_handler(Context& ctx, const ParsedArgs& args) {
     if (!checked) {
         // A read that failed is the datadir's fault like any other (exit 2); a sum that does not
         // match is what this command is for (exit 1).
-        if (!checked.error().starts_with("state mismatch")) fail(checked.error());
-        ctx.err << "error: " << checked.error() << "\n";
+        if (!checked.error().mismatch) fail(checked.error().message);
+        ctx.err << "error: " << checked.error().message << "\n";
         return kExitStateMismatch;
     }
     ctx.out << *checked << "\n";

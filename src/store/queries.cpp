@@ -208,16 +208,6 @@ Expected<std::unique_ptr<Snapshot>, StoreError> Store::snapshot() const {
     return std::unique_ptr<Snapshot>{new Snapshot{*m_impl, std::move(handle), *head, *first}};
 }
 
-Expected<state::Lattice, StoreError> Snapshot::lattice() const {
-    auto bytes = m_impl.get(kMeta, kLatticeKey, m_handle->snapshot);
-    if (!bytes) return unexpected(bytes.error());
-    const auto lattice = *bytes ? state::Lattice::from_bytes(as_bytes(**bytes)) : std::nullopt;
-    if (!lattice)
-        return fail(StoreErrorCode::corruption,
-                    "the datadir's state lattice (meta/lattice) is missing or not 2048 bytes");
-    return *lattice;
-}
-
 state::ReadResult<state::Account> Snapshot::account(const Address& address) const {
     auto v = m_impl.get(kAccounts, address_key(address), m_handle->snapshot);
     if (!v)

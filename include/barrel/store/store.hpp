@@ -226,10 +226,6 @@ public:
 
     /// The head as of the snapshot.
     const Head& head() const noexcept { return m_head; }
-    /// The head's state lattice as of the snapshot (its root() is head().state_root); read when
-    /// asked, so that the queries' snapshots do not pay for it.
-    Expected<state::Lattice, StoreError> lattice() const;
-
     /// Calls `visit` with every state entry's canonical encoding (state::encode_entry), in key
     /// order: the accounts by address, then the DagTransfer users by name (their keys 0x01 ‖
     /// address and 0x02 ‖ name sort so). Stops early when `visit` returns false. A stored
