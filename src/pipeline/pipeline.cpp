@@ -199,17 +199,14 @@ private:
     const std::vector<Uncommitted>& m_pending;  ///< oldest first
 };
 
+exec::ExecOptions exec_options(const Config& config) noexcept {
+    exec::ExecOptions options;
+    options.schedule = config.parallel ? config.schedule : exec::Schedule::serial;
+    return options;
+}
 }  // namespace
 
 Pipeline::Pipeline(store::Store& store, const Config& config) : m_store{store}, m_config{config} {}
-
-Pipeline::~Pipeline() = default;
-
-exec::ExecOptions Pipeline::exec_options() const noexcept {
-    exec::ExecOptions options;
-    options.schedule = m_config.parallel ? m_config.schedule : exec::Schedule::serial;
-    return options;
-}
 
 Expected<Pipeline::Decoded, PipelineError> Pipeline::decode(Bytes wire, size_t index,
                                                             bool is_template) {
@@ -278,8 +275,8 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
     if (auto linked = check_link(h, parent); !linked) return fail(Stage::link, linked.error());
 
     const auto t0 = Clock::now();
-    auto outcome =
-        exec::execute(d.block, state, parent_lattice, m_store.genesis().config, exec_options());
+    auto outcome = exec::execute(d.block, state, parent_lattice, m_store.genesis().config,
+                                 exec_options(m_config));
     if (!outcome) {
         d.times.execute_ms = ms_since(t0);
         return fail(Stage::execute, outcome.error());
@@ -572,7 +569,7 @@ Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
     check.times = d->times;
     const auto t0 = Clock::now();
     auto outcome = exec::execute(d->block, m_store, m_store.lattice(), m_store.genesis().config,
-                                 exec_options());
+                                 exec_options(m_config));
     check.times.execute_ms = ms_since(t0);
     if (!outcome) return fail(Stage::execute, outcome.error());
     check.outcome = std::move(outcome).value();

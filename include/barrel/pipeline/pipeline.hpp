@@ -133,9 +133,6 @@ class CheckedBlock;
 class Pipeline {
 public:
     Pipeline(store::Store& store, const Config& config);
-    ~Pipeline();
-    Pipeline(const Pipeline&) = delete;
-    Pipeline& operator=(const Pipeline&) = delete;
 
     /// Imports one wire block: skipped if already stored, else it must be the head's child.
     Expected<BlockResult, PipelineError> import_block(Bytes wire);
@@ -206,8 +203,6 @@ private:
     /// it when there is one.
     Expected<BlockResult, PipelineError> commit(const Decoded& d, BytesView consensus_hash = {});
     Expected<BlockResult, PipelineError> execute_and_commit(Decoded& d);
-    /// The execute stage's options.
-    exec::ExecOptions exec_options() const noexcept;
 
     store::Store& m_store;
     Config m_config;
