@@ -27,11 +27,16 @@ rocksdb::ColumnFamilyOptions cf_options(size_t cf, bool read_only) {
     // A full block's documents fill a good part of one write buffer, transactions the most; the
     // total across families is capped in DBOptions (kMemtableBudget).
     o.write_buffer_size = 16 << 20;
-    // ZSTD at every level: the documents are mostly random hex, which LZ4 (repeats only) left as
-    // it was and ZSTD's entropy coder halves (docs/benchmarks.md, "Bytes per transfer"). Level 0
-    // too: a datadir that stops growing keeps its newest blocks there.
+    // ZSTD from level 1: the documents are mostly random hex, which LZ4 (repeats only) left as it
+    // was and ZSTD's entropy coder halves (docs/benchmarks.md, "Bytes per transfer"). Level 1 of
+    // ZSTD: the same size as its default (3) on these documents, at 0.6 of its CPU. Level 0,
+    // what flushes write, stays plain: every level-0 file is read and rewritten by a compaction
+    // soon after, and compressing it first too cost a node as much CPU as a third of its
+    // signature recoveries ("Compression: what it costs").
     o.compression = rocksdb::kZSTD;
+    o.compression_opts.level = 1;
     o.compression_per_level.assign(static_cast<size_t>(o.num_levels), rocksdb::kZSTD);
+    o.compression_per_level[0] = rocksdb::kNoCompression;
     if (!read_only && (cf == kTxs || cf == kReceipts || cf == kAccounts || cf == kUsers)) {
         // Keyed by hashes, addresses and DagTransfer names, read by point lookups and never
         // iterated by the node: hash buckets place each of a block's keys in O(1), where the
