@@ -130,9 +130,67 @@ wait_for_cometbft() {
     fi
 }
 
+# The sanitizer trees compile in the background, at the lowest CPU priority, from the end of the
+# release build on: the release phase's tests (real clients, the network, the fault suite) leave a
+# core idle much of their time, and a compile at nice 19 takes only what they leave (a test is
+# never slowed by more than the scheduler's share a nice-19 task gets). One job, asan tree then
+# tsan tree, so that two compiles never share the cores; each phase waits for its tree's part
+# (wait_for_prebuild), then builds again in the foreground, which finishes what is left and
+# reports a compile error where it belongs. Only when the sanitizer phases are among those run.
+prebuild_log="$repo/build/prebuild"
+start_prebuild() {
+    local want_asan=0 want_tsan=0
+    [[ " ${phases[*]} " == *" asan "* || " ${phases[*]} " == *" fuzz "* ]] && want_asan=1
+    [[ " ${phases[*]} " == *" tsan "* ]] && want_tsan=1
+    ((want_asan || want_tsan)) || return 0
+    mkdir -p "$prebuild_log"
+    ((want_asan)) && touch "$prebuild_log/asan.planned"
+    ((want_tsan)) && touch "$prebuild_log/tsan.planned"
+    # Its own process group (job control on for the spawn), so that the script's exit trap can
+    # stop the whole compile if a phase fails before the job is done.
+    set -m
+    (
+        if ((want_asan)); then
+            rc=0
+            { configure_asan && nice -n 19 cmake --build build/asan -j "$jobs"; } \
+                >"$prebuild_log/asan.log" 2>&1 || rc=$?
+            echo "$rc" >"$prebuild_log/asan.rc"
+        fi
+        if ((want_tsan)); then
+            rc=0
+            { configure_tsan && nice -n 19 cmake --build build/tsan -j "$jobs"; } \
+                >"$prebuild_log/tsan.log" 2>&1 || rc=$?
+            echo "$rc" >"$prebuild_log/tsan.rc"
+        fi
+        touch "$prebuild_log/done"
+    ) </dev/null &
+    echo "$!" >"$prebuild_log/pgid"
+    set +m
+}
+stop_prebuild() {
+    [[ -f "$prebuild_log/pgid" && ! -f "$prebuild_log/done" ]] || return 0
+    kill -- "-$(cat "$prebuild_log/pgid")" 2>/dev/null || true
+}
+# Waits for the background compile of one tree (asan or tsan), if one was started, and says how
+# it went; the phase's own build then does the rest (or shows the error).
+wait_for_prebuild() {
+    local tree=$1 waited=0
+    [[ -f "$prebuild_log/$tree.planned" ]] || return 0
+    while [[ ! -f "$prebuild_log/$tree.rc" ]]; do
+        if ! kill -0 "$(cat "$prebuild_log/pgid")" 2>/dev/null; then
+            echo "background build of build/$tree: ended without a status; building here"
+            return 0
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    echo "background build of build/$tree: exit $(cat "$prebuild_log/$tree.rc") (waited ${waited}s; log: $prebuild_log/$tree.log)"
+}
+
 phase_release() {
     configure_release
     build build/release
+    start_prebuild
     # Before the unit tests: cli_testnet's init tests run the real `cometbft testnet`.
     wait_for_cometbft
     run_ctest build/release -LE faults
@@ -202,19 +260,25 @@ configure_asan() {
 }
 
 phase_asan() {
+    wait_for_prebuild asan
     configure_asan
     build build/asan
     run_ctest build/asan -LE fuzz
 }
 
-phase_tsan() {
+configure_tsan() {
     # Debian's libtbb is not instrumented; TSan needs one that is (see test/tsan.supp).
     # BARREL_TSAN_TBB_DIR: the TBB CMake package dir of a TSan-built oneTBB you already have.
     local tbb_dir=${BARREL_TSAN_TBB_DIR:-}
-    [[ -n "$tbb_dir" ]] || tbb_dir=$("$repo/scripts/tsan-tbb.sh")
+    [[ -n "$tbb_dir" ]] || tbb_dir=$(nice -n 19 "$repo/scripts/tsan-tbb.sh")
     configure build/tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
         -DBARREL_SANITIZE=thread -DBARREL_TESTING=ON -DBARREL_BENCHMARKS=OFF \
         -DTBB_DIR="$tbb_dir"
+}
+
+phase_tsan() {
+    wait_for_prebuild tsan
+    configure_tsan
     build build/tsan
     # Only what starts threads: a suite that starts none cannot race (test/CMakeLists.txt lists
     # them, and the release tree checks that they still start none).
@@ -223,11 +287,14 @@ phase_tsan() {
 
 phase_fuzz() {
     # After the asan phase this builds nothing.
+    wait_for_prebuild asan
     configure_asan
     build build/asan --target barrel-fuzzers
     run_ctest build/asan -L fuzz
 }
 
+rm -rf "$prebuild_log"
+trap stop_prebuild EXIT
 total_start=$(date +%s)
 summary=()
 for phase in "${phases[@]}"; do

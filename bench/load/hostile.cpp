@@ -103,7 +103,7 @@ std::string batch_of(size_t n, const std::function<std::string(size_t)>& call) {
 }
 
 std::string post_request(const Url& url, const std::string& body) {
-    return "POST " + url.target + " HTTP/1.1\r\nHost: " + url.host +
+    return "POST " + url.target + " HTTP/1.1\r\nHost: " + url.endpoint.text() +
            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
            "\r\n\r\n" + body;
 }
@@ -113,8 +113,9 @@ std::string post_request(const Url& url, const std::string& body) {
 class Squatters {
 public:
     Squatters(const Url& url, size_t idle, size_t dribbling)
-        : m_endpoint{asio::ip::make_address(url.host == "localhost" ? "127.0.0.1" : url.host),
-                     static_cast<uint16_t>(std::stoi(url.port))} {
+        : m_endpoint{asio::ip::make_address(url.endpoint.host == "localhost" ? "127.0.0.1"
+                                                                             : url.endpoint.host),
+                     url.endpoint.port} {
         for (size_t i = 0; i < idle + dribbling; ++i) open(i >= idle);
         m_thread = std::thread{[this] { m_ioc.run(); }};
     }
@@ -184,8 +185,9 @@ class NeverReaders {
 public:
     NeverReaders(const Url& url, size_t connections, size_t head) {
         const tcp::endpoint to{
-            asio::ip::make_address(url.host == "localhost" ? "127.0.0.1" : url.host),
-            static_cast<uint16_t>(std::stoi(url.port))};
+            asio::ip::make_address(url.endpoint.host == "localhost" ? "127.0.0.1"
+                                                                    : url.endpoint.host),
+            url.endpoint.port};
         const std::string body = batch_of(1000, [&](size_t i) {
             return call_text(i, "eth_getBlockByNumber", {to_hex_quantity(1 + i % head), false});
         });

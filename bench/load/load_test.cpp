@@ -122,27 +122,6 @@ TEST(load_schedule, every_transaction_once_in_nonce_order) {
     EXPECT_EQ(order, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
 }
 
-TEST(load_url, forms_and_errors) {
-    const auto a = parse_url("http://127.0.0.1:8545");
-    ASSERT_TRUE(a) << a.error();
-    EXPECT_EQ(a->host, "127.0.0.1");
-    EXPECT_EQ(a->port, "8545");
-    EXPECT_EQ(a->target, "/");
-    const auto b = parse_url("http://localhost/rpc");
-    ASSERT_TRUE(b);
-    EXPECT_EQ(b->port, "80");
-    EXPECT_EQ(b->target, "/rpc");
-    const auto c = parse_url("http://[::1]:9000/");
-    ASSERT_TRUE(c);
-    EXPECT_EQ(c->host, "::1");
-    EXPECT_EQ(c->port, "9000");
-    EXPECT_FALSE(parse_url("https://x:1"));
-    EXPECT_FALSE(parse_url("http://:1"));
-    EXPECT_FALSE(parse_url("http://x:0"));
-    EXPECT_FALSE(parse_url("http://x:99999"));
-    EXPECT_FALSE(parse_url("http://x:12a"));
-}
-
 TEST(load_report, medians_of_runs) {
     std::vector<RunResult> runs(3);
     const double tps[] = {100, 300, 200};

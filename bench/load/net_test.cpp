@@ -72,8 +72,8 @@ TEST(load_network, testnet_json_nodes) {
     const auto barrel = parse_nodes(R"({"nodes":[{"home":"/n/node0",
         "json_rpc":"http://127.0.0.1:27002","cometbft_rpc":"http://127.0.0.1:27001"}]})");
     ASSERT_TRUE(barrel) << barrel.error();
-    EXPECT_EQ(barrel->at(0).json_rpc->port, "27002");
-    EXPECT_EQ(barrel->at(0).cometbft_rpc.port, "27001");
+    EXPECT_EQ(barrel->at(0).json_rpc->endpoint.port, 27002);
+    EXPECT_EQ(barrel->at(0).cometbft_rpc.endpoint.port, 27001);
     EXPECT_EQ(barrel->at(0).barrel_pid_file, "/n/node0/barrel.pid");
     EXPECT_EQ(barrel->at(0).cometbft_pid_file, "/n/node0/cometbft.pid");
     const auto kv = parse_nodes(R"({"nodes":[{"home":"/n/node0",

@@ -13,35 +13,6 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-Expected<Url, std::string> parse_url(std::string_view text) {
-    constexpr std::string_view scheme = "http://";
-    if (!text.starts_with(scheme))
-        return unexpected("expected http://HOST:PORT, got '" + std::string{text} + "'");
-    std::string_view rest = text.substr(scheme.size());
-    Url url;
-    const size_t slash = rest.find('/');
-    if (slash != std::string_view::npos) {
-        url.target = std::string{rest.substr(slash)};
-        rest = rest.substr(0, slash);
-    }
-    // The port follows the last colon, unless that colon is inside an IPv6 literal "[::1]".
-    const size_t colon = rest.rfind(':');
-    const size_t bracket = rest.rfind(']');
-    if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
-        const auto port = parse_u64(rest.substr(colon + 1));
-        if (!port || *port == 0 || *port > 65535)
-            return unexpected("the port must be a number from 1 to 65535, got '" +
-                              std::string{rest.substr(colon + 1)} + "'");
-        url.port = std::to_string(*port);
-        rest = rest.substr(0, colon);
-    }
-    if (rest.size() > 2 && rest.front() == '[' && rest.back() == ']')
-        rest = rest.substr(1, rest.size() - 2);
-    if (rest.empty()) return unexpected("no host in '" + std::string{text} + "'");
-    url.host = std::string{rest};
-    return url;
-}
-
 namespace {
 [[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
 }  // namespace
@@ -49,7 +20,8 @@ namespace {
 HttpConnection::HttpConnection(const Url& url) : m_url{url}, m_socket{m_ioc} {
     boost::system::error_code ec;
     tcp::resolver resolver{m_ioc};
-    const auto endpoints = resolver.resolve(url.host, url.port, ec);
+    const auto endpoints =
+        resolver.resolve(url.endpoint.host, std::to_string(url.endpoint.port), ec);
     if (!ec) asio::connect(m_socket, endpoints, ec);
     if (ec) fail("cannot connect to " + url.text() + ": " + ec.message());
     // Requests are small and answered at once: Nagle's delay would hold back a request's
@@ -62,7 +34,7 @@ std::string HttpConnection::request(bool post, std::string_view target, std::str
     // clock): a span, not a copy into the request.
     http::request<http::span_body<const char>> req{post ? http::verb::post : http::verb::get,
                                                    std::string{target}, 11};
-    req.set(http::field::host, m_url.host);
+    req.set(http::field::host, m_url.endpoint.text());
     req.keep_alive(true);
     if (post) {
         req.set(http::field::content_type, "application/json");

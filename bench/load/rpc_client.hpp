@@ -4,6 +4,7 @@
 // other than 200, an error object where a result was needed) throws bench::Failure with exit
 // status 1, naming what failed: the node is at fault or gone, and the run cannot go on.
 
+#include <barrel/core/endpoint.hpp>
 #include <barrel/core/expected.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -16,16 +17,9 @@
 
 namespace barrel::load {
 
-struct Url {
-    std::string host;
-    std::string port{"80"};
-    std::string target{"/"};  ///< the path requests are posted to
-
-    std::string text() const { return "http://" + host + ":" + port + target; }
-};
-
-/// http://HOST[:PORT][/PATH]; the error says what is wrong.
-Expected<Url, std::string> parse_url(std::string_view text);
+/// A JSON-RPC server's URL (http://HOST[:PORT][/PATH]): the one parser every client uses.
+using Url = HttpUrl;
+inline Expected<Url, std::string> parse_url(std::string_view text) { return parse_http_url(text); }
 
 class HttpConnection {
 public:

@@ -81,23 +81,12 @@ bool refused_for_full_mempool(const json& answer) {
 
 }  // namespace
 
-Expected<RpcEndpoint, std::string> parse_rpc_url(std::string_view url) {
-    constexpr std::string_view scheme = "http://";
-    const auto bad = [&](std::string_view why) {
-        return unexpected(std::string{why} + ", got '" + std::string{url} + "'");
-    };
-    if (!url.starts_with(scheme)) return bad("expected http://HOST:PORT");
-    std::string_view rest = url.substr(scheme.size());
-    if (rest.ends_with('/')) rest.remove_suffix(1);
-    if (rest.find('/') != std::string_view::npos) return bad("expected no path");
-    const size_t colon = rest.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) return bad("expected http://HOST:PORT");
-    const std::string_view port = rest.substr(colon + 1);
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (ec != std::errc{} || end != port.data() + port.size() || value == 0 || value > 65535)
-        return bad("the port must be a number from 1 to 65535");
-    return RpcEndpoint{std::string{rest.substr(0, colon)}, std::string{port}};
+Expected<HostPort, std::string> parse_rpc_url(std::string_view url) {
+    auto parsed = parse_http_url(url);
+    if (!parsed) return unexpected(parsed.error());
+    if (parsed->target != "/")
+        return unexpected("expected no path, got '" + std::string{url} + "'");
+    return std::move(parsed->endpoint);
 }
 
 struct CometClient::Connection {
@@ -106,7 +95,7 @@ struct CometClient::Connection {
     bool open{false};
 };
 
-CometClient::CometClient(RpcEndpoint endpoint, ClientConfig config, Log log)
+CometClient::CometClient(HostPort endpoint, ClientConfig config, Log log)
     : m_endpoint{std::move(endpoint)},
       m_config{config},
       m_log{std::move(log)},
@@ -283,7 +272,8 @@ Expected<std::string, std::string> CometClient::post(const std::string& body) {
         if (!c.open) {
             c.stream.close();
             asio::ip::tcp::resolver resolver{c.io};
-            const auto endpoints = resolver.resolve(m_endpoint.host, m_endpoint.port, ec);
+            const auto endpoints =
+                resolver.resolve(m_endpoint.host, std::to_string(m_endpoint.port), ec);
             if (ec) return unexpected("cannot resolve " + m_endpoint.host + ": " + ec.message());
             c.stream.expires_after(m_config.timeout);
             c.stream.connect(endpoints, ec);
@@ -291,7 +281,7 @@ Expected<std::string, std::string> CometClient::post(const std::string& body) {
             c.open = true;
         }
         http::request<http::string_body> request{http::verb::post, "/", 11};
-        request.set(http::field::host, m_endpoint.host);
+        request.set(http::field::host, m_endpoint.text());
         request.set(http::field::content_type, "application/json");
         request.keep_alive(true);
         request.body() = body;
@@ -320,8 +310,8 @@ void CometClient::note_unreachable(const std::string& why) {
     std::lock_guard lock{m_mutex};
     if (std::exchange(m_unreachable_logged, true)) return;
     if (m_log)
-        m_log("cometbft-rpc: CometBFT at http://" + m_endpoint.host + ":" + m_endpoint.port +
-              " does not answer (" + why + "); transactions wait in the pool");
+        m_log("cometbft-rpc: CometBFT at http://" + m_endpoint.text() + " does not answer (" + why +
+              "); transactions wait in the pool");
 }
 
 }  // namespace barrel::abci

@@ -13,6 +13,7 @@
 // gossip it, and only its own proposals would carry it.
 
 #include <barrel/core/bytes.hpp>
+#include <barrel/core/endpoint.hpp>
 #include <barrel/core/expected.hpp>
 
 #include <chrono>
@@ -33,11 +34,7 @@
 namespace barrel::abci {
 
 /// CometBFT's RPC address, from `http://HOST:PORT` (a path is not allowed: CometBFT serves at /).
-struct RpcEndpoint {
-    std::string host;
-    std::string port;
-};
-Expected<RpcEndpoint, std::string> parse_rpc_url(std::string_view url);
+Expected<HostPort, std::string> parse_rpc_url(std::string_view url);
 
 /// What CometBFT last said of its network.
 struct EngineStatus {
@@ -69,7 +66,7 @@ class CometClient {
 public:
     using Log = std::function<void(std::string_view line)>;
 
-    CometClient(RpcEndpoint endpoint, ClientConfig config, Log log);
+    CometClient(HostPort endpoint, ClientConfig config, Log log);
     ~CometClient();  ///< stop()
     CometClient(const CometClient&) = delete;
     CometClient& operator=(const CometClient&) = delete;
@@ -109,7 +106,7 @@ private:
     Expected<std::string, std::string> post(const std::string& body);
     void note_unreachable(const std::string& why);
 
-    RpcEndpoint m_endpoint;
+    HostPort m_endpoint;
     ClientConfig m_config;
     Log m_log;
 

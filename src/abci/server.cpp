@@ -1,5 +1,7 @@
 #include "abci/server.hpp"
 
+#include <barrel/core/endpoint.hpp>
+
 #include "abci/frame.hpp"
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
@@ -74,28 +76,15 @@ Expected<ParsedAddress, std::string> parse_address(const std::string& address) {
         return parsed;
     }
     if (!text.starts_with(kTcp)) return unexpected(usage_error(address));
-    const std::string_view rest = text.substr(kTcp.size());
-    const size_t colon = rest.rfind(':');
-    if (colon == std::string_view::npos || colon == 0) return unexpected(usage_error(address));
-    std::string_view host = rest.substr(0, colon);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        host = host.substr(1, host.size() - 2);  // [::1]
-    }
-    const std::string_view port = rest.substr(colon + 1);
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
-        return unexpected("abci address '" + address + "': the port must be a number 0-65535");
-    }
-    parsed.host = std::string{host};
-    parsed.port = static_cast<uint16_t>(value);
+    auto endpoint = parse_host_port(text.substr(kTcp.size()));
+    if (!endpoint) return unexpected("abci address '" + address + "': " + endpoint.error());
+    parsed.host = std::move(endpoint->host);
+    parsed.port = endpoint->port;
     return parsed;
 }
 
 std::string tcp_text(const tcp::endpoint& endpoint) {
-    const auto ip = endpoint.address();
-    const std::string host = ip.is_v6() ? "[" + ip.to_string() + "]" : ip.to_string();
-    return host + ":" + std::to_string(endpoint.port());
+    return HostPort{endpoint.address().to_string(), endpoint.port()}.text();
 }
 
 tcp::endpoint as_tcp(const Protocol::endpoint& endpoint) {

@@ -1,5 +1,6 @@
 #include "node.hpp"
 
+#include <barrel/core/endpoint.hpp>
 #include <barrel/core/hex.hpp>
 
 #include "command.hpp"
@@ -345,8 +346,8 @@ Expected<void, std::string> Node::start() {
           << m_start_head.number << " " << to_hex(m_start_head.hash) << "; " << m_readmitted
           << " of " << m_journaled << " journaled transactions re-admitted" << m_journal_note
           << "\n"
-          << "barrel-node run: JSON-RPC on http://" << m_config.http.address << ":"
-          << m_service->port() << "\n"
+          << "barrel-node run: JSON-RPC on http://"
+          << HostPort{m_config.http.address, m_service->port()}.text() << "\n"
           << std::flush;
     return {};
 }

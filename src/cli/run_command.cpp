@@ -3,6 +3,7 @@
 // default the struct's own; the node itself (node.hpp) wires the library's parts together.
 
 #include <barrel/cli/cli.hpp>
+#include <barrel/core/endpoint.hpp>
 #include <barrel/core/hex.hpp>
 
 #include "bound_options.hpp"
@@ -20,16 +21,12 @@ namespace {
 
 constexpr unsigned kMaxRpcThreads = 1024;
 
-/// `--http ADDRESS:PORT` into `http`; what is wrong with it, or "".
+/// `--http HOST:PORT` into `http`; what is wrong with it, or "".
 std::string parse_endpoint(const std::string& text, rpc::HttpOptions& http) {
-    const size_t colon = text.rfind(':');
-    if (colon == std::string::npos || colon == 0)
-        return "expected ADDRESS:PORT, got '" + text + "'";
-    const auto port = parse_u64(std::string_view{text}.substr(colon + 1));
-    if (!port || *port > 65535)
-        return "the port must be a number from 0 to 65535, got '" + text.substr(colon + 1) + "'";
-    http.address = text.substr(0, colon);
-    http.port = static_cast<uint16_t>(*port);
+    auto endpoint = parse_host_port(text);
+    if (!endpoint) return endpoint.error();
+    http.address = std::move(endpoint->host);
+    http.port = endpoint->port;
     return {};
 }
 
@@ -137,7 +134,9 @@ void bind_run_options(BoundOptions& o, NodeConfig& c) {
         },
         true);
     rpc::HttpOptions& h = c.http;
-    o.value("--http", "ADDR:PORT", {"Where to serve JSON-RPC; port 0 picks a free one"},
+    o.value("--http", "HOST:PORT",
+            {"Where to serve JSON-RPC (an IPv6 address in brackets: [::1]:8545); port 0 picks a "
+             "free one"},
             h.address + ":" + std::to_string(h.port),
             [&h](const std::string& text) { return parse_endpoint(text, h); });
     o.flag("--verify-state",

@@ -274,8 +274,8 @@ struct HttpAnswer {
     std::string body;
 };
 
-/// One HTTP/1.1 request to `url` (http://HOST:PORT[/PATH], HOST a numeric IPv4 address) on a
-/// new connection, `Connection: close`; POST with `body` as application/json if it is given.
+/// One HTTP/1.1 request to `url` (http://HOST:PORT[/PATH], HOST a numeric IPv4 or IPv6 address) on
+/// a new connection, `Connection: close`; POST with `body` as application/json if it is given.
 /// Fails with a reason (connection refused, timed out, a malformed answer).
 Expected<HttpAnswer, std::string> http_request(const std::string& url,
                                                const std::optional<std::string>& body,

@@ -5,6 +5,7 @@
 // Between fork() and exec() only async-signal-safe calls run: the command line may be called
 // from a multi-threaded process (the unit tests), where anything else could deadlock.
 
+#include <barrel/core/endpoint.hpp>
 #include <barrel/core/uint256.hpp>
 
 #include "testnet.hpp"
@@ -246,26 +247,6 @@ std::string tail_of_file(const std::string& path, size_t lines) {
 
 namespace {
 
-struct Url {
-    std::string host;
-    uint16_t port{0};
-    std::string path;
-};
-
-Expected<Url, std::string> parse_url(const std::string& url) {
-    const std::string scheme = "http://";
-    if (url.rfind(scheme, 0) != 0) return unexpected("not an http:// URL: '" + url + "'");
-    const std::string rest = url.substr(scheme.size());
-    const size_t slash = rest.find('/');
-    const std::string authority = rest.substr(0, slash);
-    const size_t colon = authority.rfind(':');
-    if (colon == std::string::npos) return unexpected("no port in '" + url + "'");
-    const auto port = parse_u64(authority.substr(colon + 1));
-    if (!port || *port == 0 || *port > 65535) return unexpected("bad port in '" + url + "'");
-    return Url{authority.substr(0, colon), static_cast<uint16_t>(*port),
-               slash == std::string::npos ? "/" : rest.substr(slash)};
-}
-
 /// Waits until `fd` is ready for `events` or the deadline passes.
 bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point deadline) {
     for (;;) {
@@ -284,17 +265,29 @@ bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point dead
 Expected<HttpAnswer, std::string> http_request(const std::string& url,
                                                const std::optional<std::string>& body,
                                                std::chrono::milliseconds timeout) {
-    auto parsed = parse_url(url);
+    auto parsed = parse_http_url(url);
     if (!parsed) return unexpected(parsed.error());
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(parsed->port);
-    if (::inet_pton(AF_INET, parsed->host.c_str(), &address.sin_addr) != 1)
-        return unexpected("not a numeric IPv4 host: '" + parsed->host + "'");
+    const HostPort& endpoint = parsed->endpoint;
+    // A numeric address, IPv4 or IPv6: the nodes of a testnet listen on addresses, never names.
+    sockaddr_storage address{};
+    socklen_t address_length = 0;
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+    if (::inet_pton(AF_INET, endpoint.host.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(endpoint.port);
+        address_length = sizeof *v4;
+    } else if (::inet_pton(AF_INET6, endpoint.host.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(endpoint.port);
+        address_length = sizeof *v6;
+    } else {
+        return unexpected("not a numeric IP address: '" + endpoint.host + "'");
+    }
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    Fd fd{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
+    Fd fd{::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
     if (fd.get() < 0) return unexpected(std::string{std::strerror(errno)});
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), address_length) != 0) {
         if (errno != EINPROGRESS) return unexpected(std::string{std::strerror(errno)});
         if (!wait_ready(fd.get(), POLLOUT, deadline)) return unexpected(std::string{"timed out"});
         int error = 0;
@@ -302,9 +295,8 @@ Expected<HttpAnswer, std::string> http_request(const std::string& url,
         ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len);
         if (error != 0) return unexpected(std::string{std::strerror(error)});
     }
-    std::string request = (body ? "POST " : "GET ") + parsed->path +
-                          " HTTP/1.1\r\nHost: " + parsed->host + ":" +
-                          std::to_string(parsed->port) + "\r\nConnection: close\r\n";
+    std::string request = (body ? "POST " : "GET ") + parsed->target +
+                          " HTTP/1.1\r\nHost: " + endpoint.text() + "\r\nConnection: close\r\n";
     if (body)
         request +=
             "Content-Type: application/json\r\nContent-Length: " + std::to_string(body->size()) +

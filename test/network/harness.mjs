@@ -3,6 +3,7 @@
 // range of loopback ports. Node builtins only.
 
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { promisify } from "node:util";
 
@@ -84,11 +85,26 @@ async function portsFree(base, count) {
   return true;
 }
 
+/// The first port the kernel hands out as a connection's own (ip_local_port_range; Linux's
+/// default when it cannot be read).
+function firstEphemeralPort() {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+  } catch {
+    return 32768;
+  }
+}
+
 /// A base port whose `count` nodes' ports are all free (a random range, so that runs side by
-/// side do not collide).
+/// side do not collide), below the ephemeral ports: a port free when this looks can otherwise
+/// be taken by any outgoing connection's own end before a node started minutes later binds it
+/// (seen: a late node's P2P port "address already in use").
 export async function freeBasePort(count) {
+  const low = 10000;
+  const slots = Math.floor((firstEphemeralPort() - low - count * 10) / 10);
+  if (slots < 1) throw new Error("no loopback ports below the ephemeral range");
   for (let attempt = 0; attempt <= 20; attempt++) {
-    const base = 20000 + 10 * Math.floor(Math.random() * 3000);
+    const base = low + 10 * Math.floor(Math.random() * slots);
     if (await portsFree(base, count)) return base;
   }
   throw new Error("no free range of loopback ports");

@@ -599,14 +599,21 @@ TEST(abci_server, malformed_addresses) {
         {"", "abci address ''" + usage},
         {"127.0.0.1:26658", "abci address '127.0.0.1:26658'" + usage},
         {"http://127.0.0.1:26658", "abci address 'http://127.0.0.1:26658'" + usage},
-        {"tcp://127.0.0.1", "abci address 'tcp://127.0.0.1'" + usage},
-        {"tcp://:26658", "abci address 'tcp://:26658'" + usage},
+        {"tcp://127.0.0.1", "abci address 'tcp://127.0.0.1': expected HOST:PORT, got '127.0.0.1'"},
+        {"tcp://:26658", "abci address 'tcp://:26658': expected HOST:PORT, got ':26658'"},
+        {"tcp://::1:26658",
+         "abci address 'tcp://::1:26658': an IPv6 address goes in brackets "
+         "([::1]:PORT), got '::1:26658'"},
         {"unix://", "abci address 'unix://'" + usage},
         {"tcp://127.0.0.1:65536",
-         "abci address 'tcp://127.0.0.1:65536': the port must be a number 0-65535"},
+         "abci address 'tcp://127.0.0.1:65536': the port must be a "
+         "number from 0 to 65535, got '127.0.0.1:65536'"},
         {"tcp://127.0.0.1:x",
-         "abci address 'tcp://127.0.0.1:x': the port must be a number 0-65535"},
-        {"tcp://127.0.0.1:", "abci address 'tcp://127.0.0.1:': the port must be a number 0-65535"},
+         "abci address 'tcp://127.0.0.1:x': the port must be a number "
+         "from 0 to 65535, got '127.0.0.1:x'"},
+        {"tcp://127.0.0.1:",
+         "abci address 'tcp://127.0.0.1:': the port must be a number from "
+         "0 to 65535, got '127.0.0.1:'"},
         {"unix:///" + std::string(120, 'a'), "abci address 'unix:///" + std::string(120, 'a') +
                                                  "': a Unix socket path has at most 107 bytes"},
     };

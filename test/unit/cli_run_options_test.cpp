@@ -11,6 +11,7 @@
 #include <barrel/core/hex.hpp>
 
 #include "child_process.hpp"
+#include "cli/testnet.hpp"
 #include "cli_run.hpp"
 #include "http_client.hpp"
 #include "test_files.hpp"
@@ -154,6 +155,31 @@ std::chrono::steady_clock::duration time_to_close(Client& c) {
 }
 
 }  // namespace
+
+TEST(cli_run_options, http_serves_on_ipv6_loopback_in_brackets) {
+    // `--http [::1]:0` as an operator writes it (the brackets of a URL); the node says where it
+    // serves in the same form, and a client reaches it over IPv6 (the testnet's own HTTP client).
+    Chain chain;
+    const std::string log = chain.tmp / "ipv6.log";
+    const pid_t pid =
+        test::spawn_cli({"run", "--datadir", chain.datadir, "--http", "[::1]:0"}, log);
+    const std::regex serving{R"(JSON-RPC on (http://\[::1\]:[0-9]+))"};
+    std::string url;
+    for (auto deadline = std::chrono::steady_clock::now() + 60s;
+         url.empty() && std::chrono::steady_clock::now() < deadline;
+         std::this_thread::sleep_for(20ms)) {
+        std::ifstream in{log};
+        const std::string text{std::istreambuf_iterator<char>{in}, {}};
+        if (std::smatch m; std::regex_search(text, m, serving)) url = m[1];
+    }
+    ASSERT_FALSE(url.empty()) << "no IPv6 JSON-RPC line";
+    const auto answer = cli::testnet::http_request(url, chain_id_call(1).dump(), 10s);
+    ::kill(pid, SIGTERM);
+    EXPECT_EQ(test::wait_child(pid), 0);
+    ASSERT_TRUE(answer) << answer.error();
+    EXPECT_EQ(answer->status, 200);
+    EXPECT_EQ(json::parse(answer->body).at("result"), "0x1");
+}
 
 TEST(cli_run_options, rpc_max_batch_bounds_a_batch) {
     Chain c;

@@ -75,12 +75,14 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
     };
     const std::vector<Case> cases = {
         {{}, "error: run: missing option --datadir DIR"},
-        {{"--http", "8545"}, "error: --http: expected ADDRESS:PORT, got '8545'"},
-        {{"--http", ":8545"}, "error: --http: expected ADDRESS:PORT, got ':8545'"},
+        {{"--http", "8545"}, "error: --http: expected HOST:PORT, got '8545'"},
+        {{"--http", ":8545"}, "error: --http: expected HOST:PORT, got ':8545'"},
+        {{"--http", "::1:8545"},
+         "error: --http: an IPv6 address goes in brackets ([::1]:PORT), got '::1:8545'"},
         {{"--http", "127.0.0.1:65536"},
-         "error: --http: the port must be a number from 0 to 65535, got '65536'"},
+         "error: --http: the port must be a number from 0 to 65535, got '127.0.0.1:65536'"},
         {{"--http", "127.0.0.1:x"},
-         "error: --http: the port must be a number from 0 to 65535, got 'x'"},
+         "error: --http: the port must be a number from 0 to 65535, got '127.0.0.1:x'"},
         {{"--block-time", "3153600000001"},
          "error: --block-time: must be at most 3153600000000, got 3153600000001"},
         {{"--rpc-idle-timeout", "18446744073709551615"},

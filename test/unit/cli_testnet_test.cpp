@@ -1026,9 +1026,9 @@ TEST(cli_testnet, the_probes_fail_with_a_reason_when_nothing_answers) {
     EXPECT_EQ(r.error(), "Connection refused");
     EXPECT_FALSE(tn::cometbft_height("http://127.0.0.1:1"));
     EXPECT_EQ(tn::barrel_height("http://localhost:1").error(),
-              "not a numeric IPv4 host: 'localhost'");
+              "not a numeric IP address: 'localhost'");
     EXPECT_EQ(tn::http_request("https://x", std::nullopt, std::chrono::milliseconds(1)).error(),
-              "not an http:// URL: 'https://x'");
+              "expected http://HOST:PORT, got 'https://x'");
 }
 
 }  // namespace
