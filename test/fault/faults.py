@@ -14,8 +14,9 @@ Usage: test/fault/faults.py [--build DIR] [--only GROUPS] [--matrix FILE] [--kee
   --build DIR     the build tree with src/barrel-node, bench/barrel-bench and
                   test/fault/enospc_shim.so (default: build/release beside this repo)
   --only GROUPS   comma-separated: full (ENOSPC at every write position, LD_PRELOAD shim),
-                  tmpfs (a real full filesystem; where mount is refused, skipped, or with CI
-                  set in the environment a failure), fsize (a
+                  tmpfs (a real full filesystem under init, import and a sealing run; where
+                  mount is refused, skipped, or with CI set in the environment a failure),
+                  fsize (a
                   file size limit, ulimit -f), damage
                   (truncations and bit flips of every datadir file), input (endless and huge
                   inputs under a memory limit), node (`run` sealing while the disk
