@@ -79,8 +79,8 @@ Expected<void, StoreError> resume_after_failure(Store::Impl& impl) {
         return fail(impl.failure.code, "the store is in error since a write failed (" +
                                            impl.failure.message +
                                            "); it cannot resume in place: reopen the datadir");
-    // Busy: RocksDB's own recovery is under way (its SstFileManager retries a full disk's every
-    // 5 s once it sees room), and this call finds it done later.
+    // Busy: RocksDB's own recovery is under way, one it was left (resume_listener.hpp: not a
+    // full disk's that stopped writes), and this call finds it done later.
     const auto resumed = impl.db->Resume();
     if (!resumed.ok())
         return fail(impl.failure.code,

@@ -5,6 +5,7 @@
 #include "info_log.hpp"
 #include "memtable.hpp"
 #include "pruner.hpp"
+#include "resume_listener.hpp"
 #include "store_impl.hpp"
 #include "testing.hpp"
 #include <rocksdb/filter_policy.h>
@@ -173,6 +174,7 @@ Expected<std::unique_ptr<Store::Impl>, StoreError> Store::Impl::open_db(const fs
         db.env = impl->env.get();
     }
     if (!options.read_only) {
+        db.listeners.push_back(resume_listener(db.info_log));
         // The crash tests' kill points (crash_points.hpp); nothing is installed without them.
         impl->crash_points = commit_crash_points_armed();
         if (auto listener = wal_crash_listener()) db.listeners.push_back(std::move(listener));

@@ -145,15 +145,6 @@ public:
         : FileSystemWrapper{rocksdb::FileSystem::Default()}, m_disk{std::move(disk)} {}
     const char* Name() const override { return "FullDisk"; }
 
-    // No free-space figure: RocksDB then leaves a full disk's recovery to DB::Resume, which the
-    // store's next commit calls, instead of its SstFileManager polling for room every 5 s, so a
-    // test resumes at once when it lifts the budget. (A real disk reports its free space: there
-    // RocksDB recovers on its own once there is room, and the store's Resume finds it done.)
-    rocksdb::IOStatus GetFreeSpace(const std::string&, const rocksdb::IOOptions&, uint64_t*,
-                                   rocksdb::IODebugContext*) override {
-        return rocksdb::IOStatus::NotSupported("the FullDisk file system has no free-space figure");
-    }
-
     rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& o,
                                       std::unique_ptr<rocksdb::FSWritableFile>* result,
                                       rocksdb::IODebugContext* dbg) override {
