@@ -1,5 +1,7 @@
 #include "net_load.hpp"
 
+#include <barrel/core/base64.hpp>
+
 #include "common/args.hpp"
 #include "common/stats.hpp"
 #include "net_shared.hpp"
@@ -25,24 +27,6 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 }  // namespace
 
 // ---- The workloads ---------------------------------------------------------------------------
-
-std::string base64(std::string_view bytes) {
-    static constexpr char kAlphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    for (size_t i = 0; i < bytes.size(); i += 3) {
-        const size_t left = bytes.size() - i;
-        uint32_t v = static_cast<uint8_t>(bytes[i]) << 16;
-        if (left > 1) v |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-        if (left > 2) v |= static_cast<uint8_t>(bytes[i + 2]);
-        out += kAlphabet[(v >> 18) & 63];
-        out += kAlphabet[(v >> 12) & 63];
-        out += left > 1 ? kAlphabet[(v >> 6) & 63] : '=';
-        out += left > 2 ? kAlphabet[v & 63] : '=';
-    }
-    return out;
-}
 
 std::string kv_transaction(size_t i, size_t size) {
     char key[32];

@@ -43,8 +43,6 @@ struct NetWorkload {
 /// value of "abc…z" repeated to the size (kvstore takes "key=value" with one '=' and no ':';
 /// docs/network.md, "A kvstore transaction"). At least 15 bytes.
 std::string kv_transaction(size_t i, size_t size);
-/// Standard base64 with padding (CometBFT's JSON for bytes).
-std::string base64(std::string_view bytes);
 
 /// The kvstore workload beside `base`: transaction i as long as base's transfer i.
 NetWorkload kv_workload(const Workload& base);

@@ -1,4 +1,4 @@
-// barrel-load --network's pure parts: kvstore's transactions (size, format, base64), the block
+// barrel-load --network's pure parts: kvstore's transactions (size, format), the block
 // size the genesis is made for, testnet init's arguments, testnet.json's nodes, the readers of
 // CometBFT's and barrel's answers (a batch of one answered alone, a height not there yet), the
 // catch-up and dip figures, and the medians of the report.
@@ -15,15 +15,6 @@
 
 using namespace barrel;
 using namespace barrel::load;
-
-TEST(load_network, base64_is_the_standard_alphabet_with_padding) {
-    EXPECT_EQ(base64(""), "");
-    EXPECT_EQ(base64("f"), "Zg==");
-    EXPECT_EQ(base64("fo"), "Zm8=");
-    EXPECT_EQ(base64("foo"), "Zm9v");
-    EXPECT_EQ(base64("foob"), "Zm9vYg==");
-    EXPECT_EQ(base64(std::string{"\xff\xfe\x00", 3}), "//4A");
-}
 
 TEST(load_network, kv_transactions_are_unique_key_value_pairs_of_the_size_asked) {
     const std::string tx = kv_transaction(42, 110);

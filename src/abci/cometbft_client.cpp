@@ -1,5 +1,7 @@
 #include "abci/cometbft_client.hpp"
 
+#include <barrel/core/base64.hpp>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -20,29 +22,6 @@ namespace http = beast::http;
 using nlohmann::json;
 
 namespace {
-
-/// Standard base64 with padding: how CometBFT's JSON-RPC takes a transaction's bytes.
-std::string base64(BytesView bytes) {
-    static constexpr char kDigits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    out.reserve((bytes.size() + 2) / 3 * 4);
-    size_t i = 0;
-    for (; i + 3 <= bytes.size(); i += 3) {
-        const uint32_t v =
-            (uint32_t{bytes[i]} << 16) | (uint32_t{bytes[i + 1]} << 8) | bytes[i + 2];
-        for (int shift : {18, 12, 6, 0}) out += kDigits[(v >> shift) & 63];
-    }
-    if (const size_t rest = bytes.size() - i; rest > 0) {
-        uint32_t v = uint32_t{bytes[i]} << 16;
-        if (rest == 2) v |= uint32_t{bytes[i + 1]} << 8;
-        out += kDigits[(v >> 18) & 63];
-        out += kDigits[(v >> 12) & 63];
-        out += rest == 2 ? kDigits[(v >> 6) & 63] : '=';
-        out += '=';
-    }
-    return out;
-}
 
 /// CometBFT writes its 64-bit numbers as JSON strings ("12").
 uint64_t number_of(const json& j) {
