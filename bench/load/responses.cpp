@@ -1,5 +1,7 @@
 #include "responses.hpp"
 
+#include <barrel/core/hex.hpp>
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -12,16 +14,6 @@ namespace barrel::load {
 namespace dom = simdjson::dom;
 
 namespace {
-
-/// Hex digit values; -1 for every other byte.
-constexpr std::array<int8_t, 256> kNibble = [] {
-    std::array<int8_t, 256> t{};
-    t.fill(-1);
-    for (int c = '0'; c <= '9'; ++c) t[static_cast<size_t>(c)] = static_cast<int8_t>(c - '0');
-    for (int c = 'a'; c <= 'f'; ++c) t[static_cast<size_t>(c)] = static_cast<int8_t>(c - 'a' + 10);
-    for (int c = 'A'; c <= 'F'; ++c) t[static_cast<size_t>(c)] = static_cast<int8_t>(c - 'A' + 10);
-    return t;
-}();
 
 std::string not_json(std::string_view body) {
     return "the response is not JSON: " + std::string{body.substr(0, 200)};
@@ -42,63 +34,12 @@ std::string error_message(dom::element error) {
 
 }  // namespace
 
-namespace {
-
-/// Eight hex digits (as loaded from memory, little-endian) as four bytes, or nothing if any of
-/// them is not a hex digit. Byte-parallel in one 64-bit word: a block's 2,500 hashes and a
-/// batch's 100 are decoded while the clock runs, and a table lookup per digit was the larger
-/// part of reading them. No lane can carry into the next: every byte is below 0x80 (checked
-/// first), so adding at most 0x80 to it stays within the byte.
-std::optional<uint32_t> eight_digits(uint64_t x) noexcept {
-    constexpr uint64_t kOnes = 0x0101010101010101;
-    constexpr uint64_t kHigh = 0x80 * kOnes;
-    if ((x & kHigh) != 0) return std::nullopt;
-    // A lane's top bit is set where the byte is >= lo, or > hi.
-    auto at_least = [](uint64_t v, uint8_t lo) { return (v + (0x80 - lo) * kOnes) & kHigh; };
-    auto above = [](uint64_t v, uint8_t hi) { return (v + (0x7f - hi) * kOnes) & kHigh; };
-    const uint64_t digit = at_least(x, '0') & ~above(x, '9');
-    const uint64_t lower = x | (0x20 * kOnes);  // 'A'-'F' as 'a'-'f'; digits are tested on x
-    const uint64_t letter = at_least(lower, 'a') & ~above(lower, 'f');
-    if ((digit | letter) != kHigh) return std::nullopt;
-    // A digit's value is its low nibble, a letter's (bit 6 set) its low nibble + 9.
-    const uint64_t nibbles = (x & (0x0f * kOnes)) + ((x >> 6) & kOnes) * 9;
-    // Pairs (high digit first in memory, so in the lower byte) into bytes, then packed.
-    uint64_t v = ((nibbles & 0x00ff00ff00ff00ff) << 4) | ((nibbles >> 8) & 0x00ff00ff00ff00ff);
-    v = (v | (v >> 8)) & 0x0000ffff0000ffff;
-    v = (v | (v >> 16)) & 0x00000000ffffffff;
-    return static_cast<uint32_t>(v);
-}
-
-}  // namespace
-
-std::optional<Hash> hash_of_hex_bytewise(std::string_view text) noexcept {
-    if (text.size() != 66 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
-        return std::nullopt;
-    Hash out;
-    int bad = 0;  // any digit's -1 sets the sign bit; one test at the end, no branch per digit
-    for (size_t i = 0; i < 32; ++i) {
-        const int hi = kNibble[static_cast<uint8_t>(text[2 + 2 * i])];
-        const int lo = kNibble[static_cast<uint8_t>(text[3 + 2 * i])];
-        bad |= hi | lo;
-        out[i] = static_cast<uint8_t>((hi << 4) | (lo & 0xf));
-    }
-    if (bad < 0) return std::nullopt;
-    return out;
-}
-
 std::optional<Hash> hash_of_hex(std::string_view text) noexcept {
-    if constexpr (std::endian::native != std::endian::little) return hash_of_hex_bytewise(text);
+    // core's reader takes the prefix as optional; an answer's hash always has it.
     if (text.size() != 66 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
         return std::nullopt;
-    Hash out;
-    for (size_t k = 0; k < 8; ++k) {
-        uint64_t word = 0;
-        std::memcpy(&word, text.data() + 2 + 8 * k, sizeof word);
-        const auto four = eight_digits(word);
-        if (!four) return std::nullopt;
-        std::memcpy(out.data() + 4 * k, &*four, sizeof *four);
-    }
-    return out;
+    const auto hash = hash_from_hex(text);
+    return hash ? std::optional{*hash} : std::nullopt;
 }
 
 struct ResponseReader::Impl {

@@ -24,10 +24,8 @@
 namespace barrel::load {
 
 /// "0x" (or "0X") and exactly 64 hex digits of either case: the hash; anything else: nothing.
+/// core's hash_from_hex with the prefix required.
 std::optional<Hash> hash_of_hex(std::string_view text) noexcept;
-/// The same, a digit at a time: what hash_of_hex does on a big-endian machine, and its
-/// reference in the tests.
-std::optional<Hash> hash_of_hex_bytewise(std::string_view text) noexcept;
 
 /// One answer of an eth_sendRawTransaction batch.
 struct SendAnswer {

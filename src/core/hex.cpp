@@ -100,6 +100,17 @@ Expected<Bytes, HexError> from_hex(std::string_view hex) {
     return out;
 }
 
+Expected<void, HexError> exact_from_hex(std::string_view hex, std::span<uint8_t> out) noexcept {
+    hex.remove_prefix(prefix_length(hex));
+    // from_hex's order: a bad character before an odd count, and before a wrong length.
+    if (hex.size() != 2 * out.size()) {
+        if (bad_digit_from(hex, 0)) return unexpected(HexError::bad_digit);
+        return unexpected(hex.size() % 2 != 0 ? HexError::odd_length : HexError::wrong_length);
+    }
+    if (!decode_hex_digits(hex, out)) return unexpected(HexError::bad_digit);
+    return {};
+}
+
 namespace literals {
 Bytes operator""_hex(const char* s, size_t n) {
     auto bytes = from_hex({s, n});

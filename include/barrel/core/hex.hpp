@@ -50,13 +50,16 @@ bool decode_hex_digits(std::string_view digits, std::span<uint8_t> out) noexcept
 /// hex digit is reported before an odd count.
 Expected<Bytes, HexError> from_hex(std::string_view hex);
 
+/// Parses exactly out.size() bytes of hex (optional "0x"/"0X") into `out`, with from_hex's
+/// errors and wrong_length for any other count; nothing allocated.
+Expected<void, HexError> exact_from_hex(std::string_view hex, std::span<uint8_t> out) noexcept;
+
 /// Parses exactly N bytes of hex (optional "0x").
 template <size_t N>
 Expected<FixedBytes<N>, HexError> fixed_from_hex(std::string_view hex) {
-    auto bytes = from_hex(hex);
-    if (!bytes) return unexpected(bytes.error());
-    if (bytes->size() != N) return unexpected(HexError::wrong_length);
-    return FixedBytes<N>::from_view(*bytes);
+    FixedBytes<N> out;
+    if (auto ok = exact_from_hex(hex, {out.data(), N}); !ok) return unexpected(ok.error());
+    return out;
 }
 
 inline Expected<Hash, HexError> hash_from_hex(std::string_view hex) {
