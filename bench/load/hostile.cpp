@@ -102,7 +102,7 @@ std::string batch_of(size_t n, const std::function<std::string(size_t)>& call) {
     return body + "]";
 }
 
-std::string post_request(const Url& url, const std::string& body) {
+std::string post_request(const HttpUrl& url, const std::string& body) {
     return "POST " + url.target + " HTTP/1.1\r\nHost: " + url.endpoint.text() +
            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
            "\r\n\r\n" + body;
@@ -112,7 +112,7 @@ std::string post_request(const Url& url, const std::string& body) {
 /// closes it, so that there are always this many trying to hold a place.
 class Squatters {
 public:
-    Squatters(const Url& url, size_t idle, size_t dribbling)
+    Squatters(const HttpUrl& url, size_t idle, size_t dribbling)
         : m_endpoint{asio::ip::make_address(url.endpoint.host == "localhost" ? "127.0.0.1"
                                                                              : url.endpoint.host),
                      url.endpoint.port} {
@@ -183,7 +183,7 @@ private:
 /// A client that sends batches with big answers on a few connections and never reads them.
 class NeverReaders {
 public:
-    NeverReaders(const Url& url, size_t connections, size_t head) {
+    NeverReaders(const HttpUrl& url, size_t connections, size_t head) {
         const tcp::endpoint to{
             asio::ip::make_address(url.endpoint.host == "localhost" ? "127.0.0.1"
                                                                     : url.endpoint.host),
@@ -264,7 +264,7 @@ int run(const Args& a) {
                      {"--block-time", "200", "--max-block-txs", std::to_string(kBlockTxs),
                       "--txpool-max-pending", "200000", "--txpool-max-queued", "200000",
                       "--txpool-max-per-sender", "4096", "--txpool-max-queued-per-sender", "4096"}};
-    const Url url = node.url();
+    const HttpUrl url = node.url();
     std::cerr << "barrel-hostile: node at " << url.text() << "; filling " << a.fill_blocks
               << " blocks\n";
     {

@@ -401,7 +401,7 @@ void summarise_run(const Shared& sh, const std::vector<ConnectionStats>& stats, 
 
 }  // namespace
 
-RunResult run_load(const Config& config, const Workload& w, const Url& url, uint64_t start_head,
+RunResult run_load(const Config& config, const Workload& w, const HttpUrl& url, uint64_t start_head,
                    std::optional<pid_t> node_pid) {
     RunResult result;
     result.txs = w.hashes.size();

@@ -94,7 +94,7 @@ struct RunResult {
 
 /// Runs the workload against the node at `url` whose head is `start_head`; `node_pid`, if the
 /// node is this program's, for its CPU time and memory.
-RunResult run_load(const Config& config, const Workload& workload, const Url& url,
+RunResult run_load(const Config& config, const Workload& workload, const HttpUrl& url,
                    uint64_t start_head, std::optional<pid_t> node_pid);
 
 }  // namespace barrel::load

@@ -251,7 +251,7 @@ std::vector<std::string> node_run_args(const Args& a) {
 /// Against --url: the chain id, head and senders' nonces are the node's; a sender without
 /// funds means the node's genesis is not this --seed and --accounts.
 std::vector<load::RunResult> load_url(const Args& a) {
-    const auto url = load::parse_url(a.url);
+    const auto url = parse_http_url(a.url);
     if (!url) usage_error("--url: " + url.error());
     load::HttpConnection conn{*url};
     const uint64_t chain_id =

@@ -85,7 +85,7 @@ struct Route {
     size_t node;
     std::unique_ptr<HttpConnection> conn;
 
-    const Url& url() const {
+    const HttpUrl& url() const {
         return app == App::barrel ? *nodes[node].json_rpc : nodes[node].cometbft_rpc;
     }
     /// Posts `body` to the node, or to the next ones in turn while it fails, until `give_up`.

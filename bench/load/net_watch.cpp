@@ -72,7 +72,7 @@ private:
     }
 
     const NetWorkload& m_w;
-    Url m_url;
+    HttpUrl m_url;
     std::unique_ptr<HttpConnection> m_conn;
     ResponseReader m_reader;
 };

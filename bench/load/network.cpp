@@ -29,11 +29,11 @@ std::string last_lines(const std::string& text, size_t count) {
     return out.empty() ? " (no output)" : out;
 }
 
-Expected<Url, std::string> url_member(const nlohmann::json& node, const std::string& at,
-                                      const std::string& name) {
+Expected<HttpUrl, std::string> url_member(const nlohmann::json& node, const std::string& at,
+                                          const std::string& name) {
     if (!node.contains(name) || !node[name].is_string())
         return unexpected(at + "." + name + ": missing");
-    auto url = parse_url(node[name].get<std::string>());
+    auto url = parse_http_url(node[name].get<std::string>());
     if (!url) return unexpected(at + "." + name + ": " + url.error());
     return url;
 }

@@ -43,8 +43,8 @@ std::vector<std::string> init_arguments(const std::string& dir, const TestnetSet
 /// One node as testnet.json lists it.
 struct NetNode {
     size_t index{0};
-    std::optional<Url> json_rpc;  ///< barrel's JSON-RPC (barrel only)
-    Url cometbft_rpc;
+    std::optional<HttpUrl> json_rpc;  ///< barrel's JSON-RPC (barrel only)
+    HttpUrl cometbft_rpc;
     std::string barrel_pid_file;  ///< "" for kvstore
     std::string cometbft_pid_file;
 };

@@ -160,7 +160,7 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
         lock.unlock();
         fail(node + " run " + (up ? "exited" : "did not serve within 60 s") + ": " + recent_log());
     }
-    auto url = parse_url("http://" + *m_endpoint);
+    auto url = parse_http_url("http://" + *m_endpoint);
     if (!url) fail(node + " run: " + url.error());
     m_url = *url;
 }

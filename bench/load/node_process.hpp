@@ -43,7 +43,7 @@ public:
     NodeProcess(const NodeProcess&) = delete;
     NodeProcess& operator=(const NodeProcess&) = delete;
 
-    const Url& url() const noexcept { return m_url; }
+    const HttpUrl& url() const noexcept { return m_url; }
     pid_t pid() const noexcept { return m_pid; }
 
     /// SIGTERM, and waits for it to exit; its exit status (-signal if killed). Idempotent.
@@ -63,7 +63,7 @@ private:
     std::filesystem::path m_dir;
     pid_t m_pid{-1};
     int m_status{0};
-    Url m_url;
+    HttpUrl m_url;
     std::thread m_reader;
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;

@@ -17,7 +17,7 @@ namespace {
 [[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
 }  // namespace
 
-HttpConnection::HttpConnection(const Url& url) : m_url{url}, m_socket{m_ioc} {
+HttpConnection::HttpConnection(const HttpUrl& url) : m_url{url}, m_socket{m_ioc} {
     boost::system::error_code ec;
     tcp::resolver resolver{m_ioc};
     const auto endpoints =

@@ -17,13 +17,9 @@
 
 namespace barrel::load {
 
-/// A JSON-RPC server's URL (http://HOST[:PORT][/PATH]): the one parser every client uses.
-using Url = HttpUrl;
-inline Expected<Url, std::string> parse_url(std::string_view text) { return parse_http_url(text); }
-
 class HttpConnection {
 public:
-    explicit HttpConnection(const Url& url);
+    explicit HttpConnection(const HttpUrl& url);
 
     /// POSTs a JSON body to the URL's path; the response body.
     std::string post(std::string_view json);
@@ -37,12 +33,12 @@ public:
     std::vector<nlohmann::json> call_batch(std::string_view method,
                                            const std::vector<nlohmann::json>& params);
 
-    const Url& url() const noexcept { return m_url; }
+    const HttpUrl& url() const noexcept { return m_url; }
 
 private:
     std::string request(bool post, std::string_view target, std::string_view body);
 
-    Url m_url;
+    HttpUrl m_url;
     boost::asio::io_context m_ioc;
     boost::asio::ip::tcp::socket m_socket;
     boost::beast::flat_buffer m_buffer;

@@ -52,8 +52,7 @@ constexpr auto kAcceptRetry = std::chrono::milliseconds{100};
 
 struct ParsedAddress {
     bool is_unix{false};
-    std::string host;  // tcp
-    uint16_t port{0};  // tcp
+    HostPort tcp;      // tcp
     std::string path;  // unix
 };
 
@@ -78,8 +77,7 @@ Expected<ParsedAddress, std::string> parse_address(const std::string& address) {
     if (!text.starts_with(kTcp)) return unexpected(usage_error(address));
     auto endpoint = parse_host_port(text.substr(kTcp.size()));
     if (!endpoint) return unexpected("abci address '" + address + "': " + endpoint.error());
-    parsed.host = std::move(endpoint->host);
-    parsed.port = endpoint->port;
+    parsed.tcp = std::move(*endpoint);
     return parsed;
 }
 
@@ -176,16 +174,16 @@ Expected<void, std::string> Server::Impl::listen_tcp(const ParsedAddress& parsed
     const std::string& wanted = config.address;
     boost::system::error_code ec;
     tcp::endpoint endpoint;
-    const auto ip = asio::ip::make_address(parsed.host, ec);
+    const auto ip = asio::ip::make_address(parsed.tcp.host, ec);
     if (!ec) {
-        endpoint = tcp::endpoint{ip, parsed.port};
+        endpoint = tcp::endpoint{ip, parsed.tcp.port};
     } else {
         // A host name (localhost): its first IPv4 address, as Go's net.Listen prefers.
         tcp::resolver resolver{io};
-        const auto results = resolver.resolve(parsed.host, std::to_string(parsed.port), ec);
+        const auto results = resolver.resolve(parsed.tcp.host, std::to_string(parsed.tcp.port), ec);
         if (ec || results.empty()) {
-            return unexpected("cannot listen on " + wanted + ": cannot resolve '" + parsed.host +
-                              "': " + (ec ? ec.message() : "no address"));
+            return unexpected("cannot listen on " + wanted + ": cannot resolve '" +
+                              parsed.tcp.host + "': " + (ec ? ec.message() : "no address"));
         }
         endpoint = results.begin()->endpoint();
         for (const auto& result : results) {
