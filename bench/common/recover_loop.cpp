@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 
 namespace barrel::bench {
 
@@ -43,10 +44,32 @@ double RecoverLoop::rate(size_t threads) const {
            std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+namespace {
+
+double thread_cpu_seconds() {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+double RecoverLoop::cpu_us_per_recovery() const {
+    if (m_sigs.empty()) return 0;
+    const auto* ctx = tx::shared_secp256k1_context();
+    const double t0 = thread_cpu_seconds();
+    for (const Sig& s : m_sigs) {
+        secp256k1_pubkey pk;
+        if (secp256k1_ecdsa_recover(ctx, &pk, &s.sig, s.sighash.data()) != 1) std::abort();
+    }
+    return (thread_cpu_seconds() - t0) * 1e6 / static_cast<double>(m_sigs.size());
+}
+
 void RecoverRates::sample(const RecoverLoop& loop, size_t threads) {
     for (int pass = 0; pass < 5; ++pass) {
         all_threads.push_back(loop.rate(threads));
         if (threads > 1) one_thread.push_back(loop.rate(1));
+        cpu_us.push_back(loop.cpu_us_per_recovery());
     }
 }
 

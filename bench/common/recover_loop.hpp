@@ -27,6 +27,11 @@ public:
     /// Recoveries per second of one pass over the signatures on `threads` threads; 0 if none.
     double rate(size_t threads) const;
 
+    /// CPU microseconds one recovery takes on the calling thread (one pass, timed by the thread's
+    /// own CPU clock, so other processes on the machine do not stretch it as they stretch a wall
+    /// time); 0 if the loop holds no signature. The yardstick of a node's CPU per transaction.
+    double cpu_us_per_recovery() const;
+
 private:
     struct Sig {
         secp256k1_ecdsa_recoverable_signature sig;
@@ -35,11 +40,13 @@ private:
     std::vector<Sig> m_sigs;
 };
 
-/// Rates of the recovery loop, passes at all threads and at 1 thread alternating.
+/// Rates of the recovery loop, passes at all threads and at 1 thread alternating, and the CPU
+/// time of one recovery.
 struct RecoverRates {
-    std::vector<double> all_threads, one_thread;
+    std::vector<double> all_threads, one_thread, cpu_us;
 
-    /// Five passes at `threads` (and, if more than 1, five at 1 thread, alternating).
+    /// Five passes at `threads` (and, if more than 1, five at 1 thread, alternating), and five
+    /// timed by CPU clock.
     void sample(const RecoverLoop& loop, size_t threads);
 };
 

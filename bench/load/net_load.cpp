@@ -400,6 +400,7 @@ NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Net
     r.ceiling_tps = bench::median(ceiling.all_threads);
     r.ceiling_per_node_tps = r.ceiling_tps / static_cast<double>(r.validators);
     r.ceiling_ratio = r.ceiling_per_node_tps > 0 ? r.end_to_end_tps / r.ceiling_per_node_tps : 0;
+    r.recovery_cpu_us = bench::median(ceiling.cpu_us);
     return r;
 }
 

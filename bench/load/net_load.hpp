@@ -87,6 +87,7 @@ struct NetRunResult {
     std::optional<double> proposals_rejected;  ///< barrel's /metrics, summed over the nodes
     std::vector<NodeUsage> nodes;
     double ceiling_tps{0}, ceiling_per_node_tps{0}, ceiling_ratio{0};
+    double recovery_cpu_us{0};  ///< one recovery's CPU time on one thread, median of the passes
     double generator_cpu_s{0};
     /// The fault: when (seconds from the first send), and the killed node's catch-up.
     std::optional<double> killed_at_s, restarted_at_s, catch_up_s;

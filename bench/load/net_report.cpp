@@ -22,17 +22,35 @@ nlohmann::json latency_json(const std::array<double, 4>& l) {
 nlohmann::json nodes_json(const NetRunResult& r) {
     // An object keyed by the node's index, so that the medians reach each node's figures.
     nlohmann::json nodes = nlohmann::json::object();
+    // CPU per transaction in µs, and that as a multiple of one recovery's CPU time measured in
+    // the same run: the measure of a validator's cost that the machine's load moves least.
+    auto per_tx_us = [&](const std::optional<double>& cpu_s) -> std::optional<double> {
+        if (!cpu_s || r.txs == 0) return std::nullopt;
+        return *cpu_s * 1e6 / static_cast<double>(r.txs);
+    };
+    auto per_recovery = [&](const std::optional<double>& us) -> std::optional<double> {
+        if (!us || r.recovery_cpu_us <= 0) return std::nullopt;
+        return *us / r.recovery_cpu_us;
+    };
     for (size_t k = 0; k < r.nodes.size(); ++k) {
         const NodeUsage& u = r.nodes[k];
-        nodes[std::to_string(k)] = {{"cpu_s",
-                                     {{"barrel_node", optional_json(u.barrel_cpu_s)},
-                                      {"cometbft", optional_json(u.cometbft_cpu_s)}}},
-                                    {"rss_mib",
-                                     {{"barrel_node", optional_json(u.barrel_rss_mib)},
-                                      {"cometbft", optional_json(u.cometbft_rss_mib)}}},
-                                    {"rss_mid_mib",
-                                     {{"barrel_node", optional_json(u.barrel_rss_mid_mib)},
-                                      {"cometbft", optional_json(u.cometbft_rss_mid_mib)}}}};
+        const auto barrel_us = per_tx_us(u.barrel_cpu_s);
+        const auto cometbft_us = per_tx_us(u.cometbft_cpu_s);
+        nodes[std::to_string(k)] = {
+            {"cpu_s",
+             {{"barrel_node", optional_json(u.barrel_cpu_s)},
+              {"cometbft", optional_json(u.cometbft_cpu_s)}}},
+            {"cpu_us_per_tx",
+             {{"barrel_node", optional_json(barrel_us)}, {"cometbft", optional_json(cometbft_us)}}},
+            {"cpu_per_recovery",
+             {{"barrel_node", optional_json(per_recovery(barrel_us))},
+              {"cometbft", optional_json(per_recovery(cometbft_us))}}},
+            {"rss_mib",
+             {{"barrel_node", optional_json(u.barrel_rss_mib)},
+              {"cometbft", optional_json(u.cometbft_rss_mib)}}},
+            {"rss_mid_mib",
+             {{"barrel_node", optional_json(u.barrel_rss_mid_mib)},
+              {"cometbft", optional_json(u.cometbft_rss_mid_mib)}}}};
     }
     return nodes;
 }
@@ -102,6 +120,7 @@ nlohmann::json to_json(const NetRunResult& r) {
         {"recover_ceiling_tps", r.ceiling_tps},
         {"ceiling_per_node_tps", r.ceiling_per_node_tps},
         {"ceiling_ratio", r.ceiling_ratio},
+        {"recovery_cpu_us", r.recovery_cpu_us},
         {"fault", r.killed_node
                       ? nlohmann::json{{"node", *r.killed_node},
                                        {"killed_at_s", optional_json(r.killed_at_s)},
@@ -224,6 +243,14 @@ const std::vector<std::pair<std::string, Column>>& node_rows() {
          [](const auto& m, const auto&) { return per_node(m, "cpu_s", "barrel_node", 1); }},
         {"CPU s per node: cometbft",
          [](const auto& m, const auto&) { return per_node(m, "cpu_s", "cometbft", 1); }},
+        {"CPU µs per tx per node: barrel-node",
+         [](const auto& m, const auto&) { return per_node(m, "cpu_us_per_tx", "barrel_node", 0); }},
+        {"  the same ÷ one recovery's CPU",
+         [](const auto& m, const auto&) {
+             return per_node(m, "cpu_per_recovery", "barrel_node", 2);
+         }},
+        {"CPU µs per tx per node: cometbft",
+         [](const auto& m, const auto&) { return per_node(m, "cpu_us_per_tx", "cometbft", 0); }},
         {"RSS MiB per node: barrel-node",
          [](const auto& m, const auto&) { return per_node(m, "rss_mib", "barrel_node", 0); }},
         {"RSS MiB per node: cometbft",
@@ -242,6 +269,8 @@ const std::vector<std::pair<std::string, Column>>& resource_rows() {
          }},
         {"end-to-end / (ceiling / N)",
          [](const auto& m, const auto&) { return figure(m["ceiling_ratio"], 2); }},
+        {"one recovery, CPU µs (1 thread)",
+         [](const auto& m, const auto&) { return figure(m["recovery_cpu_us"], 1); }},
         {"rejected",
          [](const auto& m, const auto&) {
              std::string out = figure(m["rejected"], 0);

@@ -240,13 +240,18 @@ void SenderCache::prefetch(const Hash& tx_hash) const noexcept {
     __builtin_prefetch(static_cast<const uint64_t*>(m_table->data()) + slot * kSlotWords);
 }
 
-std::optional<Address> SenderCache::find(const Hash& tx_hash) noexcept {
-    Shard& s = shard_of(tx_hash);
+std::optional<Address> SenderCache::peek(const Hash& tx_hash) const noexcept {
+    Shard& s = m_shards[shard_index(tx_hash)];
     std::optional<Address> found;
     if (!s.find_unlocked(tx_hash, found)) {
         std::lock_guard lock{s.mutex};
         found = s.find_locked(tx_hash);
     }
+    return found;
+}
+
+std::optional<Address> SenderCache::find(const Hash& tx_hash) noexcept {
+    const std::optional<Address> found = peek(tx_hash);
     LookupCounter& c = m_lookups->stripes[this_thread_stripe()];
     (found ? c.hits : c.misses).fetch_add(1, std::memory_order_relaxed);
     return found;
@@ -260,6 +265,7 @@ void SenderCache::insert(const Hash& tx_hash, const Address& sender) {
         return;  // same hash means same bytes, hence the same sender
     if (s.fifo.size() < m_shard_capacity) {
         s.fifo.push_back(tx_hash);  // before the table changes: if it throws, nothing did
+        m_table->count_fill();      // one more slot in use (core/zeroed_pages.hpp)
         s.begin_write();
     } else {
         s.begin_write();

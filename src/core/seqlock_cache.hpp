@@ -58,8 +58,8 @@ public:
     static constexpr size_t kEntryBytes = 64;
 
     /// At most `bytes` of entries (at least one set); the table is allocated zeroed and lazily, on
-    /// huge pages where the kernel allows (core/zeroed_pages.hpp: lookups land on random pages,
-    /// and with 4 KiB pages each read after a commit also missed the TLB; docs/benchmarks.md,
+    /// huge pages once it is in use (core/zeroed_pages.hpp: lookups land on random pages, and
+    /// with 4 KiB pages each read after a commit also missed the TLB; docs/benchmarks.md,
     /// "Account cache"). Throws std::bad_alloc if the system will not map that much.
     explicit SeqlockCache(size_t bytes) : m_memory{table_bytes(bytes)} {
         m_set_mask = m_memory.size() / (kWays * kEntryBytes) - 1;
@@ -69,6 +69,9 @@ public:
     SeqlockCache& operator=(const SeqlockCache&) = delete;
 
     size_t capacity() const noexcept { return (m_set_mask + 1) * kWays; }
+
+    /// Whether the table has been moved to huge pages (core/zeroed_pages.hpp).
+    bool on_huge_pages() const noexcept { return m_memory.huge_pages_asked(); }
 
     /// The entry for `key` (whose well-mixed hash is `hash`), or nullopt: not cached, or being
     /// rewritten at this moment.
@@ -118,7 +121,10 @@ public:
                 break;
             }
         }
-        if (target == kWays) target = empty;
+        if (target == kWays && empty != kWays) {
+            target = empty;
+            m_memory.count_fill();
+        }
         if (target == kWays) {
             // No empty way and no entry of this key: replace one at random.
             thread_local uint64_t state =

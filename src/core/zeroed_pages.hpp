@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// A fixed-size block of zeroed memory for a hash table that is probed at random: pages are
-/// mapped only when first written, and backed by 2 MiB huge pages where the kernel allows it.
+/// mapped only when first written, and backed by 2 MiB huge pages once the table is in use.
 ///
 /// Why huge pages: a lookup in a table of a few MiB lands on a random page, and after a block's
 /// commit has swept the CPU caches each of those pages is also out of the TLB. On a virtual
@@ -9,7 +9,16 @@
 /// a software prefetch cannot hide it (the prefetch waits for its translation). With huge pages a
 /// table of 8 MiB needs four TLB entries. Both caches are measured with and without them in
 /// docs/benchmarks.md, "Warm verify: prefetch and huge pages" and "Account cache".
+///
+/// Why not from the start: the first write to a huge page zeroes all 2 MiB of it, and entries
+/// land at random, so a table with a few hundred entries had every huge page of it zeroed: a
+/// fresh validator's 32 MiB account cache holding 400 accounts cost it 2.5 % of its CPU under a
+/// 20,000-transfer load (docs/benchmarks.md, "A validator's CPU per transaction"). So the table
+/// starts on 4 KiB pages, and its owner counts the entries it writes into fresh slots
+/// (count_fill); once they are an eighth of the 4 KiB pages, the table is in use and is moved
+/// to huge pages at once (MADV_COLLAPSE: the kernel zeroes the rest and copies what was written).
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -32,8 +41,6 @@ public:
         m_raw =
             ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m_raw == MAP_FAILED) throw std::bad_alloc{};
-        (void)::madvise(m_raw, m_bytes,
-                        MADV_HUGEPAGE);  // a hint; without it the memory still works
         m_data = m_raw;
 #else
         // calloc of a large block maps fresh zero pages too.
@@ -56,6 +63,21 @@ public:
     void* data() const noexcept { return m_data; }
     size_t size() const noexcept { return m_bytes; }
 
+    /// Called by the owner for each entry written into a slot that was empty; the call that
+    /// reaches the threshold moves the table to huge pages. Thread-safe; after the move, one
+    /// relaxed load.
+    void count_fill() noexcept {
+        if (m_huge.load(std::memory_order_relaxed)) return;
+        if (m_fills.fetch_add(1, std::memory_order_relaxed) + 1 == fill_threshold())
+            use_huge_pages();
+    }
+
+    /// Whether the table has been moved to huge pages (asked for: the kernel may still refuse).
+    bool huge_pages_asked() const noexcept { return m_huge.load(std::memory_order_relaxed); }
+
+    /// Entries written before the table moves to huge pages: an eighth of its 4 KiB pages.
+    size_t fill_threshold() const noexcept { return std::max<size_t>(1, m_bytes / 4096 / 8); }
+
     /// Zeroes everything again and, where the system can, gives the pages back (they are mapped
     /// afresh when next written). Other threads may meanwhile load 64-bit words of the memory
     /// through std::atomic_ref (a seqlock reader that will discard what it read): they see old
@@ -72,10 +94,25 @@ public:
     }
 
 private:
+    void use_huge_pages() noexcept {
+        m_huge.store(true, std::memory_order_relaxed);
+#ifdef __linux__
+        // Hints: without them the memory still works, on 4 KiB pages. MADV_HUGEPAGE makes every
+        // later fault a huge one; MADV_COLLAPSE (Linux 6.1) moves what is mapped already, at once
+        // instead of whenever khugepaged gets to it. Readers and writers may run meanwhile: the
+        // kernel copies under the page table's lock, and the contents do not change.
+        (void)::madvise(m_raw, m_bytes, MADV_HUGEPAGE);
+        constexpr int kCollapse = 25;  // MADV_COLLAPSE, which glibc 2.36's headers lack
+        (void)::madvise(m_raw, m_bytes, kCollapse);
+#endif
+    }
+
     static constexpr size_t kAlign = 64;
     void* m_raw{nullptr};
     void* m_data{nullptr};
     size_t m_bytes;
+    std::atomic<size_t> m_fills{0};
+    std::atomic<bool> m_huge{false};
 };
 
 }  // namespace barrel

@@ -10,7 +10,10 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <fstream>
 #include <latch>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -43,6 +46,73 @@ int version_in(const Cache::Value& v, uint32_t k) {
 constexpr size_t kOneSet = Cache::kWays * Cache::kEntryBytes;
 
 }  // namespace
+
+namespace {
+
+/// The kernel's count of memory it has mapped for the mapping that holds `address`: resident
+/// KiB and, of those, KiB on transparent huge pages (/proc/self/smaps).
+struct Mapped {
+    size_t rss_kib{0}, huge_kib{0};
+};
+Mapped mapped_at(const void* address) {
+    std::ifstream smaps{"/proc/self/smaps"};
+    const auto at = reinterpret_cast<uintptr_t>(address);
+    Mapped m;
+    bool inside = false;
+    for (std::string line; std::getline(smaps, line);) {
+        uintptr_t begin = 0, end = 0;
+        char dash = 0;
+        std::istringstream head{line};
+        if (head >> std::hex >> begin >> dash >> end && dash == '-') {
+            inside = begin <= at && at < end;
+            continue;
+        }
+        if (!inside) continue;
+        std::istringstream field{line};
+        std::string name;
+        size_t kib = 0;
+        field >> name >> kib;
+        if (name == "Rss:") m.rss_kib = kib;
+        if (name == "AnonHugePages:") m.huge_kib = kib;
+    }
+    return m;
+}
+
+bool huge_pages_possible() {
+    std::ifstream f{"/sys/kernel/mm/transparent_hugepage/enabled"};
+    std::string modes;
+    std::getline(f, modes);
+    return modes.find("[never]") == std::string::npos && !modes.empty();
+}
+
+}  // namespace
+
+TEST(core_zeroed_pages, a_table_moves_to_huge_pages_only_once_it_is_in_use) {
+    // 32 MiB, the account cache's default: 8,192 pages of 4 KiB, so 1,024 fills are "in use".
+    ZeroedPages table{32u << 20};
+    ASSERT_EQ(table.fill_threshold(), 1024u);
+    auto* bytes = static_cast<uint8_t*>(table.data());
+    // A few hundred entries scattered over the table, as a fresh node's accounts are: one byte
+    // in each of 400 pages spread over all 16 huge-page regions.
+    const size_t pages = table.size() / 4096;
+    for (size_t i = 0; i < 400; ++i) {
+        bytes[(i * (pages / 400)) * 4096] = 1;
+        table.count_fill();
+    }
+    EXPECT_FALSE(table.huge_pages_asked());
+    const Mapped fresh = mapped_at(bytes);
+    EXPECT_EQ(fresh.huge_kib, 0u);
+    // 400 pages of 4 KiB, not the 32 MiB that huge pages would have zeroed (a little slack for
+    // the kernel's own choices).
+    EXPECT_LE(fresh.rss_kib, 2048u);
+    for (size_t i = 400; i < table.fill_threshold(); ++i) table.count_fill();
+    EXPECT_TRUE(table.huge_pages_asked());
+    for (size_t i = 0; i < 400; ++i) EXPECT_EQ(bytes[(i * (pages / 400)) * 4096], 1);  // kept
+    if (!huge_pages_possible()) GTEST_SKIP() << "transparent huge pages are off on this system";
+    // MADV_COLLAPSE is synchronous: the table is on huge pages now (the kernel may decline a
+    // region it cannot allocate a huge page for, hence not all of them).
+    EXPECT_GT(mapped_at(bytes).huge_kib, 0u);
+}
 
 TEST(core_seqlock_cache, put_then_find_with_flag_and_miss_for_others) {
     Cache cache{1 << 16};

@@ -44,6 +44,21 @@ TEST_F(PoolTest, admits_a_transfer_and_records_its_sender_in_the_cache) {
     EXPECT_EQ(cache.find(r->hash), address_of_key(1));
 }
 
+TEST_F(PoolTest, a_sender_the_cache_holds_is_not_recovered_again) {
+    // A block's verify stage recovered it before the transaction's own gossip arrived. Planting
+    // another funded address under the hash shows which one admission used: the cache's.
+    const Bytes raw = signed_tx({});
+    cache.insert(hash_of(raw), address_of_key(2));
+    const auto before = cache.stats();
+    const auto r = pool().admit_one(raw);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->sender, address_of_key(2));
+    EXPECT_EQ(pool().find(r->hash, kLatest)->sender, address_of_key(2));
+    // Admission's look is no verify-stage hit or miss: a block's "senders cached" stays its own.
+    EXPECT_EQ(cache.stats().hits, before.hits);
+    EXPECT_EQ(cache.stats().misses, before.misses);
+}
+
 TEST_F(PoolTest, a_gap_queues_until_it_closes) {
     EXPECT_FALSE(admit_ok({.nonce = 2}).pending);
     EXPECT_FALSE(admit_ok({.nonce = 1}).pending);

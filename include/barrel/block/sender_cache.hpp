@@ -40,8 +40,8 @@ public:
     /// Holds at most `capacity` entries (rounded up to a multiple of the shard count). The table
     /// is sized for that capacity at construction, two to four 64-byte slots per entry (two for a
     /// power of two of at least 1,024: 8 MiB for the default); its pages are mapped when first
-    /// written, on huge pages where the kernel allows. Throws std::bad_alloc if the system will not
-    /// map that much.
+    /// written, on huge pages once it is in use (core/zeroed_pages.hpp). Throws std::bad_alloc if
+    /// the system will not map that much.
     explicit SenderCache(size_t capacity = kDefaultCapacity);
     ~SenderCache();
     SenderCache(const SenderCache&) = delete;
@@ -52,6 +52,11 @@ public:
     /// overlaps a write to its shard looks again under the shard's lock (never a torn entry, never
     /// a miss of a key that stayed cached).
     std::optional<Address> find(const Hash& tx_hash) noexcept;
+
+    /// find, counted as neither a hit nor a miss: a transaction pool's look before it recovers a
+    /// sender itself (a block's verify stage may have recovered it first, when the block came
+    /// before the transaction's gossip), so that the hit counts stay the verify stage's alone.
+    std::optional<Address> peek(const Hash& tx_hash) const noexcept;
 
     /// Starts loading the memory that find(tx_hash) will read, without waiting for it. A cache
     /// the size of a transaction pool is out of the CPU caches when a block arrives (the previous
