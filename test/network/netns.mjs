@@ -7,12 +7,11 @@
 //
 //   hub (the test): br0 10.77.0.254/24 ── vI ══ eth0 10.77.0.(I+1)/24 in PREFIX-nI (node I)
 //
-// - cut(I): node I's veth set down in the hub: no frame reaches it or leaves it (its TCP
-//   connections stall, as a pulled cable's do), the hub cannot reach it either; restore(I) sets
-//   it up again.
-// - partition(side): the veths of `side` moved to a second bridge, br1: the two sides share no
-//   link. The hub keeps reaching every node (the test reads heights on both sides): br1 has an
-//   address of its own and a /32 route per moved node. heal() moves them back.
+// - isolate(nodes): their veths moved to a second bridge, br1: they share no link with the others
+//   (their TCP connections stall, as a pulled cable's do). One node is a disconnect, two of four
+//   a partition 2|2. The hub keeps reaching every node (the test reads heights on both sides,
+//   the cut node's too): br1 has an address of its own and a /32 route per moved node. heal()
+//   moves them back.
 // Root and iproute2 are needed; iptables is not (there is none here).
 
 import { execFile } from "node:child_process";
@@ -74,13 +73,7 @@ export class Namespaces {
       await ip("-n", this.name(i), "link", "set", "eth0", "up");
     }
   }
-  cut(i) {
-    return ip("link", "set", `v${i}`, "down");
-  }
-  restore(i) {
-    return ip("link", "set", `v${i}`, "up");
-  }
-  async partition(side) {
+  async isolate(side) {
     for (const i of side) {
       await ip("link", "set", `v${i}`, "master", "br1");
       await ip("route", "add", `${this.host(i)}/32`, "dev", "br1", "src", `${SUBNET}.253`);
