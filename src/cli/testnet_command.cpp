@@ -945,7 +945,7 @@ Command testnet_init_command() {
                 {"--base-port", "P",
                  "Node I listens on P+10I (P2P), P+10I+1 (CometBFT RPC), P+10I+2 (JSON-RPC) "
                  "(default: 26600)"},
-                {"--hosts", "A,B,…",
+                {"--hosts", "A,B,...",
                  "Each validator's numeric IPv4 address, in order, to listen on and be dialled "
                  "at (default: 127.0.0.1 for all; for nodes in network namespaces of their own)"},
                 {"--timeout-commit", "MS",
