@@ -282,49 +282,42 @@ void run_fault(const NetConfig& config, Network& net, Clock::time_point t0, Shar
         std::cerr << "barrel-load: " << what << " " << done << " at "
                   << static_cast<int>(at * 10) / 10.0 << " s\n";
     };
-    if (!wait_until(t0 + f.kill_after)) return;
-    const auto started = Clock::now();
-    r.killed_at_s = seconds(started - t0);
+    // What starts and ends the perturbation, and what the log says of each.
+    std::function<void()> start, end;
+    const char *started = "", *ended = "";
     switch (*f.kind) {
         case Perturbation::kill:
-            net.kill(*f.node);
-            say("killed (SIGKILL)", *r.killed_at_s);
+            start = [&] { net.kill(*f.node); };
+            end = [&] { net.restart(*f.node); };
+            started = "killed (SIGKILL)", ended = "restarted";
             break;
         case Perturbation::pause:
-            net.pause(*f.node);
-            say("paused (SIGSTOP)", *r.killed_at_s);
+            start = [&] { net.pause(*f.node); };
+            end = [&] { net.resume(*f.node); };
+            started = "paused (SIGSTOP)", ended = "resumed (SIGCONT)";
             break;
         case Perturbation::disconnect:
-            net.isolate({*f.node});
-            say("cut off from its peers", *r.killed_at_s);
+            start = [&] { net.isolate({*f.node}); };
+            end = [&] { net.heal(); };
+            started = "cut off from its peers", ended = "reconnected";
             break;
         case Perturbation::partition:
-            net.isolate(f.side);
-            say("partitioned from the rest", *r.killed_at_s);
+            start = [&] { net.isolate(f.side); };
+            end = [&] { net.heal(); };
+            started = "partitioned from the rest", ended = "healed";
             break;
     }
+    if (!wait_until(t0 + f.kill_after)) return;
+    const auto begun = Clock::now();
+    r.killed_at_s = seconds(begun - t0);
+    start();
+    say(started, *r.killed_at_s);
     // A killed node stays down if the run ends first (as before); a paused or cut-off one is
     // given back however the run ends: its processes would stay stopped, its links cut.
-    if (!wait_until(started + f.restart_after) && *f.kind == Perturbation::kill) return;
+    if (!wait_until(begun + f.restart_after) && *f.kind == Perturbation::kill) return;
     r.restarted_at_s = seconds(Clock::now() - t0);
-    switch (*f.kind) {
-        case Perturbation::kill:
-            net.restart(*f.node);
-            say("restarted", *r.restarted_at_s);
-            break;
-        case Perturbation::pause:
-            net.resume(*f.node);
-            say("resumed (SIGCONT)", *r.restarted_at_s);
-            break;
-        case Perturbation::disconnect:
-            net.heal();
-            say("reconnected", *r.restarted_at_s);
-            break;
-        case Perturbation::partition:
-            net.heal();
-            say("healed", *r.restarted_at_s);
-            break;
-    }
+    end();
+    say(ended, *r.restarted_at_s);
 }
 
 /// Samples the timeline every 100 ms and the processes and a progress line every second.

@@ -26,7 +26,7 @@
 // Run by scripts/test.sh: BARREL_NODE=<path to barrel-node> [COMETBFT=<path>] npm test (in
 // test/network, after npm ci).
 
-import { after, before, describe, it } from "node:test";
+import { after, before, describe } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
@@ -38,7 +38,7 @@ import {
   BASE_FEE, CHAIN_ID, Flow, RICH, blocks, cometBlocks, cometHeight, height, minedOnce, providerOf,
   reach, receiptsEverywhere, recipients, rpc, sameChain, wallets,
 } from "./chain.mjs";
-import { DEADLINE_MS, barrelNode, freeBasePort, sleep, testnet, testnetWithEnv } from "./harness.mjs";
+import { DEADLINE_MS, barrelNode, freeBasePort, sleep, stepWithLogs, testnet, testnetWithEnv } from "./harness.mjs";
 
 const VALIDATORS = 4;
 const TIMEOUT_COMMIT_MS = 250;
@@ -47,26 +47,8 @@ const transferWallets = wallets.slice(0, 4);
 
 describe("a 4-validator barrel network on CometBFT", () => {
   let dir, netDir, info, nodes, provider, signers, flow;
-  function dumpLogs() {
-    if (!info) return;
-    for (const n of info.nodes)
-      for (const [which, file] of Object.entries(n.logs)) {
-        if (!existsSync(file)) continue;
-        const lines = readFileSync(file, "utf8").trimEnd().split("\n").slice(-40);
-        console.error(`--- node ${n.index} ${which}: the last lines of ${file} ---\n${lines.join("\n")}`);
-      }
-  }
-
   /// A test step whose failure also prints the nodes' logs.
-  const step = (name, fn) =>
-    it(name, { timeout: 300_000 }, async (t) => {
-      try {
-        await fn(t);
-      } catch (e) {
-        dumpLogs();
-        throw e;
-      }
-    });
+  const step = stepWithLogs(() => info?.nodes);
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-network-"));

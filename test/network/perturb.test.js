@@ -15,7 +15,7 @@
 // Needs root (run.mjs's `unshare -n`, `ip netns add`): without it the test skips, saying why,
 // unless CI is set, when it fails.
 
-import { after, before, describe, it } from "node:test";
+import { after, before, describe } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +26,7 @@ import {
   sameChain, wallets,
 } from "./chain.mjs";
 import { Namespaces, hubMissing } from "./netns.mjs";
-import { sleep, testnet, testnetWithEnv } from "./harness.mjs";
+import { sleep, stepWithLogs, testnet, testnetWithEnv } from "./harness.mjs";
 
 const VALIDATORS = 4;
 const TIMEOUT_COMMIT_MS = 250;
@@ -41,23 +41,8 @@ describe("perturbations in network namespaces: disconnect, partition 2|2", { ski
   const flows = [];
   const providers = [];
 
-  function dumpLogs() {
-    for (const n of nodes ?? [])
-      for (const [which, file] of Object.entries(n.logs)) {
-        if (!existsSync(file)) continue;
-        const lines = readFileSync(file, "utf8").trimEnd().split("\n").slice(-30);
-        console.error(`--- node ${n.index} ${which}: the last lines of ${file} ---\n${lines.join("\n")}`);
-      }
-  }
-  const step = (name, fn) =>
-    it(name, { timeout: 300_000 }, async (t) => {
-      try {
-        await fn(t);
-      } catch (e) {
-        dumpLogs();
-        throw e;
-      }
-    });
+  /// A test step whose failure also prints the nodes' logs.
+  const step = stepWithLogs(() => nodes);
   /// A flow of transfers into `node` by `signers`.
   async function flowInto(node, signers) {
     const provider = providerOf(node);
