@@ -58,6 +58,17 @@ NetRunResult one_run(const NetworkMode& mode, const TestnetSettings& settings, c
 }  // namespace
 
 NetworkResults run_network_mode(const NetworkMode& mode) {
+    // A disconnect or a partition needs a link to cut: each validator in a namespace of its own,
+    // made once for every run (each run's testnet is new, the namespaces are not), first: before
+    // the signing's threads and minutes, which a missing capability would waste.
+    std::optional<NetNamespaces> namespaces;
+    std::vector<std::string> hosts;
+    if (const auto kind = mode.config.fault.kind;
+        kind == Perturbation::disconnect || kind == Perturbation::partition) {
+        namespaces.emplace(mode.settings.validators);
+        for (size_t i = 0; i < mode.settings.validators; ++i) hosts.push_back(namespaces->host(i));
+        ::setenv("BARREL_TESTNET_EXEC_PREFIX", namespaces->exec_prefix().c_str(), 1);
+    }
     std::error_code ec;
     fs::create_directories(mode.dir, ec);
     if (ec) throw bench::Failure{2, "--network: cannot create '" + mode.dir + "': " + ec.message()};
@@ -82,16 +93,6 @@ NetworkResults run_network_mode(const NetworkMode& mode) {
 
     const NetWorkload barrel = barrel_workload(workload);
     const NetWorkload kvstore = kv_workload(workload);
-    // A disconnect or a partition needs a link to cut: each validator in a namespace of its own,
-    // made once for every run (each run's testnet is new, the namespaces are not).
-    std::optional<NetNamespaces> namespaces;
-    std::vector<std::string> hosts;
-    if (const auto kind = mode.config.fault.kind;
-        kind == Perturbation::disconnect || kind == Perturbation::partition) {
-        namespaces.emplace(mode.settings.validators);
-        for (size_t i = 0; i < mode.settings.validators; ++i) hosts.push_back(namespaces->host(i));
-        ::setenv("BARREL_TESTNET_EXEC_PREFIX", namespaces->exec_prefix().c_str(), 1);
-    }
     for (size_t run = 1; run <= mode.runs; ++run)
         for (const App app : mode.apps) {
             TestnetSettings settings = mode.settings;

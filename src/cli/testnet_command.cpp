@@ -973,12 +973,11 @@ Command testnet_init_command() {
                 kCometOption,
             },
         .details =
-            "Runs 'cometbft testnet' into DIR, then gives each node its loopback ports, its ABCI\n"
-            "socket, its peers and barrel's genesis (CometBFT's genesis.json app_state), and "
-            "makes\n"
-            "its barrel datadir as 'barrel-node init' does. DIR must not exist or be empty; on "
-            "any\n"
-            "error nothing is left. DIR/testnet.json lists every node's URLs, folders and logs.\n"
+            "Runs 'cometbft testnet' into DIR, then gives each node its ports (on loopback, or\n"
+            "on its --hosts address), its ABCI socket, its peers and barrel's genesis\n"
+            "(CometBFT's genesis.json app_state), and makes its barrel datadir as 'barrel-node\n"
+            "init' does. DIR must not exist or be empty; on any error nothing is left.\n"
+            "DIR/testnet.json lists every node's URLs, folders and logs.\n"
             "With --app kvstore the nodes run CometBFT's kvstore instead (proxy_app = "
             "\"kvstore\";\n"
             "no barrel-node, no barrel genesis): the same network, to measure CometBFT alone.\n"
