@@ -14,8 +14,8 @@ namespace barrel::load {
 namespace {
 
 constexpr const char* kSubnet = "10.77.0.";
-constexpr const char* kHub0 = "10.77.0.254";  ///< the hub on br0
-constexpr const char* kHub1 = "10.77.0.253";  ///< the hub on br1, for the isolated nodes
+/// The hub's address, on its loopback: each node reaches it over its control link.
+constexpr const char* kHub = "10.77.1.254";
 
 std::string find_ip() {
     for (const char* p : {"/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"})
@@ -35,22 +35,29 @@ NetNamespaces::NetNamespaces(size_t count)
         throw bench::Failure{
             1, needs + "unshare(CLONE_NEWNET): " + std::strerror(errno) + " (it needs root)"};
     ip({"link", "set", "lo", "up"});
+    ip({"addr", "add", std::string{kHub} + "/32", "dev", "lo"});
     for (const char* br : {"br0", "br1"}) {
         ip({"link", "add", br, "type", "bridge"});
         ip({"link", "set", br, "up"});
     }
-    ip({"addr", "add", std::string{kHub0} + "/24", "dev", "br0"});
-    ip({"addr", "add", std::string{kHub1} + "/32", "dev", "br1"});
     try {
         for (; m_made < count; ++m_made) {
             const std::string ns = m_prefix + "-n" + std::to_string(m_made);
-            const std::string veth = "v" + std::to_string(m_made);
+            const std::string i = std::to_string(m_made);
             ip({"netns", "add", ns});
-            ip({"link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns});
-            ip({"link", "set", veth, "master", "br0", "up"});
             ip({"-n", ns, "link", "set", "lo", "up"});
+            // The peer link, on br0.
+            ip({"link", "add", "p" + i, "type", "veth", "peer", "name", "eth0", "netns", ns});
+            ip({"link", "set", "p" + i, "master", "br0", "up"});
             ip({"-n", ns, "addr", "add", host(m_made) + "/24", "dev", "eth0"});
             ip({"-n", ns, "link", "set", "eth0", "up"});
+            // The control link: the hub and the node, one route each way (the hub does not
+            // forward, and the node routes its peers on eth0 only).
+            ip({"link", "add", "c" + i, "type", "veth", "peer", "name", "ctl", "netns", ns});
+            ip({"link", "set", "c" + i, "up"});
+            ip({"-n", ns, "link", "set", "ctl", "up"});
+            ip({"-n", ns, "route", "add", std::string{kHub} + "/32", "dev", "ctl"});
+            ip({"route", "add", host(m_made) + "/32", "dev", "c" + i, "src", kHub});
         }
     } catch (...) {
         // The namespace being made counts too: `ip netns del` of one never made fails quietly.
@@ -97,17 +104,13 @@ void NetNamespaces::ip(const std::vector<std::string>& args) const {
 
 void NetNamespaces::isolate(const std::vector<size_t>& nodes) {
     for (size_t i : nodes) {
-        ip({"link", "set", "v" + std::to_string(i), "master", "br1"});
-        ip({"route", "add", host(i) + "/32", "dev", "br1", "src", kHub1});
+        ip({"link", "set", "p" + std::to_string(i), "master", "br1"});
         m_isolated.push_back(i);
     }
 }
 
 void NetNamespaces::heal() {
-    for (size_t i : m_isolated) {
-        ip({"route", "del", host(i) + "/32"});
-        ip({"link", "set", "v" + std::to_string(i), "master", "br0"});
-    }
+    for (size_t i : m_isolated) ip({"link", "set", "p" + std::to_string(i), "master", "br0"});
     m_isolated.clear();
 }
 

@@ -1,13 +1,14 @@
 #pragma once
-// The network namespaces of `barrel-load --network --perturb disconnect|partition` (the layout of
-// test/network/netns.mjs, docs/network.md "Perturbations"): barrel-load moves itself into a
-// network namespace of its own (unshare), the hub, where a bridge br0 joins a veth per
-// validator; validator I's two processes run in namespace PREFIX-nI (`testnet start` behind the
-// prefix "ip netns exec PREFIX-n{node}"), at 10.77.0.(I+1). Isolating a set of validators moves
-// their veths to a second bridge, br1: they lose every link to the others, while the hub (the
-// load's connections and watchers) still reaches them by a /32 route each. Nothing is made
-// outside the hub and the named namespaces, and the names carry barrel-load's pid: runs side by
-// side do not collide. Needs root and iproute2's `ip`.
+// The network namespaces of `barrel-load --network --perturb disconnect|partition`, the layout of
+// test/network/netns.mjs (docs/network.md, "Perturbations"): barrel-load moves itself into a
+// network namespace of its own (unshare), the hub; validator I's two processes run in namespace
+// PREFIX-nI (`testnet start` behind the prefix "ip netns exec PREFIX-n{node}") at 10.77.0.(I+1),
+// on two links: its peer link, a veth to bridge br0 in the hub, and its control link, a veth to
+// the hub alone, over which the hub (the load's connections and watchers, at 10.77.1.254) reaches
+// it. Isolating validators moves their peer veths to a second bridge, br1: they lose every link to
+// the others, and the hub's connections to every node go on untouched. Nothing is made outside the
+// hub and the named namespaces, whose names carry barrel-load's pid: runs side by side do not
+// collide. Needs root and iproute2's `ip`.
 
 #include "interrupt.hpp"
 

@@ -182,7 +182,8 @@ describe("a 4-validator barrel network on CometBFT", () => {
     try {
       await sleep(PAUSE_MS);
       const during = await Promise.all(live.map(height));
-      assert.ok(Math.min(...during) >= atPause + 5, `the 3 others went on while node 3 was paused: heights ${during} from ${atPause}`);
+      // At least 2 heights: node 3's turns to propose each cost a propose timeout (3 s).
+      assert.ok(Math.min(...during) >= atPause + 2, `the 3 others went on while node 3 was paused: heights ${during} from ${atPause}`);
     } finally {
       for (const pid of pids) process.kill(pid, "SIGCONT");
     }
