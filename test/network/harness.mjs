@@ -1,6 +1,7 @@
 // What the network tests (network.test.js: barrel; kvstore.test.js: CometBFT's kvstore) share:
-// `barrel-node testnet` run as a program, CometBFT RPC calls, polling with a deadline and a free
-// range of loopback ports. Node builtins only.
+// `barrel-node testnet` run as a program, CometBFT RPC calls, polling with a deadline, a free
+// range of loopback ports, and a test step that prints the nodes' logs when it fails. Node
+// builtins only.
 
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
