@@ -293,7 +293,7 @@ void run_fault(const NetConfig& config, Network& net, Clock::time_point t0, Shar
             break;
         case Perturbation::pause:
             start = [&] { net.pause(*f.node); };
-            end = [&] { net.resume(*f.node); };
+            end = [&] { net.resume(); };
             started = "paused (SIGSTOP)", ended = "resumed (SIGCONT)";
             break;
         case Perturbation::disconnect:

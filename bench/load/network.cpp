@@ -170,7 +170,7 @@ void Network::pause(size_t i) {
         }
 }
 
-void Network::resume(size_t) {
+void Network::resume() {
     for (const pid_t pid : m_paused) ::kill(pid, SIGCONT);
     m_paused.clear();
 }
@@ -191,7 +191,8 @@ void Network::stop() {
 }
 
 void Network::tear_down() {
-    // A stopped process takes SIGKILL, but SIGCONT first costs nothing and suits any signal.
+    // A stopped process would act on no signal but SIGKILL: it is continued first, whatever
+    // stops it next.
     for (const pid_t pid : m_paused) ::kill(pid, SIGCONT);
     m_paused.clear();
     if (m_running) {

@@ -81,9 +81,10 @@ public:
     void kill(size_t i);
     /// `testnet start --node I`: returns once it answers again.
     void restart(size_t i);
-    /// SIGSTOP, then SIGCONT, of both processes of node `i` (by testnet.json's pid files).
+    /// SIGSTOP of both processes of node `i` (by testnet.json's pid files); SIGCONT of what
+    /// pause stopped.
     void pause(size_t i);
-    void resume(size_t i);
+    void resume();
     /// Cuts `nodes` off from the others (NetNamespaces::isolate), and joins them again; only
     /// with namespaces.
     void isolate(const std::vector<size_t>& nodes);
