@@ -226,8 +226,10 @@ wallet_test() {
 # A network of barrel nodes on CometBFT (test/network): `barrel-node testnet init` writes 4
 # validators on loopback, `testnet start` starts them (real `cometbft` processes, the binary
 # scripts/deps.sh --cometbft built), ethers.js sends through node 0; validators are killed,
-# stopped and restarted, and a full node joins. About two minutes; the timeout turns a hang into
-# a failure that leaves CI time to report it.
+# paused, stopped and restarted, and a full node joins; then, in network namespaces the test
+# makes (root: npm test runs in one of its own, test/network/run.mjs), a validator is cut off and
+# the network partitioned 2|2 (docs/network.md, "Perturbations"). About two and a half minutes;
+# the timeout turns a hang into a failure that leaves CI time to report it.
 network_test() {
     local dir=$1 go_bin
     go_bin=$(command -v go || echo /usr/local/go/bin/go)

@@ -68,9 +68,16 @@ constexpr NetOption kNetOptions[] = {
     {"--max-block-bytes", "N", "CometBFT's block.max_bytes (testnet init's; sizes the gas limit)"},
     {"--create-empty-blocks", "BOOL", "CometBFT's create_empty_blocks, true or false"},
     {"--via", "I", "Every connection to node I (default: connection c to node c mod N)"},
-    {"--kill", "I", "SIGKILL node I mid-run and start it again"},
-    {"--kill-after", "S", "Seconds from the first send to the kill (default 2)"},
-    {"--restart-after", "S", "Seconds from the kill to the restart (default 3)"},
+    {"--perturb", "KIND",
+     "Perturb the network mid-run: kill, pause, disconnect or partition (default: none)"},
+    {"--perturb-node", "I",
+     "The validator killed, paused or cut off (0 to N-1; default N-1; a partition cuts "
+     "validators N/2 to N-1 off from the rest)"},
+    {"--kill", "I", "SIGKILL node I mid-run and start it again: --perturb kill --perturb-node I"},
+    {"--kill-after", "S", "Seconds from the first send to the perturbation (default 2)"},
+    {"--restart-after", "S",
+     "Seconds the perturbation lasts: to the restart, SIGCONT, reconnection or heal (default 3 "
+     "for kill, 10 for the others)"},
 };
 
 /// The default block size of `barrel-node run` (--max-block-txs), which sizes the generated
@@ -365,6 +372,49 @@ std::vector<std::string> comet_arguments(const Args& a, load::NetworkMode& m) {
     return out;
 }
 
+/// How long a perturbation lasts by default: a killed node is restarted after 3 s (its
+/// processes start again slowly); the others last 10 s, as CometBFT's end-to-end tests have it.
+constexpr size_t kKillLastsS = 3, kPerturbationLastsS = 10;
+
+/// --perturb, --perturb-node, --kill and their timing, into m.config.fault.
+void parse_perturbation_options(const Args& a, load::NetworkMode& m) {
+    auto given = [&](const char* name) -> const std::string& { return a.net_options.at(name); };
+    const size_t n = m.settings.validators;
+    auto& f = m.config.fault;
+    if (!given("--perturb").empty()) {
+        f.kind = load::parse_perturbation(given("--perturb"));
+        if (!f.kind)
+            usage_error("--perturb: expected kill, pause, disconnect or partition, got '" +
+                        given("--perturb") + "'");
+    }
+    if (!given("--kill").empty()) {
+        if (f.kind) usage_error("--kill: the same as --perturb kill --perturb-node I: give one");
+        f.kind = load::Perturbation::kill;
+        f.node = parse_node_index("--kill", given("--kill"), n);
+    }
+    if (!given("--perturb-node").empty()) {
+        if (!f.kind) usage_error("--perturb-node: only with --perturb");
+        if (*f.kind == load::Perturbation::partition)
+            usage_error("--perturb-node: not with --perturb partition (it cuts validators " +
+                        std::to_string(n / 2) + " to " + std::to_string(n - 1) + " off)");
+        f.node = parse_node_index("--perturb-node", given("--perturb-node"), n);
+    }
+    if (f.kind == load::Perturbation::partition) {
+        if (n < 2) usage_error("--perturb partition: needs 2 validators or more");
+        for (size_t i = n / 2; i < n; ++i) f.side.push_back(i);
+    }
+    if (f.kind && !f.node) f.node = n - 1;
+    const size_t lasts = f.kind == load::Perturbation::kill ? kKillLastsS : kPerturbationLastsS;
+    for (const auto& [name, field, fallback] :
+         {std::tuple{"--kill-after", &f.kill_after, size_t{2}},
+          {"--restart-after", &f.restart_after, lasts}}) {
+        if (!given(name).empty() && !f.kind)
+            usage_error(std::string{name} + ": only with --perturb or --kill");
+        *field = std::chrono::seconds{
+            given(name).empty() ? fallback : parse_count(name, given(name), 0, 86'400)};
+    }
+}
+
 /// --network and its options, checked: every mistake a usage error before anything starts.
 load::NetworkMode parse_network(const Args& a) {
     auto given = [&](const char* name) -> const std::string& { return a.net_options.at(name); };
@@ -398,15 +448,7 @@ load::NetworkMode parse_network(const Args& a) {
     s.comet_args = comet_arguments(a, m);
     if (!given("--via").empty())
         m.config.via = parse_node_index("--via", given("--via"), s.validators);
-    auto& f = m.config.fault;
-    if (!given("--kill").empty())
-        f.node = parse_node_index("--kill", given("--kill"), s.validators);
-    for (const auto& [name, field, fallback] :
-         {std::tuple{"--kill-after", &f.kill_after, 2}, {"--restart-after", &f.restart_after, 3}}) {
-        if (!given(name).empty() && !f.node) usage_error(std::string{name} + ": only with --kill");
-        *field = std::chrono::seconds{
-            given(name).empty() ? fallback : parse_count(name, given(name), 0, 86'400)};
-    }
+    parse_perturbation_options(a, m);
     m.node = load::find_node(a.node);
     m.node_args = network_node_args(a);
     m.max_block_txs = a.max_block_txs;

@@ -67,6 +67,23 @@ NetWorkload kv_workload(const Workload& base) {
     return w;
 }
 
+std::string_view perturbation_name(Perturbation p) noexcept {
+    switch (p) {
+        case Perturbation::kill: return "kill";
+        case Perturbation::pause: return "pause";
+        case Perturbation::disconnect: return "disconnect";
+        case Perturbation::partition: return "partition";
+    }
+    return "?";
+}
+
+std::optional<Perturbation> parse_perturbation(std::string_view name) noexcept {
+    for (const auto p : {Perturbation::kill, Perturbation::pause, Perturbation::disconnect,
+                         Perturbation::partition})
+        if (name == perturbation_name(p)) return p;
+    return std::nullopt;
+}
+
 namespace {
 
 // ---- Sending ---------------------------------------------------------------------------------
@@ -248,25 +265,59 @@ private:
 
 // ---- The fault and the progress line ---------------------------------------------------------
 
-/// Kills config.fault.node at its time and starts it again at its own; records both instants.
+/// Starts config.fault's perturbation at its time and ends it at its own; records both instants.
 void run_fault(const NetConfig& config, Network& net, Clock::time_point t0, Shared& sh,
                NetRunResult& r) {
-    const FaultPlan& f = *&config.fault;
+    const FaultPlan& f = config.fault;
     auto wait_until = [&](Clock::time_point at) {
         std::unique_lock lock{sh.mutex};
         return !sh.finished.wait_until(lock, at, [&] { return sh.stop.load(); });
     };
+    std::string what = "node " + std::to_string(*f.node);
+    if (*f.kind == Perturbation::partition) {
+        what = "nodes";
+        for (size_t i : f.side) what += " " + std::to_string(i);
+    }
+    auto say = [&](const char* done, double at) {
+        std::cerr << "barrel-load: " << what << " " << done << " at "
+                  << static_cast<int>(at * 10) / 10.0 << " s\n";
+    };
+    // What starts and ends the perturbation, and what the log says of each.
+    std::function<void()> start, end;
+    const char *started = "", *ended = "";
+    switch (*f.kind) {
+        case Perturbation::kill:
+            start = [&] { net.kill(*f.node); };
+            end = [&] { net.restart(*f.node); };
+            started = "killed (SIGKILL)", ended = "restarted";
+            break;
+        case Perturbation::pause:
+            start = [&] { net.pause(*f.node); };
+            end = [&] { net.resume(); };
+            started = "paused (SIGSTOP)", ended = "resumed (SIGCONT)";
+            break;
+        case Perturbation::disconnect:
+            start = [&] { net.isolate({*f.node}); };
+            end = [&] { net.heal(); };
+            started = "cut off from its peers", ended = "reconnected";
+            break;
+        case Perturbation::partition:
+            start = [&] { net.isolate(f.side); };
+            end = [&] { net.heal(); };
+            started = "partitioned from the rest", ended = "healed";
+            break;
+    }
     if (!wait_until(t0 + f.kill_after)) return;
-    const auto killed = Clock::now();
-    net.kill(*f.node);
-    r.killed_at_s = seconds(killed - t0);
-    std::cerr << "barrel-load: node " << *f.node << " killed (SIGKILL) at "
-              << static_cast<int>(*r.killed_at_s * 10) / 10.0 << " s\n";
-    if (!wait_until(killed + f.restart_after)) return;
+    const auto begun = Clock::now();
+    r.killed_at_s = seconds(begun - t0);
+    start();
+    say(started, *r.killed_at_s);
+    // A killed node stays down if the run ends first (as before); a paused or cut-off one is
+    // given back however the run ends: its processes would stay stopped, its links cut.
+    if (!wait_until(begun + f.restart_after) && *f.kind == Perturbation::kill) return;
     r.restarted_at_s = seconds(Clock::now() - t0);
-    net.restart(*f.node);
-    std::cerr << "barrel-load: node " << *f.node << " restarted at "
-              << static_cast<int>(*r.restarted_at_s * 10) / 10.0 << " s\n";
+    end();
+    say(ended, *r.restarted_at_s);
 }
 
 /// Samples the timeline every 100 ms and the processes and a progress line every second.
@@ -350,7 +401,7 @@ void run_threads(const NetConfig& config, const NetWorkload& w, Network& net, Cl
     std::atomic<bool> done{false};
     std::thread progress{[&] { watch_progress(config.load.label, r.txs, t0, sh, meter, done, r); }};
     std::thread fault;
-    if (config.fault.node) fault = guarded(sh, [&] { run_fault(config, net, t0, sh, r); });
+    if (config.fault.kind) fault = guarded(sh, [&] { run_fault(config, net, t0, sh, r); });
     for (auto& t : watchers) t.join();
     {
         std::lock_guard lock{sh.mutex};
@@ -373,6 +424,7 @@ NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Net
     r.validators = net.nodes().size();
     r.txs = w.size();
     r.killed_node = config.fault.node;
+    r.perturbation = config.fault.kind;
     bench::RecoverRates ceiling;
     ceiling.sample(w.base->recover_loop, config.load.ceiling_threads);
 
@@ -392,7 +444,7 @@ NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Net
     r.submit_seconds = seconds(last - t0);
     r.submit_tps = r.submit_seconds > 0 ? static_cast<double>(r.txs) / r.submit_seconds : 0;
     net::summarise(w, sh, t0, r);
-    // The rounds from a node that was not killed (its store has every height).
+    // The rounds from a node that was not perturbed (its store has every height).
     net::read_rounds(net.nodes()[config.fault.node == size_t{0} ? 1 % r.validators : 0], r);
     if (w.app == App::barrel) r.proposals_rejected = net::proposals_rejected(net.nodes());
 

@@ -48,11 +48,24 @@ std::string kv_transaction(size_t i, size_t size);
 NetWorkload kv_workload(const Workload& base);
 NetWorkload barrel_workload(const Workload& base);
 
-/// SIGKILL a node mid-run and start it again.
+/// CometBFT's end-to-end perturbations (docs/network.md, "Perturbations"): a node SIGKILLed
+/// and started again; its two processes SIGSTOPped and SIGCONTed; its links cut and joined
+/// again; the validators split in two halves that share no link, then healed.
+enum class Perturbation { kill, pause, disconnect, partition };
+
+/// "kill", "pause", "disconnect", "partition", and back (nullopt for anything else).
+std::string_view perturbation_name(Perturbation p) noexcept;
+std::optional<Perturbation> parse_perturbation(std::string_view name) noexcept;
+
+/// A perturbation mid-run: which, of which nodes, when, and for how long.
 struct FaultPlan {
+    std::optional<Perturbation> kind;
+    /// The node perturbed (kill, pause, disconnect), or the one a partition's catch-up is
+    /// measured on (the last of `side`).
     std::optional<size_t> node;
-    std::chrono::milliseconds kill_after{0};     ///< from the first send
-    std::chrono::milliseconds restart_after{0};  ///< from the kill
+    std::vector<size_t> side;                    ///< a partition's nodes cut off from the rest
+    std::chrono::milliseconds kill_after{0};     ///< from the first send to the perturbation
+    std::chrono::milliseconds restart_after{0};  ///< from then to its end
 };
 
 struct NetConfig {
@@ -89,7 +102,9 @@ struct NetRunResult {
     double ceiling_tps{0}, ceiling_per_node_tps{0}, ceiling_ratio{0};
     double recovery_cpu_us{0};  ///< one recovery's CPU time on one thread, median of the passes
     double generator_cpu_s{0};
-    /// The fault: when (seconds from the first send), and the killed node's catch-up.
+    /// The fault: which, when (seconds from the first send; "killed" and "restarted" name the
+    /// start and end of any perturbation), and the perturbed node's catch-up.
+    std::optional<Perturbation> perturbation;
     std::optional<double> killed_at_s, restarted_at_s, catch_up_s;
     std::optional<size_t> killed_node;
     /// Every 100 ms from the first send: seconds, answered, mined on every node, mined on the

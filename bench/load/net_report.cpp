@@ -122,7 +122,9 @@ nlohmann::json to_json(const NetRunResult& r) {
         {"ceiling_ratio", r.ceiling_ratio},
         {"recovery_cpu_us", r.recovery_cpu_us},
         {"fault", r.killed_node
-                      ? nlohmann::json{{"node", *r.killed_node},
+                      ? nlohmann::json{{"kind", std::string{perturbation_name(
+                                                    r.perturbation.value_or(Perturbation::kill))}},
+                                       {"node", *r.killed_node},
                                        {"killed_at_s", optional_json(r.killed_at_s)},
                                        {"restarted_at_s", optional_json(r.restarted_at_s)},
                                        {"catch_up_s", optional_json(r.catch_up_s)},
@@ -278,14 +280,16 @@ const std::vector<std::pair<std::string, Column>>& resource_rows() {
                  out += "; " + std::to_string(count.template get<size_t>()) + " x " + message;
              return out;
          }},
-        {"fault: killed at, restarted at, catch-up",
-         [](const auto& m, const auto&) -> std::string {
+        {"fault: node, from, to, its catch-up",
+         [](const auto& m, const auto& runs) -> std::string {
              const auto& f = m["fault"];
              if (f.is_null()) return "-";
-             return "node " + figure(f["node"], 0) + ": " + figure(f["killed_at_s"], 1) + " s, " +
-                    figure(f["restarted_at_s"], 1) + " s, " + figure(f["catch_up_s"], 2) + " s";
+             const auto kind = runs.front().perturbation.value_or(Perturbation::kill);
+             return std::string{perturbation_name(kind)} + " node " + figure(f["node"], 0) + ": " +
+                    figure(f["killed_at_s"], 1) + " s, " + figure(f["restarted_at_s"], 1) + " s, " +
+                    figure(f["catch_up_s"], 2) + " s";
          }},
-        {"fault: TPS before / while down / after",
+        {"fault: TPS before / during / after",
          [](const auto& m, const auto&) -> std::string {
              const auto& f = m["fault"];
              if (f.is_null()) return "-";
@@ -338,8 +342,12 @@ std::string network_svg(const NetRunResult& run, const std::string& title) {
     for (const auto& p : run.timeline)
         for (size_t k = 0; k < lines.size(); ++k) lines[k].points.emplace_back(p[0], p[k + 1]);
     std::vector<ChartMarker> markers;
-    if (run.killed_at_s) markers.push_back({*run.killed_at_s, "kill"});
-    if (run.restarted_at_s) markers.push_back({*run.restarted_at_s, "restart"});
+    // "kill" and "restart", or the perturbation's name and its end.
+    const auto kind = run.perturbation.value_or(Perturbation::kill);
+    const bool kill = kind == Perturbation::kill;
+    if (run.killed_at_s)
+        markers.push_back({*run.killed_at_s, std::string{perturbation_name(kind)}});
+    if (run.restarted_at_s) markers.push_back({*run.restarted_at_s, kill ? "restart" : "end"});
     return svg_chart(title, lines, markers);
 }
 

@@ -5,6 +5,7 @@
 #include <barrel/io/files.hpp>
 
 #include "common/args.hpp"
+#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -43,10 +44,10 @@ std::vector<Address> recipients_of(const chain::Genesis& g) {
 
 /// One run on a fresh testnet in DIR/NAME.
 NetRunResult one_run(const NetworkMode& mode, const TestnetSettings& settings, const NetWorkload& w,
-                     const std::string& name, const std::string& label) {
+                     const std::string& name, const std::string& label, NetNamespaces* namespaces) {
     const std::string dir = (fs::path{mode.dir} / name).string();
     std::cerr << "barrel-load: " << label << ": testnet init and start in " << dir << "\n";
-    Network net{mode.node, dir, settings, mode.keep};
+    Network net{mode.node, dir, settings, mode.keep, namespaces};
     NetConfig config = mode.config;
     config.load.label = label;
     NetRunResult r = run_network_load(config, w, net);
@@ -57,6 +58,17 @@ NetRunResult one_run(const NetworkMode& mode, const TestnetSettings& settings, c
 }  // namespace
 
 NetworkResults run_network_mode(const NetworkMode& mode) {
+    // A disconnect or a partition needs a link to cut: each validator in a namespace of its own,
+    // made once for every run (each run's testnet is new, the namespaces are not), first: before
+    // the signing's threads and minutes, which a missing capability would waste.
+    std::optional<NetNamespaces> namespaces;
+    std::vector<std::string> hosts;
+    if (const auto kind = mode.config.fault.kind;
+        kind == Perturbation::disconnect || kind == Perturbation::partition) {
+        namespaces.emplace(mode.settings.validators);
+        for (size_t i = 0; i < mode.settings.validators; ++i) hosts.push_back(namespaces->host(i));
+        ::setenv("BARREL_TESTNET_EXEC_PREFIX", namespaces->exec_prefix().c_str(), 1);
+    }
     std::error_code ec;
     fs::create_directories(mode.dir, ec);
     if (ec) throw bench::Failure{2, "--network: cannot create '" + mode.dir + "': " + ec.message()};
@@ -85,6 +97,7 @@ NetworkResults run_network_mode(const NetworkMode& mode) {
         for (const App app : mode.apps) {
             TestnetSettings settings = mode.settings;
             settings.app = app;
+            settings.hosts = hosts;
             if (app == App::barrel) {
                 settings.genesis_path = genesis_path;
                 settings.node_args = out.barrel_node_args;
@@ -93,8 +106,8 @@ NetworkResults run_network_mode(const NetworkMode& mode) {
             const std::string label = std::string{app_name(app)} + " " + std::to_string(run) + "/" +
                                       std::to_string(mode.runs);
             auto& results = app == App::barrel ? out.barrel : out.kvstore;
-            results.push_back(
-                one_run(mode, settings, app == App::barrel ? barrel : kvstore, name, label));
+            results.push_back(one_run(mode, settings, app == App::barrel ? barrel : kvstore, name,
+                                      label, namespaces ? &*namespaces : nullptr));
         }
     if (!mode.keep) fs::remove(genesis_path, ec);
     return out;

@@ -1,7 +1,7 @@
 // barrel-load --network's pure parts: kvstore's transactions (size, format), the block
 // size the genesis is made for, testnet init's arguments, testnet.json's nodes, the readers of
 // CometBFT's and barrel's answers (a batch of one answered alone, a height not there yet), the
-// catch-up and dip figures, and the medians of the report.
+// catch-up and dip figures, the perturbations' names and report, and the medians of the report.
 
 #include <barrel/core/hex.hpp>
 
@@ -12,6 +12,8 @@
 #include "network.hpp"
 #include "responses.hpp"
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 using namespace barrel;
 using namespace barrel::load;
@@ -212,4 +214,40 @@ TEST(load_network, catch_up_ends_when_the_killed_node_has_the_others_height) {
     r.catch_up_s.reset();
     net::catch_up(sh, t0, r);
     EXPECT_FALSE(r.catch_up_s);
+}
+
+TEST(load_network, perturbations_by_name_and_in_the_report) {
+    for (const auto p : {Perturbation::kill, Perturbation::pause, Perturbation::disconnect,
+                         Perturbation::partition})
+        EXPECT_EQ(parse_perturbation(perturbation_name(p)), p);
+    EXPECT_EQ(perturbation_name(Perturbation::partition), "partition");
+    EXPECT_FALSE(parse_perturbation("bogus"));
+    EXPECT_FALSE(parse_perturbation(""));
+
+    NetRunResult r;
+    r.txs = r.accepted = 10;
+    EXPECT_TRUE(to_json(r)["fault"].is_null());
+    r.killed_node = 3;
+    r.perturbation = Perturbation::pause;
+    r.killed_at_s = 3.0;
+    r.restarted_at_s = 13.0;
+    r.catch_up_s = 4.25;
+    r.timeline = {{1, 10, 1, 1}, {20, 10, 10, 10}};
+    const auto fault = to_json(r)["fault"];
+    EXPECT_EQ(fault["kind"], "pause");
+    EXPECT_EQ(fault["node"], 3);
+    const std::string text = network_text_report("heading", {r}, {});
+    EXPECT_NE(text.find("pause node 3: 3.0 s, 13.0 s, 4.25 s"), std::string::npos) << text;
+}
+
+TEST(load_network, init_is_given_each_validators_host_when_it_has_one) {
+    TestnetSettings s;
+    s.validators = 2;
+    const auto loopback = init_arguments("/w", s);
+    EXPECT_EQ(std::count(loopback.begin(), loopback.end(), "--hosts"), 0);
+    s.hosts = {"10.77.0.1", "10.77.0.2"};
+    const auto args = init_arguments("/w", s);
+    const auto at = std::find(args.begin(), args.end(), "--hosts");
+    ASSERT_NE(at, args.end());
+    EXPECT_EQ(*(at + 1), "10.77.0.1,10.77.0.2");
 }

@@ -59,6 +59,11 @@ std::vector<std::string> init_arguments(const std::string& dir, const TestnetSet
         // One word each: an argument that starts with "--" would otherwise read as an option.
         for (const auto& a : s.node_args) args.push_back("--node-arg=" + a);
     }
+    if (!s.hosts.empty()) {
+        std::string hosts;
+        for (const auto& h : s.hosts) hosts += (hosts.empty() ? "" : ",") + h;
+        args.insert(args.end(), {"--hosts", hosts});
+    }
     args.insert(args.end(), s.comet_args.begin(), s.comet_args.end());
     return args;
 }
@@ -105,8 +110,11 @@ std::optional<pid_t> pid_in(const std::string& pid_file) {
 }
 
 Network::Network(std::string barrel_node, std::string dir, const TestnetSettings& settings,
-                 bool keep)
-    : m_node{std::move(barrel_node)}, m_dir{std::move(dir)}, m_keep{keep} {
+                 bool keep, NetNamespaces* namespaces)
+    : m_node{std::move(barrel_node)},
+      m_dir{std::move(dir)},
+      m_keep{keep},
+      m_namespaces{namespaces} {
     m_on_interrupt.emplace([this] { tear_down(); });
     try {
         testnet(init_arguments(m_dir, settings), "init");
@@ -154,6 +162,28 @@ void Network::restart(size_t i) {
     testnet({"start", "--dir", m_dir, "--node", std::to_string(i)}, "restart");
 }
 
+void Network::pause(size_t i) {
+    for (const std::string* file : {&m_nodes[i].barrel_pid_file, &m_nodes[i].cometbft_pid_file})
+        if (const auto pid = pid_in(*file)) {
+            ::kill(*pid, SIGSTOP);
+            m_paused.push_back(*pid);
+        }
+}
+
+void Network::resume() {
+    for (const pid_t pid : m_paused) ::kill(pid, SIGCONT);
+    m_paused.clear();
+}
+
+void Network::isolate(const std::vector<size_t>& nodes) {
+    if (m_namespaces == nullptr) fail("isolate: the network runs in no namespaces");
+    m_namespaces->isolate(nodes);
+}
+
+void Network::heal() {
+    if (m_namespaces != nullptr) m_namespaces->heal();
+}
+
 void Network::stop() {
     if (!m_running) return;
     testnet({"stop", "--dir", m_dir}, "stop");
@@ -161,6 +191,10 @@ void Network::stop() {
 }
 
 void Network::tear_down() {
+    // A stopped process would act on no signal but SIGKILL: it is continued first, whatever
+    // stops it next.
+    for (const pid_t pid : m_paused) ::kill(pid, SIGCONT);
+    m_paused.clear();
     if (m_running) {
         m_running = false;
         try {

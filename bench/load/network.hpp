@@ -5,9 +5,11 @@
 // (docs/network.md). The same layout runs barrel (`--app barrel`: each node a barrel-node run
 // and a cometbft) or CometBFT's built-in kvstore (`--app kvstore`: cometbft alone), so that
 // consensus's own limit on this machine is measured beside barrel's. A node can be SIGKILLed and
-// started again mid-run (`testnet stop --node I --kill`, `testnet start --node I`).
+// started again mid-run (`testnet stop --node I --kill`, `testnet start --node I`), paused and
+// resumed (SIGSTOP, SIGCONT of its two processes), or, in network namespaces, cut off.
 
 #include "interrupt.hpp"
+#include "net_namespaces.hpp"
 #include "rpc_client.hpp"
 #include <sys/types.h>
 
@@ -35,6 +37,9 @@ struct TestnetSettings {
     /// barrel only: the genesis file, and the arguments of every node's `barrel-node run`.
     std::string genesis_path;
     std::vector<std::string> node_args;
+    /// Each validator's address (`testnet init --hosts`), when each runs in a network namespace
+    /// of its own (net_namespaces.hpp); empty: loopback.
+    std::vector<std::string> hosts;
 };
 
 /// The `testnet init` arguments for `settings` in `dir` (without the program and "testnet").
@@ -60,7 +65,10 @@ public:
     /// `testnet init` into `dir` (which must not exist), then `testnet start`. Throws
     /// bench::Failure (status 1) naming the command and its last lines of output if either fails;
     /// what was made is stopped and removed then.
-    Network(std::string barrel_node, std::string dir, const TestnetSettings& settings, bool keep);
+    /// With `namespaces`, each node runs in its namespace (settings.hosts its addresses), and
+    /// isolate and heal act on them.
+    Network(std::string barrel_node, std::string dir, const TestnetSettings& settings, bool keep,
+            NetNamespaces* namespaces = nullptr);
     /// Stops the nodes (SIGKILL: the run is over) and removes the folder unless kept.
     ~Network();
     Network(const Network&) = delete;
@@ -73,6 +81,14 @@ public:
     void kill(size_t i);
     /// `testnet start --node I`: returns once it answers again.
     void restart(size_t i);
+    /// SIGSTOP of both processes of node `i` (by testnet.json's pid files); SIGCONT of what
+    /// pause stopped.
+    void pause(size_t i);
+    void resume();
+    /// Cuts `nodes` off from the others (NetNamespaces::isolate), and joins them again; only
+    /// with namespaces.
+    void isolate(const std::vector<size_t>& nodes);
+    void heal();
     /// `testnet stop` (SIGTERM, the orderly way); throws Failure if it fails.
     void stop();
 
@@ -85,6 +101,8 @@ private:
     bool m_keep{false};
     bool m_running{false};
     std::vector<NetNode> m_nodes;
+    NetNamespaces* m_namespaces{nullptr};
+    std::vector<pid_t> m_paused;
     std::optional<InterruptCleanup> m_on_interrupt;
 };
 

@@ -35,6 +35,7 @@ inline constexpr uint64_t kCometRpcOffset = 1;
 inline constexpr uint64_t kJsonRpcOffset = 2;
 inline constexpr uint64_t kAbciOffset = 3;  ///< used when the node's Unix socket path is too long
 inline constexpr size_t kMaxNodes = 100;
+inline constexpr std::string_view kLoopbackHost = "127.0.0.1";
 inline constexpr uint64_t kDefaultTimeoutCommitMs = 1000;
 /// Every validator takes a state snapshot every this many heights (`run --snapshot-interval`),
 /// so that a node can join by state sync (`testnet join --state-sync`).
@@ -71,15 +72,19 @@ struct Node {
     bool validator{true};
     App app{App::barrel};
     std::string node_id;  ///< CometBFT's node ID (hex of its node key's address)
+    /// The numeric IPv4 address its RPC, JSON-RPC and P2P listen on and its peers dial:
+    /// kLoopbackHost unless init's --hosts gave each node its own (a node in a network namespace
+    /// of its own, so that a test can cut its links: docs/network.md, "Perturbations").
+    std::string host{kLoopbackHost};
     std::string home;     ///< CometBFT's home (DIR/nodeI)
     std::string datadir;  ///< barrel's (DIR/nodeI/barrel); "" for a kvstore node
     NodePorts ports;
     /// config.toml's proxy_app: unix:///…/abci.sock or tcp://127.0.0.1:PORT (barrel), "kvstore"
     std::string abci;
 
-    std::string json_rpc_url() const;      ///< http://127.0.0.1:PORT
-    std::string cometbft_rpc_url() const;  ///< http://127.0.0.1:PORT
-    std::string p2p_address() const;       ///< ID@127.0.0.1:PORT
+    std::string json_rpc_url() const;      ///< http://HOST:PORT
+    std::string cometbft_rpc_url() const;  ///< http://HOST:PORT
+    std::string p2p_address() const;       ///< ID@HOST:PORT
     std::string barrel_log() const;        ///< HOME/barrel.log
     std::string cometbft_log() const;      ///< HOME/cometbft.log
     std::string barrel_pid_file() const;
@@ -89,7 +94,22 @@ struct Node {
 /// Node `index` of a testnet in `dir` (absolute): its paths, ports and ABCI address.
 Expected<Node, std::string> make_node(const std::string& dir, size_t index, bool validator,
                                       uint64_t base_port, std::string node_id,
-                                      App app = App::barrel);
+                                      App app = App::barrel,
+                                      std::string host = std::string{kLoopbackHost});
+
+/// Whether `text` is a numeric IPv4 address (a node's host: testnet.json's URLs are built from
+/// it, and the HTTP probes take addresses, never names).
+bool is_ipv4_address(std::string_view text);
+
+/// The environment variable `testnet start` (and `join`) reads a command prefix from: each node's
+/// two processes are started as PREFIX… their command, with "{node}" in the prefix replaced by
+/// the node's index, words split at spaces, the first an absolute path. A test seam: the
+/// perturbation tests run node I in network namespace NS-I with
+/// "/usr/sbin/ip netns exec NS-{node}" (ip execs the command: the pid stays the node's).
+inline constexpr const char* kExecPrefixEnv = "BARREL_TESTNET_EXEC_PREFIX";
+
+/// `prefix` (kExecPrefixEnv's value) for node `index`, as words: "" gives none.
+std::vector<std::string> exec_prefix(std::string_view prefix, size_t index);
 
 /// CometBFT settings `init` gives every node of either app (a setting that helps barrel is
 /// applied to kvstore too, so that the two compare). One not given keeps CometBFT's own default:
@@ -205,9 +225,10 @@ struct NodeConfig {
 };
 
 /// CometBFT's config.toml for `config.node`: moniker, proxy_app (its ABCI address, or
-/// "kvstore"), abci = "socket", the RPC and P2P listen addresses on its loopback ports, RPC
+/// "kvstore"), abci = "socket", the RPC and P2P listen addresses on its host's ports, RPC
 /// batches of kBroadcastBatch calls, its persistent peers,
-/// duplicate loopback IPs allowed and the address book not strict (every node is 127.0.0.1),
+/// duplicate IPs allowed and the address book not strict (every node may be 127.0.0.1, and
+/// --hosts addresses are private ones),
 /// timeout_commit, Prometheus off (barrel's /metrics reports the node), and the settings given.
 Expected<std::string, std::string> configure_node(std::string_view config_toml,
                                                   const NodeConfig& config);

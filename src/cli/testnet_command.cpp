@@ -319,7 +319,7 @@ std::vector<std::string> barrel_argv(const std::string& self, const Testnet& net
                                   "--cometbft-batch",
                                   std::to_string(kBroadcastBatch),
                                   "--http",
-                                  "127.0.0.1:" + std::to_string(n.ports.json_rpc)};
+                                  n.host + ":" + std::to_string(n.ports.json_rpc)};
     if (net.snapshot_interval != 0) {
         argv.emplace_back("--snapshot-interval");
         argv.push_back(std::to_string(net.snapshot_interval));
@@ -402,6 +402,18 @@ std::vector<std::pair<size_t, bool>> nodes_to_start(Context& ctx, const Testnet&
     return out;
 }
 
+/// Node `n`'s command `argv` behind kExecPrefixEnv's prefix, if the environment gives one.
+std::vector<std::string> with_exec_prefix(const Node& n, std::vector<std::string> argv) {
+    const char* prefix = std::getenv(kExecPrefixEnv);
+    if (prefix == nullptr || *prefix == '\0') return argv;
+    std::vector<std::string> full = exec_prefix(prefix, n.index);
+    if (full.empty() || full.front().front() != '/')
+        fail(std::string{kExecPrefixEnv} + ": expected an absolute path first, got " +
+             squote(prefix));
+    full.insert(full.end(), argv.begin(), argv.end());
+    return full;
+}
+
 /// Starts the barrel-nodes of `nodes` and waits until each answers JSON-RPC and its socket.
 void start_barrels(Context& ctx, const Testnet& net, const std::vector<size_t>& nodes,
                    Clock::time_point deadline) {
@@ -411,7 +423,7 @@ void start_barrels(Context& ctx, const Testnet& net, const std::vector<size_t>& 
         const Node& n = net.nodes[i];
         // A socket left by a killed node: the node is stopped, so nothing listens on it.
         if (const std::string socket = unix_socket_of(n); !socket.empty()) remove_file(socket);
-        auto pid = spawn_detached(barrel_argv(self, net, n), n.barrel_log());
+        auto pid = spawn_detached(with_exec_prefix(n, barrel_argv(self, net, n)), n.barrel_log());
         if (!pid) fail("node " + std::to_string(i) + ": " + pid.error());
         write_pid_file(n.barrel_pid_file(), *pid);
         started.emplace_back(i, *pid);
@@ -434,7 +446,8 @@ void start_cometbfts(Context& ctx, const Testnet& net, const std::vector<size_t>
     std::vector<std::pair<size_t, int>> started;
     for (size_t i : nodes) {
         const Node& n = net.nodes[i];
-        auto pid = spawn_detached({cometbft, "node", "--home", n.home}, n.cometbft_log());
+        auto pid = spawn_detached(with_exec_prefix(n, {cometbft, "node", "--home", n.home}),
+                                  n.cometbft_log());
         if (!pid) fail("node " + std::to_string(i) + ": " + pid.error());
         write_pid_file(n.cometbft_pid_file(), *pid);
         started.emplace_back(i, *pid);
@@ -497,6 +510,7 @@ struct InitOptions {
     size_t validators{0};
     App app{App::barrel};
     uint64_t base_port{kDefaultBasePort};
+    std::vector<std::string> hosts;  ///< one per validator (--hosts), or all kLoopbackHost
     uint64_t timeout_commit_ms{kDefaultTimeoutCommitMs};
     CometSettings settings;
     std::vector<std::string> node_args;
@@ -582,6 +596,20 @@ InitOptions parse_init_options(const ParsedArgs& args) {
         fail("--base-port: expected a port from 1 to 65535, got " + std::to_string(o.base_port));
     if (auto last = node_ports(o.base_port, o.validators - 1); !last)
         fail("--base-port: " + last.error());
+    o.hosts.assign(o.validators, std::string{kLoopbackHost});
+    if (const auto v = args.value("--hosts")) {
+        std::vector<std::string> hosts;
+        std::istringstream in{std::string{*v}};
+        for (std::string h; std::getline(in, h, ',');) {
+            if (!is_ipv4_address(h))
+                fail("--hosts: " + squote(h) + " is not a numeric IPv4 address");
+            hosts.push_back(h);
+        }
+        if (hosts.size() != o.validators)
+            fail("--hosts: expected one address per validator (" + std::to_string(o.validators) +
+                 "), got " + std::to_string(hosts.size()));
+        o.hosts = std::move(hosts);
+    }
     if (const auto v = args.value("--timeout-commit"))
         o.timeout_commit_ms = parse_u64_option("--timeout-commit", *v);
     if (o.timeout_commit_ms > kMaxTimeoutMs)
@@ -652,7 +680,7 @@ Testnet write_network(const InitOptions& o, const std::string& cometbft, const s
     net.snapshot_interval = o.snapshot_interval;
     for (size_t i = 0; i < o.validators; ++i) {
         const std::string id = node_id_of(cometbft, tmp + "/node" + std::to_string(i));
-        auto node = make_node(o.dir, i, true, o.base_port, id, o.app);
+        auto node = make_node(o.dir, i, true, o.base_port, id, o.app, o.hosts[i]);
         if (!node) fail(node.error());
         net.nodes.push_back(std::move(*node));
     }
@@ -724,7 +752,7 @@ void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
     for (const Node& n : net.nodes) {
         Row row = node_columns(net, n, false);
         row.push_back(n.cometbft_rpc_url());
-        row.push_back("127.0.0.1:" + std::to_string(n.ports.p2p));
+        row.push_back(n.host + ":" + std::to_string(n.ports.p2p));
         rows.push_back(std::move(row));
     }
     print_rows(ctx, rows);
@@ -917,6 +945,9 @@ Command testnet_init_command() {
                 {"--base-port", "P",
                  "Node I listens on P+10I (P2P), P+10I+1 (CometBFT RPC), P+10I+2 (JSON-RPC) "
                  "(default: 26600)"},
+                {"--hosts", "A,B,...",
+                 "Each validator's numeric IPv4 address, in order, to listen on and be dialled "
+                 "at (default: 127.0.0.1 for all; for nodes in network namespaces of their own)"},
                 {"--timeout-commit", "MS",
                  "CometBFT's pause after each block, in ms (default: 1000)"},
                 {"--app", "barrel|kvstore",
@@ -942,12 +973,11 @@ Command testnet_init_command() {
                 kCometOption,
             },
         .details =
-            "Runs 'cometbft testnet' into DIR, then gives each node its loopback ports, its ABCI\n"
-            "socket, its peers and barrel's genesis (CometBFT's genesis.json app_state), and "
-            "makes\n"
-            "its barrel datadir as 'barrel-node init' does. DIR must not exist or be empty; on "
-            "any\n"
-            "error nothing is left. DIR/testnet.json lists every node's URLs, folders and logs.\n"
+            "Runs 'cometbft testnet' into DIR, then gives each node its ports (on loopback, or\n"
+            "on its --hosts address), its ABCI socket, its peers and barrel's genesis\n"
+            "(CometBFT's genesis.json app_state), and makes its barrel datadir as 'barrel-node\n"
+            "init' does. DIR must not exist or be empty; on any error nothing is left.\n"
+            "DIR/testnet.json lists every node's URLs, folders and logs.\n"
             "With --app kvstore the nodes run CometBFT's kvstore instead (proxy_app = "
             "\"kvstore\";\n"
             "no barrel-node, no barrel genesis): the same network, to measure CometBFT alone.\n"
@@ -968,7 +998,9 @@ Command testnet_start_command() {
             "Starts each node's barrel-node run, then its cometbft node, detached, their output\n"
             "in DIR/nodeI/barrel.log and cometbft.log, and waits until each answers (and, for the\n"
             "whole network, until each has a block). Prints each node's URLs and height. A\n"
-            "node already running is left as it is. A kvstore network has only cometbft nodes.",
+            "node already running is left as it is. A kvstore network has only cometbft nodes.\n"
+            "BARREL_TESTNET_EXEC_PREFIX (a test seam) starts node I's processes behind a prefix,\n"
+            "'{node}' in it replaced by I: '/usr/sbin/ip netns exec ns-{node}' (docs/network.md).",
         .handler = start_handler,
     };
 }

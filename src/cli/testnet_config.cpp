@@ -4,6 +4,7 @@
 #include <barrel/core/uint256.hpp>
 
 #include "testnet.hpp"
+#include <arpa/inet.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,7 +17,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string loopback_url(uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
+std::string http_url(const std::string& host, uint16_t port) {
+    return "http://" + host + ":" + std::to_string(port);
+}
 
 std::string_view trim(std::string_view s) {
     const auto first = s.find_first_not_of(" \t\r\n");
@@ -56,10 +59,10 @@ Expected<NodePorts, std::string> node_ports(uint64_t base, size_t index) {
                      port(kAbciOffset)};
 }
 
-std::string Node::json_rpc_url() const { return loopback_url(ports.json_rpc); }
-std::string Node::cometbft_rpc_url() const { return loopback_url(ports.cometbft_rpc); }
+std::string Node::json_rpc_url() const { return http_url(host, ports.json_rpc); }
+std::string Node::cometbft_rpc_url() const { return http_url(host, ports.cometbft_rpc); }
 std::string Node::p2p_address() const {
-    return node_id + "@127.0.0.1:" + std::to_string(ports.p2p);
+    return node_id + "@" + host + ":" + std::to_string(ports.p2p);
 }
 std::string Node::barrel_log() const { return home + "/barrel.log"; }
 std::string Node::cometbft_log() const { return home + "/cometbft.log"; }
@@ -67,11 +70,16 @@ std::string Node::barrel_pid_file() const { return home + "/barrel.pid"; }
 std::string Node::cometbft_pid_file() const { return home + "/cometbft.pid"; }
 
 Expected<Node, std::string> make_node(const std::string& dir, size_t index, bool validator,
-                                      uint64_t base_port, std::string node_id, App app) {
+                                      uint64_t base_port, std::string node_id, App app,
+                                      std::string host) {
     auto ports = node_ports(base_port, index);
     if (!ports) return unexpected(ports.error());
+    if (!is_ipv4_address(host))
+        return unexpected("node " + std::to_string(index) + ": host '" + host +
+                          "' is not a numeric IPv4 address");
     Node n;
     n.index = index;
+    n.host = std::move(host);
     n.validator = validator;
     n.app = app;
     n.node_id = std::move(node_id);
@@ -89,6 +97,22 @@ Expected<Node, std::string> make_node(const std::string& dir, size_t index, bool
                  ? "unix://" + socket
                  : "tcp://127.0.0.1:" + std::to_string(n.ports.abci);
     return n;
+}
+
+bool is_ipv4_address(std::string_view text) {
+    in_addr address{};
+    return ::inet_pton(AF_INET, std::string{text}.c_str(), &address) == 1;
+}
+
+std::vector<std::string> exec_prefix(std::string_view prefix, size_t index) {
+    std::vector<std::string> words;
+    std::istringstream in{std::string{prefix}};
+    for (std::string word; in >> word;) {
+        for (size_t at; (at = word.find("{node}")) != std::string::npos;)
+            word.replace(at, 6, std::to_string(index));
+        words.push_back(std::move(word));
+    }
+    return words;
 }
 
 std::string Testnet::genesis_path() const { return dir + "/genesis.json"; }
@@ -111,6 +135,8 @@ Json node_json(const Node& n) {
     logs["cometbft"] = n.cometbft_log();
     pid_files["cometbft"] = n.cometbft_pid_file();
     Json j = {{"index", n.index}, {"validator", n.validator}};
+    // Written only when it is not loopback: a file of a loopback network reads as before.
+    if (n.host != kLoopbackHost) j["host"] = n.host;
     if (barrel) j["json_rpc"] = n.json_rpc_url();
     j["cometbft_rpc"] = n.cometbft_rpc_url();
     j["p2p"] = n.p2p_address();
@@ -188,10 +214,11 @@ private:
     std::string m_path;
 };
 
-/// "ID@127.0.0.1:PORT" → ID; the port must be the node's.
-std::string node_id_of(const std::string& p2p, uint16_t port, const std::string& where) {
+/// "ID@HOST:PORT" → ID; the host and port must be the node's.
+std::string node_id_of(const std::string& p2p, const std::string& host, uint16_t port,
+                       const std::string& where) {
     const auto at = p2p.find('@');
-    const std::string expected_tail = "@127.0.0.1:" + std::to_string(port);
+    const std::string expected_tail = "@" + host + ":" + std::to_string(port);
     if (at == std::string::npos || at == 0 || p2p.substr(at) != expected_tail)
         throw Reader::Failure{where + ": expected ID" + expected_tail + ", got '" + p2p + "'"};
     return p2p.substr(0, at);
@@ -275,8 +302,12 @@ Node parse_node(const Json& n, size_t i, const Testnet& net) {
         throw Reader::Failure{r.at("index") + ": expected " + std::to_string(i)};
     auto ports = node_ports(net.base_port, i);
     if (!ports) throw Reader::Failure{ports.error()};
-    auto node = make_node(net.dir, i, r.boolean(n, "validator"), net.base_port,
-                          node_id_of(r.string(n, "p2p"), ports->p2p, r.at("p2p")), net.app);
+    const std::string host = n.contains("host") ? r.string(n, "host") : std::string{kLoopbackHost};
+    if (!is_ipv4_address(host))
+        throw Reader::Failure{r.at("host") + ": not a numeric IPv4 address: '" + host + "'"};
+    auto node =
+        make_node(net.dir, i, r.boolean(n, "validator"), net.base_port,
+                  node_id_of(r.string(n, "p2p"), host, ports->p2p, r.at("p2p")), net.app, host);
     if (!node) throw Reader::Failure{node.error()};
     // A file that says otherwise was edited by hand, and the commands would act on the wrong
     // files.
@@ -382,7 +413,7 @@ Expected<std::string, std::string> configure_node(std::string_view config_toml,
     const Node& n = *config.node;
     std::string peers;
     for (const auto& p : config.persistent_peers) peers += (peers.empty() ? "" : ",") + p;
-    const std::string tcp = "tcp://127.0.0.1:";
+    const std::string tcp = "tcp://" + n.host + ":";
     std::vector<TomlEdit> edits = {
         {"", {"moniker", toml_string("node" + std::to_string(n.index))}},
         {"", {"proxy_app", toml_string(n.abci)}},

@@ -1,9 +1,11 @@
 // What the network tests (network.test.js: barrel; kvstore.test.js: CometBFT's kvstore) share:
-// `barrel-node testnet` run as a program, CometBFT RPC calls, polling with a deadline and a free
-// range of loopback ports. Node builtins only.
+// `barrel-node testnet` run as a program, CometBFT RPC calls, polling with a deadline, a free
+// range of loopback ports, and a test step that prints the nodes' logs when it fails. Node
+// builtins only.
 
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { it } from "node:test";
 import net from "node:net";
 import { promisify } from "node:util";
 
@@ -109,3 +111,24 @@ export async function freeBasePort(count) {
   }
   throw new Error("no free range of loopback ports");
 }
+
+/// The last `count` lines of every log of `nodes` (testnet.json's entries), on stderr.
+export function dumpLogs(nodes, count = 40) {
+  for (const n of nodes ?? [])
+    for (const [which, file] of Object.entries(n.logs)) {
+      if (!existsSync(file)) continue;
+      const lines = readFileSync(file, "utf8").trimEnd().split("\n").slice(-count);
+      console.error(`--- node ${n.index} ${which}: the last lines of ${file} ---\n${lines.join("\n")}`);
+    }
+}
+
+/// A test step whose failure also prints the logs of the nodes `nodes()` returns then.
+export const stepWithLogs = (nodes) => (name, fn) =>
+  it(name, { timeout: 300_000 }, async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      dumpLogs(nodes());
+      throw e;
+    }
+  });

@@ -5,6 +5,10 @@
 //   hashes) and balances;
 // - one validator SIGKILLed (both processes) while transactions flow: the chain goes on; started
 //   again, it catches up (replay + block sync) to the same hashes;
+// - one validator paused (SIGSTOP of both processes) for 10 s under load: the other three commit
+//   heights meanwhile; resumed (SIGCONT), it catches up, and every transfer accepted so far is
+//   mined exactly once on every node, with the same blocks and app hashes (perturb.test.js cuts
+//   a validator's links and partitions the network 2|2 in network namespaces);
 // - two of four stopped: no block is committed (heights stay put: a negative check that cannot
 //   pass by luck, as it only ever asserts "no new height");
 // - one brought back: the chain resumes, and every transaction node 0 accepted has a receipt on
@@ -22,7 +26,7 @@
 // Run by scripts/test.sh: BARREL_NODE=<path to barrel-node> [COMETBFT=<path>] npm test (in
 // test/network, after npm ci).
 
-import { after, before, describe, it } from "node:test";
+import { after, before, describe } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
@@ -30,151 +34,21 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { ethers } from "ethers";
 import { writeGenesis } from "../node-harness.mjs";
-import { DEADLINE_MS, barrelNode, cometbft, freeBasePort, sleep, testnet, testnetWithEnv, waitFor } from "./harness.mjs";
+import {
+  BASE_FEE, CHAIN_ID, Flow, RICH, blocks, cometBlocks, cometHeight, height, minedOnce, providerOf,
+  reach, receiptsEverywhere, recipients, rpc, sameChain, wallets,
+} from "./chain.mjs";
+import { DEADLINE_MS, barrelNode, freeBasePort, sleep, stepWithLogs, testnet, testnetWithEnv } from "./harness.mjs";
 
 const VALIDATORS = 4;
 const TIMEOUT_COMMIT_MS = 250;
-const CHAIN_ID = 1337n;
-const BASE_FEE = 7n;
-const RICH = 10n ** 24n;
-const keys = [1, 2, 3, 4, 5, 6].map((i) => "0x" + (0x100 + i).toString(16).padStart(64, "0"));
-const wallets = keys.map((k) => new ethers.Wallet(k));
-const recipients = [1, 2, 3, 4].map((i) => "0x" + ("ee" + i.toString().padStart(2, "0")).repeat(10));
-
-/// One JSON-RPC call (or a batch, given an array of [method, params]) over HTTP.
-async function rpc(url, method, params = []) {
-  const batch = Array.isArray(method);
-  const body = batch
-    ? method.map(([m, p], id) => ({ jsonrpc: "2.0", id, method: m, params: p }))
-    : { jsonrpc: "2.0", id: 1, method, params };
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  const json = await res.json();
-  const one = (a) => {
-    if (a.error) throw new Error(`${url}: ${JSON.stringify(a.error)}`);
-    return a.result;
-  };
-  if (!batch) return one(json);
-  return json.sort((a, b) => a.id - b.id).map(one);
-}
+const PAUSE_MS = 10_000;
+const transferWallets = wallets.slice(0, 4);
 
 describe("a 4-validator barrel network on CometBFT", () => {
   let dir, netDir, info, nodes, provider, signers, flow;
-  const height = async (node) => Number(await rpc(node.json_rpc, "eth_blockNumber"));
-  const cometHeight = async (node) =>
-    Number((await cometbft(node.cometbft_rpc, "/status")).sync_info.latest_block_height);
-
-  function dumpLogs() {
-    if (!info) return;
-    for (const n of info.nodes)
-      for (const [which, file] of Object.entries(n.logs)) {
-        if (!existsSync(file)) continue;
-        const lines = readFileSync(file, "utf8").trimEnd().split("\n").slice(-40);
-        console.error(`--- node ${n.index} ${which}: the last lines of ${file} ---\n${lines.join("\n")}`);
-      }
-  }
-
   /// A test step whose failure also prints the nodes' logs.
-  const step = (name, fn) =>
-    it(name, { timeout: 300_000 }, async (t) => {
-      try {
-        await fn(t);
-      } catch (e) {
-        dumpLogs();
-        throw e;
-      }
-    });
-
-  /// Block hashes and state roots of heights from..to on `node` (inclusive).
-  async function blocks(node, from, to) {
-    const out = [];
-    for (let h = from; h <= to; h += 50) {
-      const calls = [];
-      for (let k = h; k <= Math.min(to, h + 49); k++) calls.push(["eth_getBlockByNumber", [ethers.toQuantity(k), false]]);
-      for (const b of await rpc(node.json_rpc, calls)) out.push({ hash: b.hash, stateRoot: b.stateRoot, number: Number(b.number) });
-    }
-    return out;
-  }
-
-  /// CometBFT's block hash and app hash of heights from..to on `node`.
-  async function cometBlocks(node, from, to) {
-    const out = new Map();
-    for (let h = from; h <= to; h += 20) {
-      const r = await cometbft(node.cometbft_rpc, `/blockchain?minHeight=${h}&maxHeight=${Math.min(to, h + 19)}`);
-      for (const m of r.block_metas)
-        out.set(Number(m.header.height), { hash: m.block_id.hash, appHash: m.header.app_hash.toLowerCase() });
-    }
-    return out;
-  }
-
-  /// Every node in `which` has height `h` or more; returns their heights.
-  const reach = (which, h, what) =>
-    waitFor(what ?? `nodes ${which.map((n) => n.index)} at height ${h}`, async () => {
-      const hs = await Promise.all(which.map(height));
-      return hs.every((x) => x >= h) && hs;
-    });
-
-  /// The same blocks 0..h on every node in `which`, and CometBFT's app hash of height k+1 is
-  /// barrel's state root of height k (the genesis state root for height 1).
-  async function sameChain(which, h) {
-    const reference = await blocks(which[0], 0, h);
-    const refComet = await cometBlocks(which[0], 1, h);
-    for (let k = 0; k < h; k++)
-      assert.equal("0x" + refComet.get(k + 1).appHash, reference[k].stateRoot, `app hash of height ${k + 1} on node ${which[0].index}`);
-    for (const n of which.slice(1)) {
-      assert.deepEqual(await blocks(n, 0, h), reference, `node ${n.index}'s blocks 0..${h}`);
-      assert.deepEqual(await cometBlocks(n, 1, h), refComet, `node ${n.index}'s CometBFT blocks 1..${h}`);
-    }
-  }
-
-  /// Transfers sent one after another through node 0 while the test does other things. Nonces are
-  /// counted here: a send that node 0 accepted (a hash came back) used its nonce.
-  class Flow {
-    constructor() {
-      this.accepted = [];
-      this.errors = [];
-      this.stopped = false;
-      this.nonces = wallets.map(() => 0);
-    }
-    async start() {
-      this.nonces = await Promise.all(wallets.map((w) => provider.getTransactionCount(w.address, "pending")));
-      this.done = this.loop();
-    }
-    async loop() {
-      for (let k = 0; !this.stopped; k++) {
-        const i = k % signers.length;
-        try {
-          const tx = await signers[i].sendTransaction({
-            type: 2, chainId: CHAIN_ID, nonce: this.nonces[i], to: recipients[k % recipients.length],
-            value: 1000n + BigInt(k), gasLimit: 21000n, maxFeePerGas: 1000n, maxPriorityFeePerGas: 1n,
-          });
-          this.nonces[i]++;
-          this.accepted.push(tx.hash);
-        } catch (e) {
-          this.errors.push(e.shortMessage ?? e.message);
-          if (this.errors.length > 20) throw new Error(`sends keep failing: ${this.errors.slice(-3)}`);
-        }
-        await sleep(40);
-      }
-    }
-    async stop() {
-      this.stopped = true;
-      await this.done;
-      assert.deepEqual(this.errors, [], "node 0 refused transfers");
-    }
-  }
-
-  /// Every hash has a receipt on every node in `which`.
-  const receiptsEverywhere = (which, hashes) =>
-    waitFor(`receipts of ${hashes.length} accepted transfers on nodes ${which.map((n) => n.index)}`, async () => {
-      for (const n of which)
-        for (let i = 0; i < hashes.length; i += 50) {
-          const rs = await rpc(n.json_rpc, hashes.slice(i, i + 50).map((h) => ["eth_getTransactionReceipt", [h]]));
-          const missing = rs.findIndex((r) => r === null);
-          if (missing >= 0) return false;
-          for (const r of rs) assert.equal(r.status, "0x1");
-        }
-      return true;
-    });
+  const step = stepWithLogs(() => info?.nodes);
 
   before(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "barrel-network-"));
@@ -189,17 +63,12 @@ describe("a 4-validator barrel network on CometBFT", () => {
     assert.match(out, /\neach barrel-node run also gets: --txpool-max-pending 40000\n/);
     info = JSON.parse(readFileSync(path.join(netDir, "testnet.json"), "utf8"));
     nodes = info.nodes;
-    provider = new ethers.JsonRpcProvider(nodes[0].json_rpc, Number(CHAIN_ID), {
-      staticNetwork: true, batchMaxCount: 1, pollingInterval: 100, cacheTimeout: -1,
-    });
-    signers = wallets.map((w) => w.connect(provider));
+    provider = providerOf(nodes[0]);
+    signers = transferWallets.map((w) => w.connect(provider));
   });
 
   after(async () => {
-    if (flow && !flow.stopped) {
-      flow.stopped = true;
-      await flow.done?.catch(() => {});
-    }
+    await flow?.abandon();
     provider?.destroy();
     if (netDir && existsSync(path.join(netDir, "testnet.json"))) await testnet("stop", "--dir", netDir, "--kill").catch(() => {});
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -261,7 +130,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
     // The balances at that height: equal on every node, and what the receipts say.
     const expected = new Map();
     const add = (a, v) => expected.set(a.toLowerCase(), (expected.get(a.toLowerCase()) ?? 0n) + v);
-    for (const w of wallets) add(w.address, RICH);
+    for (const w of transferWallets) add(w.address, RICH);
     for (const r of receipts) {
       const tx = sent.find((t) => t.hash === r.hash);
       add(tx.from, -(tx.value + r.gasUsed * r.gasPrice));
@@ -287,7 +156,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
   });
 
   step("a validator SIGKILLed while transactions flow: the chain goes on; restarted, it catches up", async (t) => {
-    flow = new Flow();
+    flow = new Flow(provider, transferWallets);
     await flow.start();
     await sleep(1000);
     assert.match(await testnet("stop", "--dir", netDir, "--node", "3", "--kill"), /^node 3 killed\n/);
@@ -300,6 +169,34 @@ describe("a 4-validator barrel network on CometBFT", () => {
     await reach(nodes, atRestart + 4, `node 3 caught up past ${atRestart}`);
     await sameChain(nodes, atRestart + 4);
     t.diagnostic(`node 3 killed at height ${atKill}, restarted at ${atRestart}, caught up; ${flow.accepted.length} transfers sent so far`);
+  });
+
+  step("a validator paused (SIGSTOP) for 10 s under load: the others go on; resumed, it catches up", async (t) => {
+    // Both processes of node 3 stopped as they are (no signal handled, no socket closed): to its
+    // peers, a node that stops answering. 3 of 4 validators are a quorum.
+    const pids = Object.values(nodes[3].pid_files).map((f) => Number(readFileSync(f, "utf8").trim()));
+    const sentBefore = flow.accepted.length;
+    const atPause = await height(nodes[0]);
+    const live = nodes.slice(0, 3);
+    for (const pid of pids) process.kill(pid, "SIGSTOP");
+    try {
+      await sleep(PAUSE_MS);
+      const during = await Promise.all(live.map(height));
+      // At least 2 heights: node 3's turns to propose each cost a propose timeout (3 s).
+      assert.ok(Math.min(...during) >= atPause + 2, `the 3 others went on while node 3 was paused: heights ${during} from ${atPause}`);
+    } finally {
+      for (const pid of pids) process.kill(pid, "SIGCONT");
+    }
+    const atResume = await height(nodes[0]);
+    await reach(nodes, atResume + 4, `node 3 caught up past ${atResume}`);
+    const accepted = flow.accepted.slice();
+    await receiptsEverywhere(nodes, accepted);
+    const head = await height(nodes[0]);
+    await reach(nodes, head);
+    await sameChain(nodes, head);
+    await minedOnce(nodes, accepted, head);
+    t.diagnostic(`node 3 paused at height ${atPause}, resumed at ${atResume}, caught up; ` +
+      `${accepted.length - sentBefore} transfers accepted meanwhile, each mined once on every node`);
   });
 
   step("two of four stopped: no block is committed; one back: the chain resumes, nothing accepted is lost", async (t) => {
@@ -351,7 +248,7 @@ describe("a 4-validator barrel network on CometBFT", () => {
     await testnet("stop", "--dir", netDir, "--node", "3");
     await testnetWithEnv({ BARREL_TEST_CORRUPT_SNAPSHOT_CHUNKS: "1" }, "start", "--dir", netDir, "--node", "3", "--timeout", "120");
     await reach(nodes.slice(0, 4), 50, "50 heights before the late node joins");
-    flow = new Flow();
+    flow = new Flow(provider, transferWallets);
     await flow.start();
     const out = await testnet("join", "--dir", netDir, "--state-sync", "--timeout", "120");
     assert.match(out, /^node 5 joins as a full node/);

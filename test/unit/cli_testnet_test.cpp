@@ -135,6 +135,44 @@ TEST(cli_testnet, a_node_uses_a_unix_socket_unless_its_path_is_too_long) {
     EXPECT_EQ(long_node->abci, "tcp://127.0.0.1:26623");
 }
 
+TEST(cli_testnet, a_node_with_a_host_of_its_own_listens_and_is_dialled_there) {
+    const auto node = tn::make_node("/tmp/net", 2, true, 26600, "ab", tn::App::barrel, "10.77.0.3");
+    ASSERT_TRUE(node);
+    EXPECT_EQ(node->json_rpc_url(), "http://10.77.0.3:26622");
+    EXPECT_EQ(node->cometbft_rpc_url(), "http://10.77.0.3:26621");
+    EXPECT_EQ(node->p2p_address(), "ab@10.77.0.3:26620");
+    EXPECT_EQ(node->abci, "unix:///tmp/net/node2/abci.sock");
+    EXPECT_EQ(tn::make_node("/tmp/net", 2, true, 26600, "ab", tn::App::barrel, "host").error(),
+              "node 2: host 'host' is not a numeric IPv4 address");
+
+    // testnet.json names the host (a loopback node's entry has none, as before), and its URLs
+    // must be the host's.
+    tn::Testnet net;
+    net.dir = "/tmp/net";
+    net.chain_id = "c";
+    net.nodes.push_back(*tn::make_node(net.dir, 0, true, net.base_port, std::string(40, 'a')));
+    net.nodes.push_back(*tn::make_node(net.dir, 1, true, net.base_port, std::string(40, 'b'),
+                                       tn::App::barrel, "10.77.0.2"));
+    const std::string text = tn::to_json_text(net);
+    const auto doc = nlohmann::json::parse(text);
+    EXPECT_FALSE(doc["nodes"][0].contains("host"));
+    EXPECT_EQ(doc["nodes"][1]["host"], "10.77.0.2");
+    const auto back = tn::parse_testnet(text);
+    ASSERT_TRUE(back) << back.error();
+    EXPECT_EQ(back->nodes[1].host, "10.77.0.2");
+    EXPECT_EQ(tn::to_json_text(*back), text);
+    EXPECT_EQ(parse_error_after(text, [](auto& d) { d["nodes"][1]["host"] = "10.77.0.9"; }),
+              "nodes.1.p2p: expected ID@10.77.0.9:26610, got '" + std::string(40, 'b') +
+                  "@10.77.0.2:26610'");
+    EXPECT_EQ(parse_error_after(text, [](auto& d) { d["nodes"][1]["host"] = "x"; }),
+              "nodes.1.host: not a numeric IPv4 address: 'x'");
+
+    // The command prefix of testnet start: words, "{node}" the node's index.
+    EXPECT_EQ(tn::exec_prefix("/usr/sbin/ip netns exec ns-{node}", 3),
+              (std::vector<std::string>{"/usr/sbin/ip", "netns", "exec", "ns-3"}));
+    EXPECT_TRUE(tn::exec_prefix("", 3).empty());
+}
+
 TEST(cli_testnet, testnet_json_round_trips_and_names_what_is_wrong) {
     tn::Testnet net;
     net.dir = "/tmp/net";
@@ -592,6 +630,12 @@ TEST(cli_testnet, init_refuses_every_bad_argument_leaving_nothing) {
     EXPECT_EQ(
         init_error(scratch, {"--dir", dir, "--validators", "4", "--base-port", "70000"}, only_fake),
         "error: --base-port: expected a port from 1 to 65535, got 70000\n");
+    EXPECT_EQ(
+        init_error(scratch, {"--dir", dir, "--validators", "2", "--hosts", "10.0.0.1"}, only_fake),
+        "error: --hosts: expected one address per validator (2), got 1\n");
+    EXPECT_EQ(init_error(scratch, {"--dir", dir, "--validators", "2", "--hosts", "10.0.0.1,x"},
+                         only_fake),
+              "error: --hosts: 'x' is not a numeric IPv4 address\n");
     EXPECT_EQ(
         init_error(scratch, {"--dir", dir, "--validators", "1", "--timeout-commit", "3600001"},
                    only_fake),
