@@ -3,6 +3,7 @@
 #include "common/stats.hpp"
 #include "report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -319,16 +320,22 @@ std::string network_text_report(const std::string& heading, const std::vector<Ne
             for (size_t a = 0; a < apps.size(); ++a)
                 table.back().push_back(column(m[a], *apps[a].second));
         }
+    // Widths in characters, not bytes: labels hold "µs" (two bytes in UTF-8).
+    auto chars = [](const std::string& s) {
+        return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char ch) {
+            return (static_cast<unsigned char>(ch) & 0xC0) != 0x80;  // not a continuation byte
+        }));
+    };
     std::vector<size_t> width(apps.size() + 1, 0);
     for (const auto& row : table)
-        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], chars(row[c]));
     std::ostringstream out;
     out << heading << "\n";
     for (const auto& row : table) {
         std::string line;
         for (size_t c = 0; c < row.size(); ++c)
             line += c + 1 == row.size() ? row[c]
-                                        : row[c] + std::string(width[c] - row[c].size() + 2, ' ');
+                                        : row[c] + std::string(width[c] - chars(row[c]) + 2, ' ');
         out << line << "\n";
     }
     if (const auto ratio = app_ratio(barrel, kvstore))
