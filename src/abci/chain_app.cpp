@@ -182,7 +182,7 @@ Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request
         }
         return response;
     }
-    const pool::AdmitResult admitted = m_pool.admit_one(tx);
+    const pool::AdmitResult admitted = m_pool.admit_one(tx, pool::Origin::peer);
     // Already known is admitted too: a transaction this node took over JSON-RPC comes back
     // through CometBFT's mempool, which must still gossip it.
     if (!admitted && admitted.error().code != pool::RejectCode::already_known) {

@@ -174,7 +174,7 @@ Expected<void, std::string> Node::open_journal() {
     // (or one cut at the read bound) is first rewritten with what was re-admitted.
     const bool rewrite = journal->damaged || journal->truncated;
     if (rewrite)
-        if (auto written = pool::write_journal(m_journal_path, m_pool->all()); !written)
+        if (auto written = pool::write_journal(m_journal_path, m_pool->local()); !written)
             return unexpected("the pool could not be journaled: " + written.error());
     auto writer = pool::JournalWriter::open(m_journal_path);
     if (!writer) return unexpected(writer.error());
@@ -380,7 +380,7 @@ Expected<void, std::string> Node::stop() {
     if (!append_error.empty())
         m_log << "barrel-node run: appending to the journal failed while running: " << append_error
               << "\n";
-    const auto pooled = m_pool->all();
+    const auto pooled = m_pool->local();  // what peers gossiped, they hand again
     if (auto written = pool::write_journal(m_journal_path, pooled); !written)
         return unexpected("the pool could not be journaled: " + written.error());
     const store::Head h = m_store->head();

@@ -223,7 +223,8 @@ struct Pool::Impl {
 
     /// The parallel step of admission for up to kPrepareGroup encodings: everything that needs
     /// no lock but the shared one, recovery included.
-    void prepare(std::span<const BytesView> encodings, std::span<Prepared> out) const;
+    void prepare(std::span<const BytesView> encodings, Origin origin,
+                 std::span<Prepared> out) const;
     /// The transactions of a group still in the running after a step of prepare(): their
     /// indexes in the group, in order.
     struct Live {
@@ -231,7 +232,8 @@ struct Pool::Impl {
         size_t count{0};
     };
     /// Copies the encodings within the size bound into new pooled transactions.
-    Live copy_encodings(std::span<const BytesView> encodings, std::span<Prepared> out) const;
+    Live copy_encodings(std::span<const BytesView> encodings, Origin origin,
+                        std::span<Prepared> out) const;
     /// Hashes the group together and rejects those the pool holds (one shared lock per group).
     void hash_and_look_up(const Live& live, std::span<Prepared> out) const;
     /// check_stateless() of each transaction not rejected yet: those that pass.
@@ -286,13 +288,19 @@ struct Pool::Impl {
     void expire(std::chrono::steady_clock::time_point now);
     void remember(uint64_t block, std::vector<TxPtr> departed);
     std::vector<TxPtr> all() const;
+    std::vector<TxPtr> local() const {
+        std::vector<TxPtr> out = all();
+        std::erase_if(out, [](const TxPtr& t) { return t->origin != Origin::local; });
+        return out;
+    }
 };
 
-void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepared> out) const {
+void Pool::Impl::prepare(std::span<const BytesView> encodings, Origin origin,
+                         std::span<Prepared> out) const {
     // Each step runs over the group's transactions that passed the one before, in the order of
     // a single transaction's checks, so that hashing and recovery can take the group together.
     const size_t n = std::min(encodings.size(), kPrepareGroup);
-    Live live = copy_encodings(encodings.first(n), out);
+    Live live = copy_encodings(encodings.first(n), origin, out);
     hash_and_look_up(live, out);
     live = check_stateless(live, out);
     recover_and_read(live, out);
@@ -301,7 +309,7 @@ void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<Prepare
         if (out[i].rejection) out[i].tx.reset();
 }
 
-Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings,
+Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings, Origin origin,
                                             std::span<Prepared> out) const {
     Live live;
     for (size_t i = 0; i < encodings.size(); ++i) {
@@ -315,6 +323,7 @@ Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings
         }
         out[i].tx = std::make_shared<PooledTx>();
         out[i].tx->encoding.assign(encoding.begin(), encoding.end());
+        out[i].tx->origin = origin;
         live.index[live.count++] = i;
     }
     return live;
@@ -789,10 +798,10 @@ Pool::Pool(const Config& config, const state::StateReader& state, block::SenderC
 
 Pool::~Pool() = default;
 
-std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings) {
+std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings, Origin origin) {
     std::vector<Prepared> prepared(encodings.size());
     for_each_group(encodings.size(), kPrepareGroup, true, [&](size_t begin, size_t end) {
-        m_impl->prepare(encodings.subspan(begin, end - begin),
+        m_impl->prepare(encodings.subspan(begin, end - begin), origin,
                         std::span{prepared}.subspan(begin, end - begin));
     });
     std::vector<AdmitResult> results;
@@ -807,14 +816,15 @@ std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings) {
         m_impl->expire(now);
         for (Prepared& p : prepared) results.push_back(m_impl->insert(p, now));
         for (Prepared& p : prepared)
-            if (p.admitted) to_journal.push_back(std::move(p.admitted));
+            if (p.admitted && p.admitted->origin == Origin::local)
+                to_journal.push_back(std::move(p.admitted));
         if (m_impl->journal && !to_journal.empty()) {
             // The ticket keeps the journal in admission order without holding the pool's lock
             // while it writes.
             journal = m_impl->journal;
             ticket = journal->take_ticket();
             if (m_impl->journal_entries + to_journal.size() > journal_capacity(m_impl->config)) {
-                to_journal = m_impl->all();  // includes this batch
+                to_journal = m_impl->local();  // includes this batch
                 rewrite = true;
                 m_impl->journal_entries = to_journal.size();
             } else {
@@ -826,9 +836,9 @@ std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings) {
     return results;
 }
 
-AdmitResult Pool::admit_one(BytesView encoding) {
+AdmitResult Pool::admit_one(BytesView encoding, Origin origin) {
     const BytesView one[] = {encoding};
-    return std::move(admit(one).front());
+    return std::move(admit(one, origin).front());
 }
 
 TxPtr Pool::find(const Hash& hash, uint64_t as_of) const {
@@ -985,6 +995,12 @@ std::vector<TxPtr> Pool::all() {
     std::unique_lock lock{m_impl->mutex};
     m_impl->expire(m_impl->now());
     return m_impl->all();
+}
+
+std::vector<TxPtr> Pool::local() {
+    std::unique_lock lock{m_impl->mutex};
+    m_impl->expire(m_impl->now());
+    return m_impl->local();
 }
 
 void Pool::expire() {

@@ -469,6 +469,24 @@ TEST_F(PoolTest, a_journal_gives_back_what_was_pooled) {
     EXPECT_EQ(cut.transactions.size(), 2u);
 }
 
+TEST_F(PoolTest, a_journal_keeps_what_was_sent_here_not_what_peers_gossiped) {
+    test::ScratchDir dir;
+    const std::string path = (dir.path() / "transactions.rlp").string();
+    auto journal = JournalWriter::open(path).value();
+    pool().journal_to(journal.get(), 0);
+    const Bytes sent = signed_tx({.key = 1, .nonce = 0});
+    const Bytes gossiped = signed_tx({.key = 2, .nonce = 0});
+    ASSERT_TRUE(pool().admit_one(sent).has_value());
+    ASSERT_TRUE(pool().admit_one(gossiped, Origin::peer).has_value());
+    EXPECT_EQ(pool().status().pending, 2u);  // both pooled alike
+    EXPECT_EQ(pool().find(hash_of(gossiped), kLatest)->origin, Origin::peer);
+    EXPECT_EQ(read_journal(path, config).value().transactions, std::vector<Bytes>{sent});
+    ASSERT_EQ(pool().local().size(), 1u);
+    EXPECT_EQ(pool().local()[0]->encoding, sent);
+    EXPECT_EQ(pool().all().size(), 2u);
+    pool().journal_to(nullptr, 0);
+}
+
 TEST_F(PoolTest, a_journal_is_read_no_further_than_a_pool_holds) {
     test::ScratchDir dir;
     const std::string path = (dir.path() / "transactions.rlp").string();

@@ -97,6 +97,14 @@ struct Rejection {
 
 std::string_view to_string(RejectCode code) noexcept;
 
+/// Where a transaction came from. A journal keeps only local ones, as go-ethereum's does: what a
+/// consensus engine gossiped (CheckTx) is in the peers' mempools, which hand it to a restarted
+/// node again, and writing it cost a validator a write(2) per transaction.
+enum class Origin : uint8_t {
+    local,  ///< sent to this node (JSON-RPC, its own journal)
+    peer,   ///< gossiped by the consensus engine's mempool
+};
+
 /// A pooled transaction: its encoding and what admission learned about it. Immutable once
 /// admitted, shared by the pool, the sealer and queries (the decoded calldata views `encoding`).
 struct PooledTx {
@@ -114,6 +122,7 @@ struct PooledTx {
     uint64_t arrival_block{0};
     uint64_t sequence{0};  ///< admission order, pool-wide (journals keep it)
     std::chrono::steady_clock::time_point admitted_at{};  ///< by Config::clock: for expiry
+    Origin origin{Origin::local};
 };
 using TxPtr = std::shared_ptr<const PooledTx>;
 
@@ -151,8 +160,9 @@ public:
     /// encoding in the same order. Decoding, the stateless checks and sender recovery run in
     /// parallel over the batch; the stateful checks run in batch order, so two transactions of
     /// one sender in a batch are checked as if sent one after the other. Thread-safe.
-    std::vector<AdmitResult> admit(std::span<const BytesView> encodings);
-    AdmitResult admit_one(BytesView encoding);
+    std::vector<AdmitResult> admit(std::span<const BytesView> encodings,
+                                   Origin origin = Origin::local);
+    AdmitResult admit_one(BytesView encoding, Origin origin = Origin::local);
 
     /// A pooled transaction, pending or queued, by hash, as a reader whose store snapshot's
     /// head is block `as_of` sees the pool: a transaction that left with a later block (one the
@@ -201,6 +211,8 @@ public:
     /// Every pooled transaction, each sender's in nonce order (senders in arrival order of their
     /// first transaction), for a journal that admit() can read back. Expired ones have left.
     std::vector<TxPtr> all();
+    /// all() but what peers gossiped (Origin::peer): what a journal keeps.
+    std::vector<TxPtr> local();
 
     /// Removes the queued transactions older than Config::queued_lifetime (admission and
     /// committed() do it too; this is for a caller whose pool sits idle).
@@ -211,10 +223,10 @@ public:
     /// tests after each step (go-ethereum's validatePoolInternals).
     std::string invariant_violation() const;
 
-    /// From now on, every admitted batch is appended to `journal` as it is admitted, in
-    /// admission order; `entries` is how many strings the journal's file holds already. When
-    /// the file would pass journal_capacity(config) strings, it is rewritten with what the pool
-    /// holds instead. `journal` must outlive the pool, or be detached with nullptr.
+    /// From now on, every admitted batch's local transactions are appended to `journal` as they
+    /// are admitted, in admission order; `entries` is how many strings the journal's file holds
+    /// already. When the file would pass journal_capacity(config) strings, it is rewritten with
+    /// the pool's local() instead. `journal` must outlive the pool, or be detached with nullptr.
     void journal_to(JournalWriter* journal, size_t entries);
 
 private:
