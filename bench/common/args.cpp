@@ -16,6 +16,8 @@ namespace barrel::bench {
 
 void usage_error(const std::string& msg) { throw Failure{2, msg}; }
 
+void fail(const std::string& msg) { throw Failure{1, msg}; }
+
 void parse_command_line(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);

@@ -27,6 +27,10 @@ struct Failure {
 /// A mistake in the arguments or the input: one line, exit status 2 (the usage is --help's).
 [[noreturn]] void usage_error(const std::string& msg);
 
+/// A run that cannot go on (a node that would not start, a request that failed): one line, exit
+/// status 1.
+[[noreturn]] void fail(const std::string& msg);
+
 /// Parses the command line: --help prints the help and exits 0; a mistake CLI11 finds, an
 /// unknown option or a stray argument is usage_error's one line (the app must allow extras).
 void parse_command_line(CLI::App& app, int argc, char** argv);

@@ -28,7 +28,7 @@ namespace {
 constexpr uint64_t kGwei = 1'000'000'000;
 constexpr uint64_t kTransferGas = 21'000;
 
-[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+using bench::fail;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 

@@ -20,7 +20,7 @@ using net::Clock;
 using net::Shared;
 
 namespace {
-[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+using bench::fail;
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 

@@ -15,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+using bench::fail;
 
 /// The last `count` non-empty lines of `text`, indented, for an error message.
 std::string last_lines(const std::string& text, size_t count) {

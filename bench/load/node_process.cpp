@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
+using bench::fail;
 
 constexpr std::string_view kServesLine = "JSON-RPC on http://";
 constexpr size_t kKeptLines = 20;

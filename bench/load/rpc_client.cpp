@@ -13,9 +13,7 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
 
-namespace {
-[[noreturn]] void fail(const std::string& message) { throw bench::Failure{1, message}; }
-}  // namespace
+using bench::fail;
 
 HttpConnection::HttpConnection(const HttpUrl& url) : m_url{url}, m_socket{m_ioc} {
     boost::system::error_code ec;

@@ -48,15 +48,15 @@ using namespace barrel;
 constexpr size_t kBlockTxs = 2'500;
 constexpr uint64_t kChainId = 1;  // bench::signed_transfer signs for chain 1
 
-struct Fixture {
+struct BlockFixture {
     Bytes wire;
     std::vector<secp256k1_ecdsa_recoverable_signature> signatures;
     std::vector<Hash> sighashes;
 };
 
-const Fixture& fixture() {
-    static const Fixture f = [] {
-        Fixture out;
+const BlockFixture& block_fixture() {
+    static const BlockFixture f = [] {
+        BlockFixture out;
         std::vector<Bytes> txs;
         txs.reserve(kBlockTxs);
         for (size_t i = 0; i < kBlockTxs; ++i)
@@ -89,7 +89,7 @@ const Fixture& fixture() {
 }
 
 block::Block decoded_block() {
-    auto b = block::decode_block(fixture().wire);
+    auto b = block::decode_block(block_fixture().wire);
     if (!b) std::abort();
     return std::move(b).value();
 }
@@ -102,7 +102,7 @@ void set_items(benchmark::State& state) {
 void BM_decode_block(benchmark::State& state) {
     const bool parallel = state.range(0) != 0;
     state.SetLabel(parallel ? "parallel" : "serial");
-    const Bytes& wire = fixture().wire;
+    const Bytes& wire = block_fixture().wire;
     for (auto _ : state) {
         state.PauseTiming();
         Bytes copy = wire;  // decode_block owns its bytes; the caller's buffer would be moved in
@@ -185,7 +185,7 @@ void BM_verify_pool(benchmark::State& state) {
         // 0.1-0.3 ms waking up, as much as the stage itself).
         bool decoded = false;
         arena.execute([&] {
-            if (auto d = block::decode_block(fixture().wire, threads > 1)) {
+            if (auto d = block::decode_block(block_fixture().wire, threads > 1)) {
                 b = std::move(d).value();
                 decoded = true;
             }
@@ -264,7 +264,7 @@ BENCHMARK(BM_sender_cache_find)
 void BM_recover_floor(benchmark::State& state) {
     const auto threads = static_cast<size_t>(state.range(0));
     tbb::global_control limit{tbb::global_control::max_allowed_parallelism, threads};
-    const Fixture& f = fixture();
+    const BlockFixture& f = block_fixture();
     const auto* ctx = tx::shared_secp256k1_context();
     std::vector<secp256k1_pubkey> keys(kBlockTxs);
     std::atomic<bool> failed{false};

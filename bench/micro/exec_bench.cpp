@@ -63,7 +63,7 @@ Address account(uint64_t i) {
     return Address::from_view(BytesView{h.data() + 12, 20});
 }
 
-struct Fixture {
+struct ExecFixture {
     std::deque<Bytes> calldata;  // what the transactions' data views
     std::deque<std::string> names;
     block::Block block;
@@ -83,8 +83,8 @@ tx::Transaction transfer(uint64_t nonce, const Address& to, BytesView data = {})
     return t;
 }
 
-std::unique_ptr<Fixture> build(Workload w) {
-    auto f = std::make_unique<Fixture>();
+std::unique_ptr<ExecFixture> build(Workload w) {
+    auto f = std::make_unique<ExecFixture>();
     std::vector<Address> accounts(kAccounts);
     for (size_t i = 0; i < kAccounts; ++i) {
         accounts[i] = account(i);
@@ -151,8 +151,8 @@ std::unique_ptr<Fixture> build(Workload w) {
     return f;
 }
 
-const Fixture& fixture(Workload w) {
-    static std::array<std::unique_ptr<Fixture>, 4> cache;
+const ExecFixture& exec_fixture(Workload w) {
+    static std::array<std::unique_ptr<ExecFixture>, 4> cache;
     auto& slot = cache[static_cast<size_t>(w)];
     if (!slot) slot = build(w);
     return *slot;
@@ -166,7 +166,7 @@ void dag_counters(benchmark::State& state, const exec::DagStats& s) {
 }
 
 void bm_build_dag(benchmark::State& state, Workload w) {
-    const Fixture& f = fixture(w);
+    const ExecFixture& f = exec_fixture(w);
     exec::DagStats stats;
     for (auto _ : state) {
         exec::Dag d = exec::build_dag(f.keys);
@@ -179,7 +179,7 @@ void bm_build_dag(benchmark::State& state, Workload w) {
 /// The write-set order of the block's distinct keys (execute computes it beside the parent-state
 /// loads).
 void bm_key_order(benchmark::State& state, Workload w) {
-    const Fixture& f = fixture(w);
+    const ExecFixture& f = exec_fixture(w);
     const exec::Dag d = exec::build_dag(f.keys);
     for (auto _ : state) {
         std::vector<uint32_t> order = exec::slots_in_key_order(d);
@@ -189,7 +189,7 @@ void bm_key_order(benchmark::State& state, Workload w) {
 }
 
 void bm_execute(benchmark::State& state, Workload w, exec::Schedule schedule, bool one_thread) {
-    const Fixture& f = fixture(w);
+    const ExecFixture& f = exec_fixture(w);
     const state::Lattice parent_lattice{};
     exec::DagStats stats;
     bool failed = false;
@@ -226,7 +226,7 @@ double median(std::vector<double> v) {
 }
 
 void bm_execute_speedup(benchmark::State& state, Workload w) {
-    const Fixture& f = fixture(w);
+    const ExecFixture& f = exec_fixture(w);
     const state::Lattice parent_lattice{};
     tbb::task_arena one_thread{1};
     std::vector<double> serial_ms, all_ms, ratios;

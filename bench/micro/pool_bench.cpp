@@ -29,18 +29,18 @@ namespace {
 using namespace barrel;
 
 constexpr size_t kSenders = 100;
-constexpr size_t kTxs = 2'500;
-constexpr size_t kBatch = 100;
+constexpr size_t kPoolTxs = 2'500;
+constexpr size_t kAdmitBatch = 100;
 /// The evictable transactions a full pool holds (cheaper than the benchmark's, other senders).
 constexpr size_t kFillers = 2'500;
 
-struct Fixture {
-    std::vector<Bytes> txs = bench::signed_transfers(kTxs);
+struct PoolFixture {
+    std::vector<Bytes> txs = bench::signed_transfers(kPoolTxs);
     /// One transfer each from senders kSenders..: 1 wei of fee cap, evicted first.
     std::vector<Bytes> fillers;
     state::MemoryState state;
 
-    Fixture() {
+    PoolFixture() {
         for (uint64_t s = 0; s < kSenders + kFillers; ++s) {
             const auto address = tx::address_of(bench::sender_key(s));
             if (!address) std::abort();
@@ -60,8 +60,8 @@ struct Fixture {
     }
 };
 
-const Fixture& fixture() {
-    static const Fixture f;
+const PoolFixture& pool_fixture() {
+    static const PoolFixture f;
     return f;
 }
 
@@ -72,11 +72,11 @@ std::vector<BytesView> views_of(const std::vector<Bytes>& encodings) {
 void BM_pool_admit(benchmark::State& state) {
     const auto threads = static_cast<int>(state.range(0));
     const bool full = state.range(1) != 0;
-    const Fixture& f = fixture();
+    const PoolFixture& f = pool_fixture();
     const auto txs = views_of(f.txs);
     const auto fillers = views_of(f.fillers);
     pool::Config config;
-    config.max_pending = full ? kFillers : kTxs;
+    config.max_pending = full ? kFillers : kPoolTxs;
     tbb::task_arena arena{threads};
     size_t admitted = 0;
     for (auto _ : state) {
@@ -86,17 +86,17 @@ void BM_pool_admit(benchmark::State& state) {
         if (full) arena.execute([&] { (void)pool->admit(fillers); });
         state.ResumeTiming();
         arena.execute([&] {
-            for (size_t begin = 0; begin < txs.size(); begin += kBatch)
-                for (const auto& r : pool->admit(std::span{txs}.subspan(begin, kBatch)))
+            for (size_t begin = 0; begin < txs.size(); begin += kAdmitBatch)
+                for (const auto& r : pool->admit(std::span{txs}.subspan(begin, kAdmitBatch)))
                     admitted += r.has_value();
         });
         state.PauseTiming();
         pool.reset();  // outside the timing: freeing the pool is not admission
         state.ResumeTiming();
     }
-    if (admitted != kTxs * state.iterations()) state.SkipWithError("a transaction was refused");
+    if (admitted != kPoolTxs * state.iterations()) state.SkipWithError("a transaction was refused");
     state.counters["us_per_tx"] = benchmark::Counter(
-        static_cast<double>(kTxs) * static_cast<double>(state.iterations()) / 1e6,
+        static_cast<double>(kPoolTxs) * static_cast<double>(state.iterations()) / 1e6,
         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_pool_admit)

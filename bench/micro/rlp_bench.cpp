@@ -13,10 +13,10 @@ namespace {
 
 using namespace barrel;
 
-constexpr size_t kBlockTxs = 2'500;
+constexpr size_t kRlpBlockTxs = 2'500;
 
 const Bytes& block_list() {
-    static const Bytes list = bench::rlp_transaction_list(bench::signed_transfers(kBlockTxs));
+    static const Bytes list = bench::rlp_transaction_list(bench::signed_transfers(kRlpBlockTxs));
     return list;
 }
 
@@ -24,13 +24,13 @@ void rlp_decode_item_tx_list(benchmark::State& state) {
     const Bytes& list = block_list();
     for (auto _ : state) {
         auto item = rlp::decode_item(list);
-        if (!item || item->items.size() != kBlockTxs) {
+        if (!item || item->items.size() != kRlpBlockTxs) {
             state.SkipWithError("decode_item failed");
             break;
         }
         benchmark::DoNotOptimize(item);
     }
-    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBlockTxs));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kRlpBlockTxs));
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * list.size()));
 }
 BENCHMARK(rlp_decode_item_tx_list)->Unit(benchmark::kMicrosecond);
@@ -62,12 +62,12 @@ void rlp_walk_and_tx_decode(benchmark::State& state) {
             ok = t.has_value();
             benchmark::DoNotOptimize(t);
         }
-        if (!ok || count != kBlockTxs) {
+        if (!ok || count != kRlpBlockTxs) {
             state.SkipWithError("tx decode failed");
             break;
         }
     }
-    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBlockTxs));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kRlpBlockTxs));
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * list.size()));
 }
 BENCHMARK(rlp_walk_and_tx_decode)->Unit(benchmark::kMicrosecond);

@@ -49,14 +49,14 @@ namespace fs = std::filesystem;
 
 constexpr size_t kChain = 8;
 
-struct Fixture {
+struct StoreFixture {
     gen::Workload workload;
     std::vector<block::Block> blocks;  // decoded, senders filled
     std::vector<exec::Outcome> outcomes;
 };
 
-std::unique_ptr<Fixture> build() {
-    auto f = std::make_unique<Fixture>();
+std::unique_ptr<StoreFixture> build() {
+    auto f = std::make_unique<StoreFixture>();
     gen::Options options;
     options.blocks = kChain;
     auto w = gen::generate(options);
@@ -79,13 +79,13 @@ std::unique_ptr<Fixture> build() {
     return f;
 }
 
-const Fixture& fixture() {
-    static const std::unique_ptr<Fixture> f = build();
+const StoreFixture& store_fixture() {
+    static const std::unique_ptr<StoreFixture> f = build();
     return *f;
 }
 
 void bm_encode_batch(benchmark::State& state, bool parallel) {
-    const Fixture& f = fixture();
+    const StoreFixture& f = store_fixture();
     const block::Block& b = f.blocks.front();
     const store::DocumentFamilies families{3, 4, 5, 6, 1};
     const std::string number(8, '\1');
@@ -109,7 +109,7 @@ void bm_encode_batch(benchmark::State& state, bool parallel) {
 }
 
 void bm_commit(benchmark::State& state, bool parallel, bool sync) {
-    const Fixture& f = fixture();
+    const StoreFixture& f = store_fixture();
     const fs::path root =
         fs::temp_directory_path() / ("barrel-bench-commit-" + std::to_string(::getpid()));
     store::Options options;
@@ -148,7 +148,7 @@ void bm_commit(benchmark::State& state, bool parallel, bool sync) {
 }
 
 void BM_state_reads(benchmark::State& state) {
-    const Fixture& f = fixture();
+    const StoreFixture& f = store_fixture();
     const fs::path root =
         fs::temp_directory_path() / ("barrel-bench-reads-" + std::to_string(::getpid()));
     fs::remove_all(root);

@@ -23,6 +23,8 @@ using nlohmann::json;
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 /// CometBFT writes its 64-bit numbers as JSON strings ("12").
 uint64_t number_of(const json& j) {
     if (j.is_number_unsigned()) return j.get<uint64_t>();
@@ -123,7 +125,6 @@ CometClient::Counts CometClient::counts() const {
 }
 
 void CometClient::run() {
-    using Clock = std::chrono::steady_clock;
     auto next_poll = Clock::now();
     // After a batch CometBFT did not take (unreachable, or its mempool full), nothing is sent
     // before the next poll: an unreachable CometBFT costs one attempt per poll interval, not a

@@ -39,6 +39,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace testnet;
+// testnet's, not cli::Node and cli::NodeConfig (node.hpp), which a unity batch may hold too.
+using testnet::Node;
+using testnet::NodeConfig;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kDefaultStartTimeoutS = 60;

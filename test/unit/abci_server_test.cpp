@@ -233,7 +233,7 @@ private:
     bool m_eof{false};
 };
 
-pb::Request echo(const std::string& message) {
+pb::Request echo_request(const std::string& message) {
     pb::Request request;
     request.mutable_echo()->set_message(message);
     return request;
@@ -276,7 +276,7 @@ void requests_answered_in_order(const std::string& address) {
     LogLines log;
     auto server = start({.address = address}, app, log);
     Client client{server->address()};
-    client.send({echo("hi"), info(), check_tx(5), flush()});
+    client.send({echo_request("hi"), info(), check_tx(5), flush()});
 
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_echo());
@@ -320,7 +320,7 @@ TEST(abci_server, a_host_name_is_resolved_to_its_ipv4_address) {
     auto server = start({.address = "tcp://localhost:0"}, app, log);
     ASSERT_TRUE(server->address().starts_with("tcp://127.0.0.1:")) << server->address();
     Client client{server->address()};
-    client.send({echo("by name"), flush()});
+    client.send({echo_request("by name"), flush()});
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_echo());
 }
@@ -330,7 +330,7 @@ TEST(abci_server, responses_wait_for_the_flush) {
     LogLines log;
     auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
     Client client{server->address()};
-    client.send({echo("a"), check_tx(1), check_tx(2), info()});
+    client.send({echo_request("a"), check_tx(1), check_tx(2), info()});
     // The application answered Info, so the server has read (and would have written) the
     // answers before it: none was sent, since no Flush came.
     ASSERT_TRUE(app.wait_for_calls(3));
@@ -369,7 +369,7 @@ TEST(abci_server, an_application_that_throws_is_answered_as_an_exception) {
     LogLines log;
     auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
     Client client{server->address()};
-    client.send({commit(), flush(), echo("still here"), flush()});
+    client.send({commit(), flush(), echo_request("still here"), flush()});
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_exception());
     EXPECT_EQ(r->exception().error(), "the application failed: boom");
@@ -386,7 +386,7 @@ TEST(abci_server, an_exception_is_written_without_waiting_for_a_flush) {
     LogLines log;
     auto server = start({.address = "tcp://127.0.0.1:0"}, app, log);
     Client client{server->address()};
-    client.send({echo("before"), query()});
+    client.send({echo_request("before"), query()});
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_echo());
     r = client.receive();
@@ -414,7 +414,7 @@ TEST(abci_server, a_bad_frame_closes_its_connection_and_the_others_go_on) {
     for (size_t i = 0; i < cases.size(); ++i) {
         SCOPED_TRACE(cases[i].error);
         Client bad{server->address()};
-        bad.send({echo("answered before the bad frame")});
+        bad.send({echo_request("answered before the bad frame")});
         bad.send_raw(cases[i].bytes);
         // Connection 1 is `good`; the bad ones are 2, 3, ...
         const std::string expected =
@@ -424,7 +424,7 @@ TEST(abci_server, a_bad_frame_closes_its_connection_and_the_others_go_on) {
         EXPECT_EQ(*line, expected);
         EXPECT_TRUE(bad.closed_by_server());
 
-        good.send({echo("good " + std::to_string(i)), flush()});
+        good.send({echo_request("good " + std::to_string(i)), flush()});
         auto r = good.receive();
         ASSERT_TRUE(r && r->has_echo());
         EXPECT_EQ(r->echo().message(), "good " + std::to_string(i));
@@ -439,14 +439,14 @@ TEST(abci_server, a_peer_that_closes_mid_frame_is_closed) {
     {
         Client client{server->address()};
         Bytes frame;
-        append_frame(echo("cut short"), frame);
+        append_frame(echo_request("cut short"), frame);
         frame.resize(frame.size() - 2);
         client.send_raw(frame);
     }
     EXPECT_TRUE(log.wait_for("abci: connection 1 closed by the peer in the middle of a frame"));
     {
         Client client{server->address()};
-        client.send({echo("x"), flush()});
+        client.send({echo_request("x"), flush()});
         ASSERT_TRUE(client.receive().has_value());
     }
     EXPECT_TRUE(log.wait_for("abci: connection 2 closed by the peer"));
@@ -462,11 +462,11 @@ TEST(abci_server, stop_with_idle_connections_returns) {
         Client mid_frame{server->address()};
         mid_frame.send_raw(Bytes{0x10, 0x12});  // 16 bytes announced, 1 sent
         Client answered{server->address()};
-        answered.send({echo("x"), flush()});
+        answered.send({echo_request("x"), flush()});
         ASSERT_TRUE(answered.receive().has_value());
         ASSERT_TRUE(answered.receive().has_value());
         Client unflushed{server->address()};
-        unflushed.send({echo("never flushed")});
+        unflushed.send({echo_request("never flushed")});
         ASSERT_TRUE(log.wait_for("abci: connection 4 from 127.0.0.1:"));
         if (by_destructor) {
             server.reset();
@@ -506,7 +506,7 @@ TEST(abci_server, connections_that_come_and_go_are_joined) {
     for (int i = 1; i <= 12; ++i) {
         {
             Client client{server->address()};
-            client.send({echo(std::to_string(i)), flush()});
+            client.send({echo_request(std::to_string(i)), flush()});
             auto r = client.receive();
             ASSERT_TRUE(r && r->has_echo());
             EXPECT_EQ(r->echo().message(), std::to_string(i));
@@ -533,7 +533,7 @@ TEST(abci_server, a_connection_over_the_limit_is_refused) {
     const auto line = log.wait_for("abci: connection 3 from 127.0.0.1:");
     ASSERT_TRUE(line.has_value());
     EXPECT_TRUE(line->ends_with(" refused: 2 connections open, the limit")) << *line;
-    first.send({echo("one"), flush()});
+    first.send({echo_request("one"), flush()});
     EXPECT_TRUE(first.receive().has_value());
 }
 
@@ -556,7 +556,7 @@ TEST(abci_server, a_stale_unix_socket_is_replaced_and_removed_at_stop) {
     EXPECT_EQ(server->address(), "unix://" + path);
     {
         Client client{server->address()};
-        client.send({echo("u"), flush()});
+        client.send({echo_request("u"), flush()});
         ASSERT_TRUE(client.receive().has_value());
     }
     server->stop();
@@ -585,7 +585,7 @@ TEST(abci_server, a_unix_path_another_server_listens_on_is_an_error) {
     EXPECT_EQ(second.error(),
               "cannot listen on unix://" + path + ": another process is listening on it");
     Client client{first->address()};  // the first one still serves
-    client.send({echo("first"), flush()});
+    client.send({echo_request("first"), flush()});
     EXPECT_TRUE(client.receive().has_value());
 }
 

@@ -37,7 +37,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const gen::Workload& workload() {
+const gen::Workload& recover_workload() {
     static const gen::Workload w =
         generate_or_throw({.blocks = 5, .txs = 20, .accounts = 8, .mix = gen::Mix::mixed});
     return w;
@@ -48,7 +48,7 @@ struct Files {
     std::string genesis, chain;
 };
 Files write_files(const ScratchDir& tmp, size_t count = 5) {
-    const auto& w = workload();
+    const auto& w = recover_workload();
     Files f{tmp / "genesis.json", tmp / ("chain" + std::to_string(count) + ".rlp")};
     write_text(f.genesis, chain::to_json_text(w.genesis));
     Bytes chain;
@@ -70,7 +70,7 @@ std::string damaged_datadir(const ScratchDir& tmp, const Files& f) {
     {
         auto s = store::Store::open(live);
         EXPECT_TRUE(s);
-        EXPECT_FALSE(test::commit_blocks(**s, workload(), 5));
+        EXPECT_FALSE(test::commit_blocks(**s, recover_workload(), 5));
         fs::copy(live, dir);  // as a crash leaves it: blocks 3-5 only in the log
     }
     fs::path wal;
@@ -138,7 +138,7 @@ TEST(cli_recover, an_import_over_a_corrupt_account_is_exit_2_and_writes_nothing)
     const Files f = write_files(tmp);
     const std::string dir = tmp / "data";
     ASSERT_EQ(run_cli({"init", "--datadir", dir, "--genesis", f.genesis}).status, 0);
-    const Address sender = workload().senders[0].front();
+    const Address sender = recover_workload().senders[0].front();
     test::write_raw(dir, "accounts",
                     std::string{reinterpret_cast<const char*>(sender.data()), Address::size()},
                     "{\"balance\":");

@@ -27,7 +27,7 @@ using barrel::test::write_text;
 
 namespace {
 
-const gen::Workload& workload() {
+const gen::Workload& verify_workload() {
     static const gen::Workload w =
         generate_or_throw({.blocks = 4, .txs = 30, .accounts = 12, .mix = gen::Mix::mixed});
     return w;
@@ -35,7 +35,7 @@ const gen::Workload& workload() {
 
 /// A datadir holding the workload's 4 blocks.
 std::string imported_datadir(const ScratchDir& tmp) {
-    const auto& w = workload();
+    const auto& w = verify_workload();
     const std::string genesis = tmp / "genesis.json";
     const std::string chain = tmp / "chain.rlp";
     const std::string dir = tmp / "data";
@@ -78,7 +78,7 @@ TEST(cli_verify, a_changed_entry_is_exit_1_naming_both_roots_and_run_refuses_to_
     const std::string dir = imported_datadir(tmp);
     const std::string root = head_root(dir);
     // One account's balance changed behind the store's back, as a damaged or tampered copy has it.
-    const auto& [address, account] = workload().genesis.alloc.accounts.front();
+    const auto& [address, account] = verify_workload().genesis.alloc.accounts.front();
     state::Account changed = account;
     changed.balance += 1;
     test::write_raw(dir, "accounts", std::string{as_chars(address.view())},

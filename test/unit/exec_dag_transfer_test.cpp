@@ -21,9 +21,9 @@ using exec::DagCall;
 using exec::DagCode;
 using exec::DagFunction;
 
-namespace {
+using test::kMax;
 
-const u256 kMax = ~u256{0};
+namespace {
 
 Bytes word(const u256& v) {
     Bytes out(32);

@@ -38,6 +38,13 @@
 #include <string>
 #include <vector>
 
+namespace barrel::test {
+
+/// 2^256 - 1: the largest balance, the credit that overflows.
+inline const u256 kMax = ~u256{0};
+
+}  // namespace barrel::test
+
 namespace barrel::test::oracle {
 
 struct State {

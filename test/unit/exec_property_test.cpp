@@ -41,6 +41,8 @@ using exec::ExecError;
 using exec::ExecErrorCode;
 using exec::Schedule;
 
+using test::kMax;
+
 namespace {
 
 #ifdef BARREL_EXEC_PROPERTY_SANITIZED
@@ -52,8 +54,6 @@ constexpr size_t kScale = 1;
 constexpr std::array<Schedule, 4> kSchedules = {Schedule::serial, Schedule::levels,
                                                 Schedule::dynamic, Schedule::automatic};
 constexpr std::array<int, 4> kThreads = {1, 2, 4, 8};
-
-const u256 kMax = ~u256{0};
 
 // ---- the random blocks ------------------------------------------------------------------------
 

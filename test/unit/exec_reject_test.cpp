@@ -20,10 +20,11 @@ using exec::ExecError;
 using exec::ExecErrorCode;
 using exec::Schedule;
 
+using test::kMax;
+
 namespace {
 
-const u256 kMax = ~u256{0};
-const Address kCoinbase = test::derived_address(100, 0x7e);
+const Address kRejectCoinbase = test::derived_address(100, 0x7e);
 
 Address account(uint64_t i) { return test::derived_address(i, 0x7e); }
 
@@ -55,7 +56,7 @@ struct Row {
 
 test::BlockBuilder good_block(size_t n) {
     block::Header h;
-    h.coinbase = kCoinbase;
+    h.coinbase = kRejectCoinbase;
     h.gas_limit = 30'000'000;
     test::BlockBuilder b{h, 0x7e};
     std::vector<uint64_t> nonce(10);
@@ -198,7 +199,7 @@ std::vector<Row> rows() {
          8},
         {"coinbase_overflow", ExecErrorCode::balance_overflow,
          [](test::BlockBuilder&, state::MemoryState& s, exec::ChainConfig&) {
-             s.set_account(kCoinbase, {0, kMax});
+             s.set_account(kRejectCoinbase, {0, kMax});
          },
          15},
         {"fee_sum_overflow", ExecErrorCode::balance_overflow,
@@ -305,11 +306,11 @@ TEST(exec_reject, check_seal_reports_each_mismatch) {
         h[31] ^= 1;
         return h;
     };
-    struct Case {
+    struct SealCase {
         exec::SealErrorCode code;
         std::function<void(block::Header&)> spoil;
     };
-    const Case cases[] = {
+    const SealCase cases[] = {
         {exec::SealErrorCode::gas_used_mismatch, [](block::Header& h) { h.gas_used += 1; }},
         {exec::SealErrorCode::txs_root_mismatch,
          [&](block::Header& h) { h.txs_root = flip(h.txs_root); }},
@@ -318,7 +319,7 @@ TEST(exec_reject, check_seal_reports_each_mismatch) {
         {exec::SealErrorCode::state_root_mismatch,
          [&](block::Header& h) { h.state_root = flip(h.state_root); }},
     };
-    for (const Case& c : cases) {
+    for (const SealCase& c : cases) {
         block::Header h = sealed;
         c.spoil(h);
         const auto r = exec::check_seal(h, *out);

@@ -7,6 +7,7 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "stage_error.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 using namespace barrel;
 using barrel::test::generate_or_throw;
 using barrel::test::ScratchDir;
+using barrel::test::stage_error;
 using pipeline::LinkError;
 using pipeline::LinkErrorCode;
 using pipeline::PipelineError;
@@ -23,15 +25,15 @@ using pipeline::Stage;
 
 namespace {
 
-const gen::Workload& test_chain() {
+const gen::Workload& checked_chain() {
     static const gen::Workload w =
         generate_or_throw({.seed = 23, .blocks = 2, .txs = 12, .accounts = 10});
     return w;
 }
 
-struct Node {
-    explicit Node(const std::filesystem::path& dir) {
-        auto s = store::Store::init(dir, test_chain().genesis);
+struct CheckedNode {
+    explicit CheckedNode(const std::filesystem::path& dir) {
+        auto s = store::Store::init(dir, checked_chain().genesis);
         if (!s) throw std::runtime_error(s.error().message);
         store = std::move(s).value();
         pipe = std::make_unique<pipeline::Pipeline>(*store, pipeline::Config{});
@@ -40,8 +42,8 @@ struct Node {
     std::unique_ptr<pipeline::Pipeline> pipe;
 };
 
-block::Block decoded(size_t index) {
-    auto b = block::decode_block(test_chain().blocks.at(index));
+block::Block checked_block(size_t index) {
+    auto b = block::decode_block(checked_chain().blocks.at(index));
     if (!b) throw std::runtime_error(block::describe(b.error()));
     return std::move(b).value();
 }
@@ -50,7 +52,7 @@ block::Block decoded(size_t index) {
 /// and with its place (number, parent hash) only if `placed`.
 Bytes template_of(size_t index, bool placed, std::span<const BytesView> txs = {},
                   bool keep_txs = true) {
-    const block::Block b = decoded(index);
+    const block::Block b = checked_block(index);
     block::Header h = *b.header;
     h.gas_used = 0;
     h.txs_root = h.receipts_root = h.state_root = Hash{};
@@ -61,27 +63,18 @@ Bytes template_of(size_t index, bool placed, std::span<const BytesView> txs = {}
     return block::encode_block(h, keep_txs ? std::span<const BytesView>{b.tx_encodings} : txs);
 }
 
-template <class E, class T>
-E stage_error(const Expected<T, PipelineError>& r, Stage stage) {
-    if (r) throw std::runtime_error("the block was accepted");
-    EXPECT_EQ(r.error().stage, stage) << pipeline::describe(r.error());
-    const E* e = std::get_if<E>(&r.error().error);
-    if (!e) throw std::runtime_error("another error type: " + pipeline::describe(r.error()));
-    return *e;
-}
-
 TEST(pipeline_checked, a_template_is_sealed_without_writing_and_committed_as_checked) {
     ScratchDir tmp;
-    Node node{tmp / "data"};
+    CheckedNode node{tmp / "data"};
     const store::Head genesis = node.store->head();
     for (const bool placed : {true, false}) {
         auto checked = node.pipe->check_template(template_of(0, placed));
         ASSERT_TRUE(checked) << pipeline::describe(checked.error());
         // Sealed into the chain's own block 1: same header, roots, hash.
-        EXPECT_EQ(checked->block().hash, decoded(0).hash);
-        EXPECT_EQ(*checked->block().header, *decoded(0).header);
-        EXPECT_EQ(checked->outcome().state_root, decoded(0).header->state_root);
-        EXPECT_EQ(checked->block().senders.size(), decoded(0).size());
+        EXPECT_EQ(checked->block().hash, checked_block(0).hash);
+        EXPECT_EQ(*checked->block().header, *checked_block(0).header);
+        EXPECT_EQ(checked->outcome().state_root, checked_block(0).header->state_root);
+        EXPECT_EQ(checked->block().senders.size(), checked_block(0).size());
         // Nothing written.
         EXPECT_EQ(node.store->head().number, 0u);
         EXPECT_EQ(node.store->head().hash, genesis.hash);
@@ -92,21 +85,21 @@ TEST(pipeline_checked, a_template_is_sealed_without_writing_and_committed_as_che
     const auto committed = node.pipe->commit_checked(*checked);
     ASSERT_TRUE(committed) << pipeline::describe(committed.error());
     EXPECT_EQ(committed->number, 1u);
-    EXPECT_EQ(committed->hash, decoded(0).hash);
-    EXPECT_EQ(committed->transactions, decoded(0).size());
-    EXPECT_EQ(node.store->head().hash, decoded(0).hash);
-    EXPECT_EQ(node.store->head().state_root, decoded(0).header->state_root);
+    EXPECT_EQ(committed->hash, checked_block(0).hash);
+    EXPECT_EQ(committed->transactions, checked_block(0).size());
+    EXPECT_EQ(node.store->head().hash, checked_block(0).hash);
+    EXPECT_EQ(node.store->head().state_root, checked_block(0).header->state_root);
     // The stored block is the chain's block 1, byte for byte.
-    EXPECT_EQ(node.store->raw_block(1).value().value(), test_chain().blocks[0]);
+    EXPECT_EQ(node.store->raw_block(1).value().value(), checked_chain().blocks[0]);
     // And the next block follows it as it would an imported block 1.
-    ASSERT_TRUE(node.pipe->import_block(test_chain().blocks[1]));
+    ASSERT_TRUE(node.pipe->import_block(checked_chain().blocks[1]));
 }
 
 TEST(pipeline_checked, a_template_that_names_another_place_is_not_the_heads_child) {
     ScratchDir tmp;
-    Node node{tmp / "data"};
+    CheckedNode node{tmp / "data"};
     const store::Head head = node.store->head();
-    const block::Block b = decoded(0);
+    const block::Block b = checked_block(0);
     auto with = [&](uint64_t number, const Hash& parent) {
         block::Header h = *b.header;
         h.number = number;
@@ -136,7 +129,7 @@ TEST(pipeline_checked, a_template_that_names_another_place_is_not_the_heads_chil
 
 TEST(pipeline_checked, a_checked_block_is_refused_once_the_head_has_moved) {
     ScratchDir tmp;
-    Node node{tmp / "data"};
+    CheckedNode node{tmp / "data"};
     // Two rounds of one height: two checked blocks, one of them decided.
     auto first = node.pipe->check_template(template_of(0, true));
     auto empty = node.pipe->check_template(template_of(0, true, {}, false));
@@ -151,12 +144,12 @@ TEST(pipeline_checked, a_checked_block_is_refused_once_the_head_has_moved) {
     // Committing the same checked block twice is refused as well: it is no longer a child.
     EXPECT_EQ(stage_error<LinkError>(node.pipe->commit_checked(*first), Stage::link).code,
               LinkErrorCode::conflicts_with_stored);
-    EXPECT_EQ(node.store->head().hash, decoded(0).hash);
+    EXPECT_EQ(node.store->head().hash, checked_block(0).hash);
 }
 
 TEST(pipeline_checked, an_empty_block_is_stored_and_keeps_the_parents_state_root) {
     ScratchDir tmp;
-    Node node{tmp / "data"};
+    CheckedNode node{tmp / "data"};
     const store::Head genesis = node.store->head();
     auto empty = node.pipe->check_template(template_of(0, false, {}, false));
     ASSERT_TRUE(empty) << pipeline::describe(empty.error());
@@ -177,20 +170,20 @@ TEST(pipeline_checked, an_empty_block_is_stored_and_keeps_the_parents_state_root
     EXPECT_TRUE(node.store->raw_block(1).value());
 
     // Another node imports the empty block to the same head, and the chain goes on over it.
-    Node other{tmp / "other"};
+    CheckedNode other{tmp / "other"};
     ASSERT_TRUE(other.pipe->import_block(node.store->raw_block(1).value().value()));
     EXPECT_EQ(other.store->head().hash, node.store->head().hash);
     auto next = node.pipe->check_template(template_of(0, false));
     ASSERT_TRUE(next) << pipeline::describe(next.error());
     EXPECT_EQ(next->block().header->number, 2u);
-    EXPECT_EQ(next->outcome().state_root, decoded(0).header->state_root)
+    EXPECT_EQ(next->outcome().state_root, checked_block(0).header->state_root)
         << "the same writes over the same root";
 }
 
 TEST(pipeline_checked, a_failed_template_blames_its_transaction) {
     ScratchDir tmp;
-    Node node{tmp / "data"};
-    const block::Block b = decoded(0);
+    CheckedNode node{tmp / "data"};
+    const block::Block b = checked_block(0);
     ASSERT_GE(b.size(), 3u);
     // The same transaction twice: the second copy's nonce is spent.
     std::vector<BytesView> txs = b.tx_encodings;

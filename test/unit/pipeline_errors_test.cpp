@@ -7,6 +7,7 @@
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/store/store.hpp>
 
+#include "stage_error.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 using namespace barrel;
 using barrel::test::generate_or_throw;
 using barrel::test::ScratchDir;
+using barrel::test::stage_error;
 using pipeline::LinkError;
 using pipeline::LinkErrorCode;
 using pipeline::PipelineError;
@@ -65,16 +67,6 @@ Bytes with_tx(size_t index, size_t tx, BytesView encoding) {
     std::vector<BytesView> txs = b.tx_encodings;
     txs.at(tx) = encoding;
     return block::encode_block(*b.header, txs);
-}
-
-/// The stage error of `r`, which must have failed at `stage` with an error of type E.
-template <class E, class T>
-E stage_error(const Expected<T, PipelineError>& r, Stage stage) {
-    if (r) throw std::runtime_error("the block was accepted");
-    EXPECT_EQ(r.error().stage, stage) << pipeline::describe(r.error());
-    const E* e = std::get_if<E>(&r.error().error);
-    if (!e) throw std::runtime_error("another error type: " + pipeline::describe(r.error()));
-    return *e;
 }
 
 }  // namespace

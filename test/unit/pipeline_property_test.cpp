@@ -36,7 +36,7 @@ namespace {
 
 /// Consecutive blocks share hot accounts and users, so executing over the wrong state would
 /// show in the roots.
-const gen::Workload& test_chain() {
+const gen::Workload& property_chain() {
     static const gen::Workload w = generate_or_throw({.seed = 23,
                                                       .blocks = 6,
                                                       .txs = 12,
@@ -47,15 +47,15 @@ const gen::Workload& test_chain() {
     return w;
 }
 
-block::Block decoded(size_t index) {
-    auto b = block::decode_block(test_chain().blocks.at(index));
+block::Block property_block(size_t index) {
+    auto b = block::decode_block(property_chain().blocks.at(index));
     if (!b) throw std::runtime_error(block::describe(b.error()));
     return std::move(b).value();
 }
 
 /// Block `index` with another timestamp: a sibling, valid where the block is, another hash.
 Bytes sibling(size_t index) {
-    const block::Block b = decoded(index);
+    const block::Block b = property_block(index);
     block::Header h = *b.header;
     h.timestamp += 1;
     return block::encode_block(h, b.tx_encodings);
@@ -64,7 +64,7 @@ Bytes sibling(size_t index) {
 /// Block `index`'s header over a body whose transaction has a high s: the same hash, a body
 /// that fails verification. Nullopt if no transaction ends in a 32-byte s.
 std::optional<Bytes> damaged_body(size_t index) {
-    const block::Block b = decoded(index);
+    const block::Block b = property_block(index);
     for (size_t i = 0; i < b.size(); ++i) {
         const BytesView enc = b.tx_encodings[i];
         if (enc.size() <= 33 || enc[enc.size() - 33] != 0xa0) continue;
@@ -88,7 +88,7 @@ struct Input {
 Input random_input(uint64_t seed) {
     std::mt19937_64 rng{seed};
     auto below = [&](size_t n) { return static_cast<size_t>(rng() % n); };
-    const auto& chain = test_chain().blocks;
+    const auto& chain = property_chain().blocks;
     Input in;
     in.stored = below(3);
     std::vector<Bytes> wires{chain.begin() + static_cast<ptrdiff_t>(in.stored), chain.end()};
@@ -179,11 +179,11 @@ const std::filesystem::path& template_datadir(size_t stored) {
     std::filesystem::path& path = made[stored];
     if (path.empty()) {
         const std::string dir = tmp / ("stored-" + std::to_string(stored));
-        auto s = store::Store::init(dir, test_chain().genesis);
+        auto s = store::Store::init(dir, property_chain().genesis);
         if (!s) throw std::runtime_error(s.error().message);
         pipeline::Pipeline p{**s, pipeline::Config{}};
         for (size_t i = 0; i < stored; ++i)
-            if (auto r = p.import_block(test_chain().blocks[i]); !r)
+            if (auto r = p.import_block(property_chain().blocks[i]); !r)
                 throw std::runtime_error(pipeline::describe(r.error()));
         path = dir;
     }
@@ -269,7 +269,7 @@ TEST(pipeline_property, a_block_at_a_height_taken_in_flight_is_judged_as_one_by_
     // The finding's input, b1 b2 b2 b3 b4 b5, and its kin, with each commit held until the next
     // block has left the execute filter: the first b2 is executed, not committed, when the
     // block after it is judged.
-    const auto& chain = test_chain().blocks;
+    const auto& chain = property_chain().blocks;
     const auto damaged = damaged_body(1);
     ASSERT_TRUE(damaged);
     struct Case {

@@ -28,7 +28,7 @@ namespace {
 
 /// Consecutive blocks share hot accounts and DagTransfer users, so a block's reads depend on
 /// what the blocks just before it wrote.
-const gen::Workload& test_chain() {
+const gen::Workload& stream_chain() {
     static const gen::Workload w = generate_or_throw({.seed = 11,
                                                       .blocks = 8,
                                                       .txs = 150,
@@ -40,7 +40,7 @@ const gen::Workload& test_chain() {
 }
 
 std::unique_ptr<store::Store> fresh_store(const std::string& dir) {
-    auto s = store::Store::init(dir, test_chain().genesis);
+    auto s = store::Store::init(dir, stream_chain().genesis);
     if (!s) throw std::runtime_error(s.error().message);
     return std::move(s).value();
 }
@@ -90,7 +90,7 @@ StreamResult import_streamed_held(store::Store& store, const std::vector<Bytes>&
 
 TEST(pipeline_stream, execution_ahead_of_commit_gives_the_one_by_one_datadir) {
     ScratchDir tmp;
-    const auto& wires = test_chain().blocks;
+    const auto& wires = stream_chain().blocks;
     import_one_by_one(tmp / "reference", wires);
 
     auto store = fresh_store(tmp / "streamed");
@@ -110,7 +110,7 @@ TEST(pipeline_stream, execution_ahead_of_commit_gives_the_one_by_one_datadir) {
 
 TEST(pipeline_stream, a_bad_block_after_speculation_leaves_exactly_the_blocks_before_it) {
     ScratchDir tmp;
-    std::vector<Bytes> wires = test_chain().blocks;
+    std::vector<Bytes> wires = stream_chain().blocks;
     import_one_by_one(tmp / "reference", {wires.begin(), wires.begin() + 5});
 
     // Block 6 with one byte of its state root flipped: it executes (over uncommitted blocks),
@@ -138,7 +138,7 @@ TEST(pipeline_stream, a_committed_block_reports_its_write_batch_bytes) {
     ScratchDir tmp;
     auto store = fresh_store(tmp / "d");
     pipeline::Pipeline p{*store, {}};
-    const Bytes& wire = test_chain().blocks.front();
+    const Bytes& wire = stream_chain().blocks.front();
     const auto first = p.import_block(wire);
     ASSERT_TRUE(first);
     // The batch holds the raw block and every document besides (barrel_commit_bytes_total).

@@ -9,7 +9,7 @@
 namespace barrel::rpc {
 namespace {
 
-Hash hash_of(uint8_t b) {
+Hash first_byte_hash(uint8_t b) {
     Hash h{};
     h[0] = b;
     return h;
@@ -17,7 +17,7 @@ Hash hash_of(uint8_t b) {
 
 TEST(rpc_events, listeners_hear_what_is_published_after_they_listen_in_order) {
     Events events;
-    events.publish_block(1, hash_of(1));  // before anyone listens: heard by nobody
+    events.publish_block(1, first_byte_hash(1));  // before anyone listens: heard by nobody
     std::vector<uint64_t> blocks;
     std::vector<Hash> pending;
     auto sub = events.listen({.on_block = [&](uint64_t n, const Hash&) { blocks.push_back(n); },
@@ -25,10 +25,10 @@ TEST(rpc_events, listeners_hear_what_is_published_after_they_listen_in_order) {
                                   [&](std::span<const Hash> hs) {
                                       pending.insert(pending.end(), hs.begin(), hs.end());
                                   }});
-    events.publish_block(2, hash_of(2));
-    const std::vector<Hash> admitted{hash_of(7), hash_of(8)};
+    events.publish_block(2, first_byte_hash(2));
+    const std::vector<Hash> admitted{first_byte_hash(7), first_byte_hash(8)};
     events.publish_pending(admitted);
-    events.publish_block(3, hash_of(3));
+    events.publish_block(3, first_byte_hash(3));
     EXPECT_EQ(blocks, (std::vector<uint64_t>{2, 3}));
     EXPECT_EQ(pending, admitted);
 }
@@ -38,8 +38,8 @@ TEST(rpc_events, a_listener_without_a_callback_for_a_kind_is_skipped) {
     int heard = 0;
     auto only_blocks = events.listen({.on_block = [&](uint64_t, const Hash&) { ++heard; }});
     auto only_pending = events.listen({.on_pending = [&](std::span<const Hash>) { ++heard; }});
-    events.publish_block(1, hash_of(1));
-    events.publish_pending(std::vector<Hash>{hash_of(2)});
+    events.publish_block(1, first_byte_hash(1));
+    events.publish_pending(std::vector<Hash>{first_byte_hash(2)});
     events.publish_pending({});  // nothing admitted: nothing announced
     EXPECT_EQ(heard, 2);
 }
@@ -56,11 +56,11 @@ TEST(rpc_events, a_reset_or_destroyed_subscription_hears_nothing_more) {
     Events::Subscription moved = std::move(a);
     EXPECT_FALSE(a);
     EXPECT_TRUE(moved);
-    events.publish_block(1, hash_of(1));
+    events.publish_block(1, first_byte_hash(1));
     EXPECT_EQ(heard, 1);
     moved.reset();
     EXPECT_EQ(events.listeners(), 0u);
-    events.publish_block(2, hash_of(2));
+    events.publish_block(2, first_byte_hash(2));
     EXPECT_EQ(heard, 1);
 }
 
@@ -79,7 +79,7 @@ TEST(rpc_events, removal_waits_for_a_call_in_progress) {
             released.wait();
             call_ended = true;
         }}));
-    std::thread publisher{[&] { events.publish_block(1, hash_of(1)); }};
+    std::thread publisher{[&] { events.publish_block(1, first_byte_hash(1)); }};
     running.get_future().wait();
     std::thread remover{[&] {
         sub->reset();

@@ -34,7 +34,7 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
-constexpr uint64_t kSeed = 11;
+constexpr uint64_t kWsSeed = 11;
 
 /// A blocking WebSocket client; a read that waits more than 30 s fails (a broken server ends
 /// the test instead of hanging it).
@@ -116,7 +116,8 @@ private:
 class RpcWs : public ::testing::Test {
 protected:
     RpcWs()
-        : workload{test::generate_or_throw({.seed = kSeed, .blocks = 4, .txs = 4, .accounts = 6})} {
+        : workload{
+              test::generate_or_throw({.seed = kWsSeed, .blocks = 4, .txs = 4, .accounts = 6})} {
         store = store::Store::init(dir.path() / "d", workload.genesis).value();
         pipeline::Pipeline p{*store, {}};
         for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
@@ -154,10 +155,10 @@ protected:
         return block;
     }
 
-    Address account(size_t i) const { return *tx::address_of(gen::account_key(kSeed, i)); }
+    Address account(size_t i) const { return *tx::address_of(gen::account_key(kWsSeed, i)); }
     Bytes transfer(size_t i) {
         const auto nonce = store->account(account(i)).value().value_or(state::Account{}).nonce;
-        return test::signed_transfer(kSeed, i, nonce);
+        return test::signed_transfer(kWsSeed, i, nonce);
     }
 
     test::ScratchDir dir;

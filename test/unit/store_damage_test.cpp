@@ -30,14 +30,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const gen::Workload& workload() {
+const gen::Workload& damage_workload() {
     static const gen::Workload w =
         generate_or_throw({.blocks = 5, .txs = 20, .accounts = 8, .mix = gen::Mix::mixed});
     return w;
 }
 
 void import(store::Store& s, size_t up_to) {
-    const auto failed = test::commit_blocks(s, workload(), up_to);
+    const auto failed = test::commit_blocks(s, damage_workload(), up_to);
     EXPECT_FALSE(failed) << failed->message;
 }
 
@@ -88,7 +88,7 @@ struct Flushed {
     ScratchDir tmp;
     fs::path dir{tmp.path() / "data"};
     Flushed() {
-        EXPECT_TRUE(store::Store::init(dir, workload().genesis));
+        EXPECT_TRUE(store::Store::init(dir, damage_workload().genesis));
         import(*open_writer(dir), 5);
     }
 };
@@ -100,7 +100,7 @@ struct Unflushed {
     fs::path dir{tmp.path() / "data"};
     Unflushed() {
         const fs::path live = tmp.path() / "live";
-        EXPECT_TRUE(store::Store::init(live, workload().genesis));
+        EXPECT_TRUE(store::Store::init(live, damage_workload().genesis));
         import(*open_writer(live), 2);
         auto s = open_writer(live);
         import(*s, 5);
@@ -328,7 +328,7 @@ TEST(store_damage, a_head_older_than_the_record_under_a_live_writer_is_a_race_no
 // The head names a block whose parts must all be there: a block is one atomic batch, so a part
 // missing means lost files, whatever RocksDB recovered.
 TEST(store_damage, a_head_whose_block_is_not_whole_is_refused) {
-    const auto& w = workload();
+    const auto& w = damage_workload();
     auto head_block = block::decode_block(w.blocks[4]);
     ASSERT_TRUE(head_block);
     const std::string five{"\0\0\0\0\0\0\0\x05", 8};

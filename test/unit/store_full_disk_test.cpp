@@ -33,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
 
-const gen::Workload& workload() {
+const gen::Workload& full_disk_workload() {
     static const gen::Workload w =
         generate_or_throw({.blocks = 3, .txs = 20, .accounts = 8, .mix = gen::Mix::mixed});
     return w;
@@ -49,7 +49,7 @@ void expect_no_space(const store::StoreError& e) {
 /// Returns the datadir's dump at the end.
 test::Dump run_with_budget(store::testing::FullDisk& disk, uint64_t budget, bool* failed,
                            uint64_t* faulted_bytes = nullptr, bool resume = false) {
-    const auto& w = workload();
+    const auto& w = full_disk_workload();
     ScratchDir tmp;
     const fs::path dir = tmp.path() / "data";
     disk.set_budget(budget);

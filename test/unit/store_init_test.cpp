@@ -24,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const gen::Workload& workload() {
+const gen::Workload& init_workload() {
     static const gen::Workload w =
         generate_or_throw({.blocks = 1, .txs = 4, .accounts = 8, .mix = gen::Mix::mixed});
     return w;
@@ -52,7 +52,7 @@ TEST(store_init, an_interrupted_init_leaves_only_a_hidden_sibling_and_the_next_i
     const std::string sibling = ".data.init-" + std::to_string(::getpid());
     {
         const StopInit stop;
-        const auto s = store::Store::init(dir, workload().genesis);
+        const auto s = store::Store::init(dir, init_workload().genesis);
         ASSERT_FALSE(s);
         EXPECT_EQ(s.error().message, "init stopped by a test");
     }
@@ -64,7 +64,7 @@ TEST(store_init, an_interrupted_init_leaves_only_a_hidden_sibling_and_the_next_i
     ASSERT_FALSE(opened);
     EXPECT_EQ(store::to_string(opened.error().code), "not_a_datadir");
 
-    const auto s = store::Store::init(dir, workload().genesis);
+    const auto s = store::Store::init(dir, init_workload().genesis);
     ASSERT_TRUE(s) << s.error().message;
     EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{"data"});
 }
@@ -79,7 +79,7 @@ TEST(store_init, the_next_init_removes_a_dead_processes_sibling_and_keeps_a_live
         fs::create_directory(tmp.path() / name);
         std::ofstream{tmp.path() / name / "CURRENT"} << "MANIFEST-000001\n";
     }
-    ASSERT_TRUE(store::Store::init(dir, workload().genesis));
+    ASSERT_TRUE(store::Store::init(dir, init_workload().genesis));
     std::vector<std::string> expected{live, other, "data"};
     std::sort(expected.begin(), expected.end());
     EXPECT_EQ(test::directory_entries(tmp.path()), expected);
@@ -89,7 +89,7 @@ TEST(store_init, an_empty_target_directory_is_replaced_and_a_trailing_slash_is_t
     ScratchDir tmp;
     const fs::path dir = tmp.path() / "data";
     fs::create_directory(dir);
-    const auto s = store::Store::init(dir.string() + "/", workload().genesis);
+    const auto s = store::Store::init(dir.string() + "/", init_workload().genesis);
     ASSERT_TRUE(s) << s.error().message;
     EXPECT_EQ(test::directory_entries(tmp.path()), std::vector<std::string>{"data"});
     EXPECT_TRUE(fs::exists(dir / "CURRENT"));
@@ -99,7 +99,7 @@ TEST(store_init, a_full_disk_init_leaves_no_target_and_no_sibling) {
     ScratchDir tmp;
     const fs::path dir = tmp.path() / "data";
     store::testing::FullDisk disk{2000};
-    const auto s = store::Store::init(dir, workload().genesis);
+    const auto s = store::Store::init(dir, init_workload().genesis);
     ASSERT_FALSE(s);
     EXPECT_EQ(store::to_string(s.error().code), "io");
     EXPECT_TRUE(s.error().message.starts_with("init " + dir.string() +

@@ -27,9 +27,9 @@ namespace {
 
 const u256 kN{
     "0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141"};  // secp256k1 order
-const u256 kHalfN = kN / 2;
+const u256 kHalfOfN = kN / 2;
 const u256 kU256Max = ~u256{0};
-constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kMaxU64 = std::numeric_limits<uint64_t>::max();
 
 /// The EIP-155 example transaction (chain id 1): valid as it is.
 Transaction legacy_base() {
@@ -69,19 +69,19 @@ Transaction creation_base(size_t init_code_size) {
     return t;
 }
 
-struct Row {
+struct RuleRow {
     std::string name;
     Transaction tx;
     uint64_t chain_id{1};
     std::optional<TxError> expected;  ///< nullopt: must pass
 };
 
-[[maybe_unused]] void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
+[[maybe_unused]] void PrintTo(const RuleRow& row, std::ostream* os) { *os << row.name; }
 
 TxError err(TxErrorCode code, Field field) { return {code, field, {}}; }
 
-std::vector<Row> rows() {
-    std::vector<Row> t;
+std::vector<RuleRow> rule_rows() {
+    std::vector<RuleRow> t;
     const auto add = [&](std::string name, Transaction tx, std::optional<TxError> expected,
                          uint64_t chain_id = 1) {
         t.push_back({std::move(name), std::move(tx), chain_id, expected});
@@ -110,11 +110,11 @@ std::vector<Row> rows() {
         err(TxErrorCode::invalid_signature, Field::s));
     add("s_n_minus_1_high", with(legacy_base(), [](auto& x) { x.s = kN - 1; }),
         err(TxErrorCode::high_s, Field::s));
-    add("s_half_n_plus_1_high", with(legacy_base(), [](auto& x) { x.s = kHalfN + 1; }),
+    add("s_half_n_plus_1_high", with(legacy_base(), [](auto& x) { x.s = kHalfOfN + 1; }),
         err(TxErrorCode::high_s, Field::s));
-    add("s_half_n_ok", with(legacy_base(), [](auto& x) { x.s = kHalfN; }), std::nullopt);
+    add("s_half_n_ok", with(legacy_base(), [](auto& x) { x.s = kHalfOfN; }), std::nullopt);
     add("s_one_ok", with(legacy_base(), [](auto& x) { x.s = 1; }), std::nullopt);
-    add("s_half_n_plus_1_high_typed", with(dynamic_fee_base(), [](auto& x) { x.s = kHalfN + 1; }),
+    add("s_half_n_plus_1_high_typed", with(dynamic_fee_base(), [](auto& x) { x.s = kHalfOfN + 1; }),
         err(TxErrorCode::high_s, Field::s));
 
     // --- chain id ----------------------------------------------------------------------------
@@ -124,17 +124,17 @@ std::vector<Row> rows() {
         err(TxErrorCode::wrong_chain_id, Field::chain_id));
     add("chain_id_zero_rejected_on_chain_1", with(legacy_base(), [](auto& x) { x.chain_id = 0; }),
         err(TxErrorCode::wrong_chain_id, Field::chain_id));
-    add("large_chain_id_ok", with(dynamic_fee_base(), [](auto& x) { x.chain_id = kU64Max; }),
-        std::nullopt, kU64Max);
+    add("large_chain_id_ok", with(dynamic_fee_base(), [](auto& x) { x.chain_id = kMaxU64; }),
+        std::nullopt, kMaxU64);
     for (uint64_t chain : {uint64_t{1}, uint64_t{56}, uint64_t{1} << 63}) {
         add("pre_eip155_any_chain_" + std::to_string(chain),
             with(legacy_base(), [](auto& x) { x.chain_id.reset(); }), std::nullopt, chain);
     }
 
     // --- nonce (EIP-2681) --------------------------------------------------------------------
-    add("nonce_max", with(legacy_base(), [](auto& x) { x.nonce = kU64Max; }),
+    add("nonce_max", with(legacy_base(), [](auto& x) { x.nonce = kMaxU64; }),
         err(TxErrorCode::nonce_too_big, Field::nonce));
-    add("nonce_max_minus_1_ok", with(legacy_base(), [](auto& x) { x.nonce = kU64Max - 1; }),
+    add("nonce_max_minus_1_ok", with(legacy_base(), [](auto& x) { x.nonce = kMaxU64 - 1; }),
         std::nullopt);
 
     // --- intrinsic gas -----------------------------------------------------------------------
@@ -178,7 +178,7 @@ std::vector<Row> rows() {
     add("fee_cap_max_gas_limit_overflow",
         with(dynamic_fee_base(),
              [&](auto& x) {
-                 x.gas_limit = kU64Max - 1;
+                 x.gas_limit = kMaxU64 - 1;
                  x.max_fee_per_gas = (u256{1} << 193);
              }),
         err(TxErrorCode::fee_cap_overflow, Field::gas_limit));
@@ -208,14 +208,14 @@ std::vector<Row> rows() {
     return t;
 }
 
-std::string row_name(const testing::TestParamInfo<Row>& info) { return info.param.name; }
+std::string rule_row_name(const testing::TestParamInfo<RuleRow>& info) { return info.param.name; }
 
-class tx_validate_rule : public testing::TestWithParam<Row> {};
+class tx_validate_rule : public testing::TestWithParam<RuleRow> {};
 
 }  // namespace
 
 TEST_P(tx_validate_rule, check) {
-    const Row& row = GetParam();
+    const RuleRow& row = GetParam();
     const auto result = tx::validate(row.tx, row.chain_id);
     if (!row.expected) {
         EXPECT_TRUE(result) << row.name << ": " << tx::describe(result.error());
@@ -226,11 +226,11 @@ TEST_P(tx_validate_rule, check) {
         << tx::describe(result.error()) << " != " << tx::describe(*row.expected);
 }
 
-INSTANTIATE_TEST_SUITE_P(table, tx_validate_rule, testing::ValuesIn(rows()), row_name);
+INSTANTIATE_TEST_SUITE_P(table, tx_validate_rule, testing::ValuesIn(rule_rows()), rule_row_name);
 
 TEST(tx_validate, table_covers_every_validate_error) {
     std::vector<TxErrorCode> seen;
-    for (const auto& row : rows())
+    for (const auto& row : rule_rows())
         if (row.expected) seen.push_back(row.expected->code);
     for (auto code : {TxErrorCode::invalid_signature, TxErrorCode::high_s,
                       TxErrorCode::wrong_chain_id, TxErrorCode::nonce_too_big,
