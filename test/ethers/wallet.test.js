@@ -192,6 +192,21 @@ describe("ethers.js v6 against barrel-node run", () => {
     assert.match(node.log(), /4 of 4 journaled transactions re-admitted/);
   });
 
+  /// The receipt of `hash`, asked for until there is one. Not tx.wait() in the loop below: ethers
+  /// waits for a block after the one it first sees, and a node that seals only when it has
+  /// transactions makes none once this round's are in; when the block that mines the transaction
+  /// is sealed between ethers' first receipt check and its first block-number poll, wait() never
+  /// returns (seen once in CI, in thirty waits of this test on a busy machine).
+  async function receiptOf(hash) {
+    const end = Date.now() + 60_000;
+    for (;;) {
+      const r = await provider.getTransactionReceipt(hash);
+      if (r) return r;
+      if (Date.now() > end) throw new Error(`no receipt of ${hash} after 60 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
   it("keeps whole blocks and every receipt across a SIGKILL under load", async () => {
     const sender = wallets[1].connect(provider);
     let nonce = await provider.getTransactionCount(wallets[1].address, "pending");
@@ -204,10 +219,7 @@ describe("ethers.js v6 against barrel-node run", () => {
                                                 gasLimit: 21000n, maxFeePerGas: 10n ** 10n,
                                                 maxPriorityFeePerGas: 1n }));
       if (round === 3) break;  // these may or may not be mined at the kill
-      for (const tx of txs) {
-        const r = await tx.wait();
-        receipts.set(tx.hash, r);
-      }
+      for (const tx of txs) receipts.set(tx.hash, await receiptOf(tx.hash));
     }
     node.child.kill("SIGKILL");
     assert.equal((await node.exited).signal, "SIGKILL");
