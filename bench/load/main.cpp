@@ -48,6 +48,7 @@ struct Args {
     std::string network_dir;
     std::map<std::string, std::string> net_options;
     bool keep{false};
+    bool join{false};
 };
 
 /// The options of --network alone: each its name, its value's name and its help.
@@ -93,6 +94,9 @@ void add_network_options(CLI::App& app, Args& a) {
     for (const NetOption& o : kNetOptions)
         app.add_option(o.name, a.net_options[o.name], o.help)->type_name(o.type);
     app.add_flag("--keep", a.keep, "With --network: keep each run's testnet folder (stopped)");
+    app.add_flag("--join", a.join,
+                 "With --network: after each run a full node joins by block sync; its replay of "
+                 "the run's history is timed");
 }
 
 Args parse_args(int argc, char** argv) {
@@ -209,6 +213,7 @@ Args parse_args(int argc, char** argv) {
             if (!a.net_options[o.name].empty())
                 usage_error(std::string{o.name} + ": only with --network");
         if (a.keep) usage_error("--keep: only with --network");
+        if (a.join) usage_error("--join: only with --network");
     }
     if (a.json_out == "-" && a.plot_out == "-")
         usage_error("--json and --plot cannot both write standard output");
@@ -432,6 +437,7 @@ load::NetworkMode parse_network(const Args& a) {
     m.accounts = a.accounts;
     m.runs = a.runs;
     m.keep = a.keep;
+    m.join = a.join;
     m.dir = std::filesystem::absolute(a.network_dir).lexically_normal().string();
     auto& s = m.settings;
     if (!given("--validators").empty())
@@ -449,6 +455,11 @@ load::NetworkMode parse_network(const Args& a) {
     if (!given("--via").empty())
         m.config.via = parse_node_index("--via", given("--via"), s.validators);
     parse_perturbation_options(a, m);
+    if (m.join && (m.config.fault.kind == load::Perturbation::disconnect ||
+                   m.config.fault.kind == load::Perturbation::partition))
+        usage_error(
+            "--join: not with --perturb disconnect or partition (a joining node runs "
+            "outside the validators' namespaces)");
     m.node = load::find_node(a.node);
     m.node_args = network_node_args(a);
     m.max_block_txs = a.max_block_txs;

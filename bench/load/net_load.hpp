@@ -110,6 +110,18 @@ struct NetRunResult {
     /// Every 100 ms from the first send: seconds, answered, mined on every node, mined on the
     /// node furthest ahead (the network's progress while one node is down).
     std::vector<std::array<double, 4>> timeline;
+    /// The run's transactions per height (each counted once, at the height it was mined).
+    std::map<uint64_t, size_t> txs_at_height;
+    /// With --join: a full node that joined after the run, by block sync.
+    struct Join {
+        double to_answer_s{0};  ///< `testnet join` until its RPC answers
+        double to_first_s{0};   ///< join until the first height seen applied
+        double replay_s{0};     ///< from that height to the run's last
+        uint64_t from_height{0}, to_height{0};
+        size_t replayed{0};  ///< the run's transactions in heights from_height+1..to_height
+        double replay_tps{0};
+    };
+    std::optional<Join> join;
 
     bool passed() const {
         return accepted == txs && not_mined == 0 && mined_twice == 0 && hash_mismatches == 0;

@@ -64,6 +64,14 @@ std::string fmt(int decimals, double v) {
 
 }  // namespace
 
+double first_seconds_tps(const NetRunResult& r, double seconds) {
+    // Mined on every node by `seconds` after the first send, from the 100 ms samples.
+    double mined = 0;
+    for (const auto& p : r.timeline)
+        if (p[0] <= seconds) mined = p[2];
+    return mined / seconds;
+}
+
 nlohmann::json dip_json(const NetRunResult& r) {
     if (!r.killed_at_s || r.timeline.empty()) return nullptr;
     // The progress of the node furthest ahead (column 3) at `t`, from the 100 ms samples.
@@ -115,6 +123,7 @@ nlohmann::json to_json(const NetRunResult& r) {
           {"max_round", r.max_round},
           {"past_round_0", r.heights_past_round_0},
           {"compared", r.heights_compared}}},
+        {"first_3s_tps", first_seconds_tps(r, 3)},
         {"proposals_rejected", optional_json(r.proposals_rejected)},
         {"nodes", nodes_json(r)},
         {"generator_cpu_s", r.generator_cpu_s},
@@ -131,6 +140,14 @@ nlohmann::json to_json(const NetRunResult& r) {
                                        {"catch_up_s", optional_json(r.catch_up_s)},
                                        {"tps", dip_json(r)}}
                       : nlohmann::json(nullptr)},
+        {"join", r.join ? nlohmann::json{{"to_answer_s", r.join->to_answer_s},
+                                         {"to_first_height_s", r.join->to_first_s},
+                                         {"replay_s", r.join->replay_s},
+                                         {"from_height", r.join->from_height},
+                                         {"to_height", r.join->to_height},
+                                         {"replayed_txs", r.join->replayed},
+                                         {"replay_tps", r.join->replay_tps}}
+                        : nlohmann::json(nullptr)},
         {"checks",
          {{"every_tx_accepted", r.accepted == r.txs},
           {"mined_once_on_every_node", r.not_mined == 0 && r.mined_twice == 0},
@@ -228,6 +245,8 @@ const std::vector<std::pair<std::string, Column>>& load_rows() {
          [](const auto& m, const auto&) {
              return latency_text(m["latency_ms"]["on_slowest_node"]);
          }},
+        {"TPS mined in the first 3 s",
+         [](const auto& m, const auto&) { return figure(m["first_3s_tps"], 0); }},
         {"heights used, rounds per height",
          [](const auto& m, const auto&) {
              return figure(m["heights"]["used"], 0) + ", " +
@@ -297,6 +316,19 @@ const std::vector<std::pair<std::string, Column>>& resource_rows() {
              const auto& d = f["tps"];
              return figure(d["before_kill"], 0) + " / " + figure(d["node_down"], 0) + " / " +
                     figure(d["after_restart"], 0);
+         }},
+        {"block-sync join: to its RPC, first height",
+         [](const auto& m, const auto&) -> std::string {
+             const auto& j = m["join"];
+             if (j.is_null()) return "-";
+             return figure(j["to_answer_s"], 2) + " s, " + figure(j["to_first_height_s"], 2) + " s";
+         }},
+        {"block-sync replay: txs, s, TPS",
+         [](const auto& m, const auto&) -> std::string {
+             const auto& j = m["join"];
+             if (j.is_null()) return "-";
+             return figure(j["replayed_txs"], 0) + " in " + figure(j["replay_s"], 2) + " s, " +
+                    figure(j["replay_tps"], 0) + " TPS";
          }},
         {"checks", [](const auto& m, const auto&) { return checks_text(m["checks"]); }},
     };

@@ -16,6 +16,9 @@ nlohmann::json to_json(const NetRunResult& r);
 /// The timeline: [seconds, answered, mined on every node, mined on the node furthest ahead].
 nlohmann::json timeline_json(const NetRunResult& r);
 
+/// The transactions mined on every node in the first `seconds` of the run, per second.
+double first_seconds_tps(const NetRunResult& r, double seconds);
+
 /// The transactions mined per second on the node furthest ahead, from the 100 ms timeline:
 /// before the kill, while the node was down, and from its restart until all were mined; nothing
 /// without a kill.

@@ -5,6 +5,7 @@
 #include <barrel/io/files.hpp>
 
 #include "common/args.hpp"
+#include "net_join.hpp"
 #include <stdlib.h>
 
 #include <algorithm>
@@ -51,6 +52,10 @@ NetRunResult one_run(const NetworkMode& mode, const TestnetSettings& settings, c
     NetConfig config = mode.config;
     config.load.label = label;
     NetRunResult r = run_network_load(config, w, net);
+    if (mode.join && r.last_height > 0) {
+        std::cerr << "barrel-load: " << label << ": a full node joins by block sync\n";
+        r.join = net::time_join(net, r, config.load.stall);
+    }
     net.stop();
     return r;
 }

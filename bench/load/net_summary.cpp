@@ -80,6 +80,7 @@ void summarise(const NetWorkload& w, const Shared& sh, Clock::time_point t0, Net
                 continue;
             }
             slowest = std::max(slowest, s->mined_time[i]);
+            if (s.get() == sh.seen.front().get()) ++r.txs_at_height[s->mined_height[i]];
             first_height = std::min(first_height, s->mined_height[i]);
             last_height = std::max(last_height, s->mined_height[i]);
         }

@@ -162,6 +162,16 @@ void Network::restart(size_t i) {
     testnet({"start", "--dir", m_dir, "--node", std::to_string(i)}, "restart");
 }
 
+const NetNode& Network::join() {
+    testnet({"join", "--dir", m_dir}, "join");
+    auto nodes = parse_nodes(read_text_file(m_dir + "/testnet.json"));
+    if (!nodes) fail(m_dir + "/testnet.json: " + nodes.error());
+    if (nodes->size() != m_nodes.size() + 1)
+        fail(m_dir + "/testnet.json: testnet join added no node");
+    m_nodes = std::move(*nodes);
+    return m_nodes.back();
+}
+
 void Network::pause(size_t i) {
     for (const std::string* file : {&m_nodes[i].barrel_pid_file, &m_nodes[i].cometbft_pid_file})
         if (const auto pid = pid_in(*file)) {

@@ -89,6 +89,8 @@ public:
     /// with namespaces.
     void isolate(const std::vector<size_t>& nodes);
     void heal();
+    /// `testnet join`: a full node joins by block sync; returns it once its RPC answers.
+    const NetNode& join();
     /// `testnet stop` (SIGTERM, the orderly way); throws Failure if it fails.
     void stop();
 
