@@ -109,8 +109,9 @@ TEST(core_zeroed_pages, a_table_moves_to_huge_pages_only_once_it_is_in_use) {
     EXPECT_TRUE(table.huge_pages_asked());
     for (size_t i = 0; i < 400; ++i) EXPECT_EQ(bytes[(i * (pages / 400)) * 4096], 1);  // kept
     if (!huge_pages_possible()) GTEST_SKIP() << "transparent huge pages are off on this system";
-    // MADV_COLLAPSE is synchronous: the table is on huge pages now (the kernel may decline a
-    // region it cannot allocate a huge page for, hence not all of them).
+    // The move runs on a thread of its own; once it is done the table is on huge pages (the
+    // kernel may decline a region it cannot allocate a huge page for, hence not all of them).
+    table.wait_for_huge_pages();
     EXPECT_GT(mapped_at(bytes).huge_kib, 0u);
 }
 
