@@ -9,6 +9,8 @@
 #   scripts/deps.sh --node   also Node.js and npm (the real-client tests: test/ethers, test/viem,
 #                            test/cast), unless a `node` and an `npm` are already on PATH (a
 #                            nodesource or nvm install counts)
+#   scripts/deps.sh --browser    also Debian's chromium, which the browser test drives headless
+#                            (test/browser: a dapp page and the status page), and Node.js as --node
 #   scripts/deps.sh --cometbft   also the `cometbft` binary of the release barrel speaks
 #                            (`go install`, about 4 minutes once; then found in `go env GOPATH`/bin)
 #
@@ -42,6 +44,7 @@ for arg in "$@"; do
                 want_blake3_py=1 ;;
         --fuzz) packages+=(clang libclang-rt-14-dev llvm) ;;
         --style) packages+=(clang-format-14) ;;
+        --browser) packages+=(chromium) ;&
         --node)
             # Debian's nodejs and npm packages, only if no Node.js is installed at all: they
             # conflict with nodesource's nodejs, which ships its own npm.
@@ -49,7 +52,7 @@ for arg in "$@"; do
                 packages+=(nodejs npm)
             fi ;;
         --cometbft) want_cometbft=1 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "error: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
     esac
 done

@@ -60,7 +60,8 @@ werror=OFF
 deps_args=(--test)
 [[ " ${phases[*]} " == *" fuzz "* || " ${phases[*]} " == *" asan "* ]] && deps_args+=(--fuzz)
 [[ " ${phases[*]} " == *" style "* ]] && deps_args+=(--style)
-[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--node)
+# --browser: the release tree's ctest browser_dapp_and_status_page drives Debian's chromium.
+[[ " ${phases[*]} " == *" release "* ]] && deps_args+=(--browser)
 "$repo/scripts/deps.sh" "${deps_args[@]}"
 
 # The network test's `cometbft` (go install: minutes on a fresh machine, mostly downloads) is

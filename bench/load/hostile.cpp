@@ -154,7 +154,7 @@ private:
 
     /// A header a byte every 200 ms: it never ends.
     void dribble(const std::shared_ptr<Conn>& c, size_t sent) {
-        static const std::string kHeader = "POST / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        static const std::string kHeader = "POST / HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
         const char byte = sent < kHeader.size() ? kHeader[sent] : 'a';
         boost::system::error_code ec;
         c->socket.write_some(asio::buffer(&byte, 1), ec);

@@ -1,6 +1,7 @@
 #include "node_process.hpp"
 
 #include "common/args.hpp"
+#include "rpc/cors.hpp"
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -139,6 +141,12 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: " + std::string{std::strerror(errno)});
     std::vector<std::string> argv{node, "run", "--datadir", datadir, "--http", "127.0.0.1:0"};
     argv.insert(argv.end(), run_args.begin(), run_args.end());
+    // A dapp in development on this machine may call the node under load, unless the
+    // --node-args say otherwise.
+    if (std::find(run_args.begin(), run_args.end(), "--http-cors-origins") == run_args.end()) {
+        argv.emplace_back("--http-cors-origins");
+        argv.emplace_back(rpc::kLocalDappOrigins);
+    }
     {
         // An interrupt's cleanup sees the node and its reader both or neither.
         const auto held = InterruptCleanup::lock();

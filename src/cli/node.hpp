@@ -60,6 +60,8 @@ struct NodeConfig {
     rpc::HttpOptions http = default_http();
     rpc::Limits limits;
     bool allow_unprotected_txs{false};
+    /// `--no-status-page`: http.status_page off (a flag can only turn a setting on).
+    bool no_status_page{false};
     /// Off: no local sealer; blocks come from elsewhere, reported by on_committed() (a test's
     /// driver, or CometBFT when `abci` is set).
     bool local_sealer{true};

@@ -9,8 +9,10 @@
 #include "bound_options.hpp"
 #include "command.hpp"
 #include "node.hpp"
+#include "rpc/cors.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -39,6 +41,18 @@ std::string parse_coinbase(const std::string& text, std::optional<Address>& coin
                    : describe_hex_error(text, a.error());
     coinbase = *a;
     return {};
+}
+
+/// A list option's parse: `parse` (rpc/cors.hpp) into `target`; what is wrong with it, or "".
+std::function<std::string(const std::string&)> parse_list_into(
+    Expected<std::vector<std::string>, std::string> (*parse)(std::string_view),
+    std::vector<std::string>& target) {
+    return [parse, &target](const std::string& text) {
+        auto items = parse(text);
+        if (!items) return items.error();
+        target = std::move(items).value();
+        return std::string{};
+    };
 }
 
 void bind_pool(BoundOptions& o, pool::Config& c) {
@@ -84,6 +98,19 @@ void bind_server(BoundOptions& o, NodeConfig& c) {
                h.read_timeout);
     o.duration("--rpc-idle-timeout", "MS", {"Keep-alive connection idle time in ms"},
                h.idle_timeout);
+    o.value("--http-cors-origins", "LIST",
+            {"Origins whose pages may call JSON-RPC from a browser (CORS) and open WebSocket "
+             "connections: comma-separated, as a browser sends them (http://localhost:5173; one * "
+             "in an origin matches any text: http://localhost:*), or * for any",
+             "none"},
+            "", parse_list_into(rpc::parse_cors_origins, h.access.cors_origins));
+    o.value("--http-vhosts", "LIST",
+            {"Host names a request may name in its Host header, comma-separated, or * for any "
+             "(others get 403, against DNS rebinding; an IP address is always served)"},
+            "localhost", parse_list_into(rpc::parse_vhosts, h.access.vhosts));
+    o.flag("--no-status-page",
+           "GET / answers an empty 200 (a health check) instead of the status page",
+           c.no_status_page);
     o.flag("--rpc-allow-unprotected-txs",
            "Accept transactions without EIP-155 replay protection over RPC",
            c.allow_unprotected_txs);
@@ -171,6 +198,7 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     bind_run_options(bound, config);
     bound.apply(args);
     config.http.threads = config.http.workers;
+    config.http.status_page = !config.no_status_page;
     if (!config.cometbft_rpc.empty() && config.abci.empty())
         fail("--cometbft-rpc needs --abci (a node on its own has no CometBFT)");
     if (config.snapshot_interval > 0 && config.abci.empty())
@@ -205,8 +233,9 @@ Command run_command() {
         .args = {},
         .options = run_option_specs(),
         .details =
-            "Serves Ethereum JSON-RPC over HTTP (POST /; GET /metrics in Prometheus text format)\n"
-            "for wallets and SDKs (docs/rpc.md lists the methods, with curl examples). Sent\n"
+            "Serves Ethereum JSON-RPC over HTTP (POST /; GET /metrics in Prometheus text format;\n"
+            "GET / a status page for a browser) for wallets, SDKs and, with --http-cors-origins,\n"
+            "dapps in web pages (docs/rpc.md lists the methods, with curl examples). Sent\n"
             "transactions enter the pool; a block is sealed as soon as any are pending and the\n"
             "previous block is committed (with --block-time MS: at most every MS ms, or at once\n"
             "when --max-block-txs are pending). A line per sealed block goes to\n"

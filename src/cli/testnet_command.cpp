@@ -20,11 +20,13 @@
 #include <barrel/store/store.hpp>
 
 #include "command.hpp"
+#include "rpc/cors.hpp"
 #include "testnet.hpp"
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
@@ -326,6 +328,12 @@ std::vector<std::string> barrel_argv(const std::string& self, const Testnet& net
     if (net.snapshot_interval != 0) {
         argv.emplace_back("--snapshot-interval");
         argv.push_back(std::to_string(net.snapshot_interval));
+    }
+    // A dapp in development on this machine can call every node, unless init said otherwise.
+    if (std::find(net.node_args.begin(), net.node_args.end(), "--http-cors-origins") ==
+        net.node_args.end()) {
+        argv.emplace_back("--http-cors-origins");
+        argv.emplace_back(rpc::kLocalDappOrigins);
     }
     argv.insert(argv.end(), net.node_args.begin(), net.node_args.end());
     return argv;

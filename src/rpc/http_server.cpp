@@ -76,6 +76,11 @@ bool iequals(std::string_view a, std::string_view b) {
     return true;
 }
 
+std::string_view header(const http::request<http::string_body>& req, http::field name) {
+    const auto value = req[name];
+    return {value.data(), value.size()};
+}
+
 std::string_view trimmed(std::string_view v) {
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
     while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
@@ -105,6 +110,8 @@ std::unique_ptr<HttpWork> HttpHandler::begin_post(std::string body) {
 }
 
 std::unique_ptr<WsHandler> HttpHandler::open_websocket(WsConnection&) { return nullptr; }
+
+std::optional<HttpResponse> HttpHandler::status_page() { return std::nullopt; }
 
 /// An HTTP connection: read a request, answer it, again while the client keeps it alive; or
 /// become a WebSocket connection at an Upgrade.
@@ -156,6 +163,7 @@ private:
     /// The header within the header timeout, the whole request within the read timeout.
     void read_header() {
         set_state(State::reading);
+        m_allow_origin.reset();
         m_parser.emplace();
         m_parser->body_limit(m_server.options.max_body_bytes);
         m_parser->header_limit(static_cast<uint32_t>(m_server.options.max_header_bytes));
@@ -215,12 +223,23 @@ private:
         if (ec) return respond(text(400, "bad request: " + ec.message()), false);
 
         auto& req = m_parser->get();
+        const AccessPolicy& access = m_server.options.access;
+        // Before anything else, as go-ethereum checks it: a page whose name was rebound to this
+        // address names its own host.
+        if (!host_allowed(access, header(req, http::field::host)))
+            return respond(text(403, "invalid host specified"), false);
         if (beast::websocket::is_upgrade(req) && !m_server.stopping.load()) {
+            const bool has_origin = req.find(http::field::origin) != req.end();
+            if (!websocket_origin_allowed(
+                    access,
+                    has_origin ? std::optional{header(req, http::field::origin)} : std::nullopt))
+                return respond(text(403, "origin not allowed"), false);
             hand_over_slot();
             m_handed_over.store(true);
             return start_websocket(m_server, std::move(m_stream), m_parser->release());
         }
         const bool keep_alive = req.keep_alive() && !m_server.stopping.load();
+        m_allow_origin = allow_origin(access, header(req, http::field::origin));
         if (auto answer = answer_inline(req)) return respond(std::move(*answer), keep_alive);
         execute(std::move(req.body()), keep_alive);
     }
@@ -236,15 +255,40 @@ private:
                 return text(500, "internal error");
             }
         }
-        // A GET without a body is a health check (as go-ethereum answers it).
-        if (req.method() == http::verb::get && target == "/" && req.body().empty())
+        if (req.method() == http::verb::get && target == "/" && req.body().empty()) {
+            if (m_server.options.status_page) {
+                try {
+                    if (auto page = m_server.handler.status_page()) return page;
+                } catch (...) {
+                    log_exception("GET /");
+                    return text(500, "internal error");
+                }
+            }
+            // A GET without a body is a health check (as go-ethereum answers it).
             return HttpResponse{200, "text/plain; charset=utf-8", ""};
+        }
         if (target != "/") return text(404, "not found");
+        if (req.method() == http::verb::options) return preflight(req);
         if (req.method() != http::verb::post) return text(405, "method not allowed");
         const auto type = req[http::field::content_type];
         if (!is_json_content_type({type.data(), type.size()}))
             return text(415, "invalid content type, only application/json is supported");
         return std::nullopt;
+    }
+
+    /// The answer to OPTIONS: a CORS preflight's headers if its origin and method are allowed,
+    /// none otherwise (the browser then refuses the call).
+    HttpResponse preflight(const http::request<http::string_body>& req) {
+        m_allow_origin.reset();  // the preflight's own headers say it
+        HttpResponse answer{204, "", ""};
+        answer.headers =
+            preflight_headers(m_server.options.access, header(req, http::field::origin),
+                              header(req, http::field::access_control_request_method),
+                              header(req, http::field::access_control_request_headers));
+        answer.headers.push_back({"Allow", "GET, POST, OPTIONS"});
+        answer.headers.push_back(
+            {"Vary", "Origin, Access-Control-Request-Method, Access-Control-Request-Headers"});
+        return answer;
     }
 
     /// Queues the call's work; its response comes back to this strand.
@@ -293,10 +337,17 @@ private:
         auto res = std::make_shared<http::response<http::string_body>>(
             static_cast<http::status>(response.status), 11);
         res->set(http::field::server, "barrel");
-        res->set(http::field::content_type, response.content_type);
+        if (!response.content_type.empty())
+            res->set(http::field::content_type, response.content_type);
+        for (const Header& h : response.headers) res->set(h.name, h.value);
+        if (m_allow_origin) {
+            res->set(http::field::access_control_allow_origin, *m_allow_origin);
+            res->set(http::field::vary, "Origin");
+        }
         res->keep_alive(keep_alive);
         res->body() = std::move(response.body);
-        res->prepare_payload();
+        // A 204 has no body, and says no length (RFC 9110, 8.6).
+        if (res->result() != http::status::no_content) res->prepare_payload();
         m_stream.expires_after(m_server.options.write_timeout);
         http::async_write(
             m_stream, *res,
@@ -323,6 +374,8 @@ private:
     std::chrono::steady_clock::time_point m_read_deadline;
     bool m_over_limit;
     std::atomic<bool> m_handed_over{false};
+    /// The current request's Access-Control-Allow-Origin (none: no CORS headers).
+    std::optional<std::string> m_allow_origin;
     std::shared_ptr<FairQueue::Flow> m_flow{std::make_shared<FairQueue::Flow>()};
 };
 

@@ -13,12 +13,14 @@
 
 #include <barrel/core/expected.hpp>
 
+#include "rpc/cors.hpp"
 #include "rpc/fair_queue.hpp"
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,12 +63,19 @@ struct HttpOptions {
     /// not read). A single message is always taken: its size is bounded by the response limit.
     /// A WebSocket connection's unsent bytes also count against max_unsent_bytes.
     size_t max_ws_unsent_bytes{16 * 1024 * 1024};
+    /// Which Host a request may name, and which pages of other origins may call (CORS) or open
+    /// a WebSocket connection: a Host not allowed is 403 (rpc/cors.hpp).
+    AccessPolicy access{};
+    /// GET / answers the handler's status page (HttpHandler::status_page); off, an empty 200
+    /// (a health check, as go-ethereum answers a GET).
+    bool status_page{true};
 };
 
 struct HttpResponse {
     unsigned status{200};
-    std::string content_type{"application/json"};
+    std::string content_type{"application/json"};  ///< none when empty
     std::string body;
+    std::vector<Header> headers{};  ///< more headers (CORS)
 };
 
 /// A POST's work, run a step at a time on the server's workers (SteppedWork::step), then
@@ -119,6 +128,8 @@ public:
     virtual std::unique_ptr<HttpWork> begin_post(std::string body);
     /// GET /metrics.
     virtual HttpResponse metrics() = 0;
+    /// GET / when HttpOptions::status_page is on; none (the default): an empty 200.
+    virtual std::optional<HttpResponse> status_page();
     /// The handler of a new WebSocket connection (which outlives it); none (the default): the
     /// upgrade is refused (HTTP 404).
     virtual std::unique_ptr<WsHandler> open_websocket(WsConnection& connection);

@@ -2,6 +2,11 @@
 
 #include "rpc/timed_calls.hpp"
 
+namespace barrel {
+/// src/rpc/status_page.html, embedded at build time (cmake/EmbedText.cmake).
+extern const std::string_view kStatusPageHtml;
+}  // namespace barrel
+
 namespace barrel::rpc {
 
 namespace {
@@ -52,6 +57,24 @@ HttpResponse Service::metrics() {
         text = m_metrics->render();
     }
     return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", std::move(text)};
+}
+
+}  // namespace barrel::rpc
+
+namespace barrel::rpc {
+
+std::optional<HttpResponse> Service::status_page() {
+    // The page's own script and style only, its data from this origin: no third-party script
+    // can run in it, even one a future edit would link.
+    return HttpResponse{
+        200,
+        "text/html; charset=utf-8",
+        std::string{kStatusPageHtml},
+        {{"Content-Security-Policy",
+          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+          "connect-src 'self'; img-src data:"},
+         {"Cache-Control", "no-cache"}},
+    };
 }
 
 }  // namespace barrel::rpc

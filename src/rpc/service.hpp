@@ -26,6 +26,8 @@ public:
     /// The body's calls, run a step at a time (Methods::Run) on the server's workers.
     std::unique_ptr<HttpWork> begin_post(std::string body) override;
     HttpResponse metrics() override;
+    /// GET /: the status page (rpc/status_page.html), which reads /metrics and JSON-RPC.
+    std::optional<HttpResponse> status_page() override;
     /// A WebSocket connection's calls and subscriptions.
     std::unique_ptr<WsHandler> open_websocket(WsConnection& connection) override;
 

@@ -45,7 +45,7 @@ class Conn:
 
     def post(self, body, extra_headers=""):
         body = body.encode() if isinstance(body, str) else body
-        self.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+        self.send(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n" +
                   extra_headers.encode() + b"Content-Length: " + str(len(body)).encode() +
                   b"\r\n\r\n" + body)
         return self.response()
@@ -122,7 +122,7 @@ def run(port):
 
     # 100 Continue before the body.
     continued = json.dumps(call("eth_chainId", 7)).encode()
-    c.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    c.send(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
            b"Expect: 100-continue\r\nContent-Length: " + str(len(continued)).encode() +
            b"\r\n\r\n")
     c.sock.settimeout(5)
@@ -135,7 +135,7 @@ def run(port):
 
     # gzip, chunked: 501.
     g = Conn(port)
-    g.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    g.send(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
            b"Transfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
     status, body = g.response()
     check((status, body) == (501, b"unsupported transfer encoding\n"),

@@ -38,6 +38,7 @@ using barrel::test::run_cli;
 using barrel::test::ScratchDir;
 using barrel::test::write_text;
 using nlohmann::json;
+namespace http = boost::beast::http;
 
 namespace {
 
@@ -181,6 +182,44 @@ TEST(cli_run_options, http_serves_on_ipv6_loopback_in_brackets) {
     EXPECT_EQ(json::parse(answer->body).at("result"), "0x1");
 }
 
+TEST(cli_run_options, get_slash_is_the_embedded_status_page_and_no_status_page_turns_it_off) {
+    Chain chain;
+    {
+        Node node{chain.datadir, {}};
+        Client c{node.port()};
+        c.send(http::verb::get, "/", "", "");
+        const auto res = c.receive();
+        EXPECT_EQ(res.result_int(), 200u);
+        EXPECT_EQ(res[http::field::content_type], "text/html; charset=utf-8");
+        EXPECT_NE(res.body().find("<title>barrel node</title>"), std::string::npos);
+        EXPECT_NE(res["Content-Security-Policy"].find("default-src 'none'"), std::string::npos);
+    }
+    Node node{chain.datadir, {"--no-status-page"}};
+    Client c{node.port()};
+    c.send(http::verb::get, "/", "", "");
+    const auto res = c.receive();
+    EXPECT_EQ(res.result_int(), 200u);
+    EXPECT_EQ(res.body(), "");
+}
+
+TEST(cli_run_options, http_cors_origins_and_vhosts_reach_the_server) {
+    Chain chain;
+    Node node{chain.datadir,
+              {"--http-cors-origins", "http://localhost:5173", "--http-vhosts", "node.example"}};
+    const auto post = [&](const std::string& host, const std::string& origin) {
+        Client c{node.port()};
+        c.send_raw("POST / HTTP/1.1\r\nHost: " + host + "\r\nOrigin: " + origin +
+                   "\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+        return c.receive();
+    };
+    auto res = post("node.example:8545", "http://localhost:5173");
+    EXPECT_EQ(res.result_int(), 200u);
+    EXPECT_EQ(res[http::field::access_control_allow_origin], "http://localhost:5173");
+    res = post("node.example:8545", "http://localhost:5174");
+    EXPECT_EQ(res.find(http::field::access_control_allow_origin), res.end());
+    EXPECT_EQ(post("localhost:8545", "http://localhost:5173").result_int(), 403u);
+}
+
 TEST(cli_run_options, rpc_max_batch_bounds_a_batch) {
     Chain c;
     const Node node{c.datadir, {"--rpc-max-batch", "2"}};
@@ -236,7 +275,7 @@ TEST(cli_run_options, rpc_read_timeout_cuts_off_half_a_request) {
     ASSERT_NE(node.port(), 0);
     Client half{node.port()};
     half.send_raw(
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         "Content-Length: 100\r\n\r\n{\"jsonrpc\"");
     // The default is 30 s.
     EXPECT_LT(time_to_close(half), 10s);

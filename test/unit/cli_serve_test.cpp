@@ -114,6 +114,24 @@ TEST(cli_serve, bad_options_are_exit_2_with_one_line_and_change_nothing) {
         {{"--rpc-threads", "1025"}, "error: --rpc-threads: must be at most 1024, got 1025"},
         {{"--rpc-threads", "4294967297"},
          "error: --rpc-threads: must be at most 1024, got 4294967297"},
+        {{"--http-cors-origins", "localhost:5173"},
+         "error: --http-cors-origins: expected an origin (scheme://host[:port], as a browser "
+         "sends it: http://localhost:5173) or *, got 'localhost:5173'"},
+        {{"--http-cors-origins", "http://a.example/app"},
+         "error: --http-cors-origins: an origin has no path (a browser sends "
+         "scheme://host[:port]), got 'http://a.example/app'"},
+        {{"--http-cors-origins", "http://*.a.example:*"},
+         "error: --http-cors-origins: an origin may hold one * at most, got "
+         "'http://*.a.example:*'"},
+        {{"--http-cors-origins", "http://a.example,,http://b.example"},
+         "error: --http-cors-origins: an empty origin in the list"},
+        {{"--http-vhosts", "localhost:8545"},
+         "error: --http-vhosts: expected a host name (no scheme, no port: localhost, "
+         "node.example) or *, got 'localhost:8545'"},
+        {{"--http-vhosts", "http://Node.example"},
+         "error: --http-vhosts: expected a host name (no scheme, no port: localhost, "
+         "node.example) or *, got 'http://Node.example'"},
+        {{"--http-vhosts", ""}, "error: --http-vhosts: an empty host in the list"},
         {{"--coinbase", "0x12"},
          "error: --coinbase: expected an address (20 bytes, 40 hex digits), got '0x12'"},
         {{"--coinbase", "0xzz"}, "error: --coinbase: invalid hex digit 'z' at position 3"},

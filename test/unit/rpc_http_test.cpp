@@ -107,6 +107,31 @@ TEST_F(RpcHttp, answers_what_is_not_a_call_with_its_status) {
     EXPECT_EQ(handler.calls.load(), 1);
 }
 
+/// A handler with a status page.
+class PageHandler final : public HttpHandler {
+public:
+    HttpResponse post(std::string_view) override { return {}; }
+    HttpResponse metrics() override { return {}; }
+    std::optional<HttpResponse> status_page() override {
+        return HttpResponse{200, "text/html; charset=utf-8", "<p>status</p>"};
+    }
+};
+
+TEST(rpc_http, get_slash_is_the_status_page_unless_it_is_off) {
+    PageHandler handler;
+    for (const bool on : {true, false}) {
+        HttpServer server{{.port = 0, .status_page = on}, handler};
+        ASSERT_TRUE(server.start().has_value());
+        Client c{server.port()};
+        c.send(http::verb::get, "/", "", "");
+        const auto res = c.receive();
+        EXPECT_EQ(res.result_int(), 200u);
+        EXPECT_EQ(res.body(), on ? "<p>status</p>" : "");
+        EXPECT_EQ(res[http::field::content_type],
+                  on ? "text/html; charset=utf-8" : "text/plain; charset=utf-8");
+    }
+}
+
 TEST_F(RpcHttp, a_body_over_the_limit_is_413_and_the_server_goes_on) {
     start({.max_body_bytes = 100});
     Client big{port()};
@@ -123,7 +148,8 @@ TEST_F(RpcHttp, a_body_over_the_limit_is_413_and_the_server_goes_on) {
 TEST_F(RpcHttp, a_header_over_the_limit_is_431) {
     start({.max_header_bytes = 512});
     Client c{port()};
-    c.send_raw("POST / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(1000, 'a') + "\r\n\r\n");
+    c.send_raw("POST / HTTP/1.1\r\nHost: localhost\r\nX-Big: " + std::string(1000, 'a') +
+               "\r\n\r\n");
     EXPECT_EQ(c.receive().result_int(), 431u);
     EXPECT_TRUE(c.closed_by_server());
 }
@@ -140,7 +166,7 @@ TEST_F(RpcHttp, a_client_that_sends_half_a_request_is_cut_off_at_the_read_timeou
     start({.read_timeout = 300ms});
     Client half{port()};
     half.send_raw(
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         "Content-Length: 100\r\n\r\n{\"jsonrpc\"");
     // Served meanwhile.
     Client other{port()};
@@ -200,7 +226,7 @@ TEST_F(RpcHttp, at_the_connection_limit_the_longest_idle_connection_makes_room) 
 TEST_F(RpcHttp, at_the_connection_limit_a_slowloris_makes_room) {
     start({.max_connections = 2, .read_timeout = 60s, .header_timeout = 60s});
     Client a{port()}, slow{port()};
-    slow.send_raw("POST / HTTP/1.1\r\nHost: x\r\n");  // and never the rest
+    slow.send_raw("POST / HTTP/1.1\r\nHost: localhost\r\n");  // and never the rest
     // An idle connection would go first: a is executing.
     a.send(http::verb::post, "/", "wait");
     handler.waiting.get_future().wait();
@@ -241,7 +267,7 @@ TEST_F(RpcHttp, a_header_must_arrive_within_the_header_timeout) {
     start({.read_timeout = 30s, .header_timeout = 200ms});
     // A new connection that sends nothing, and one that sends half a header.
     Client silent{port()}, half{port()};
-    half.send_raw("POST / HTTP/1.1\r\nHost: x\r\n");
+    half.send_raw("POST / HTTP/1.1\r\nHost: localhost\r\n");
     silent.set_receive_timeout(5s);
     half.set_receive_timeout(5s);
     const auto t0 = std::chrono::steady_clock::now();
@@ -262,7 +288,7 @@ TEST_F(RpcHttp, a_dribbled_body_is_cut_off_at_the_read_timeout) {
     Client c{port()};
     c.set_receive_timeout(5s);
     c.send_raw(
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         "Content-Length: 100\r\n\r\n");
     const auto t0 = std::chrono::steady_clock::now();
     // A byte every 50 ms keeps any per-read timeout from firing; only the whole request's does.
@@ -283,7 +309,7 @@ TEST_F(RpcHttp, expect_100_continue_is_answered_before_the_body) {
     Client c{port()};
     c.set_receive_timeout(5s);
     c.send_raw(
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         "Expect: 100-continue\r\nContent-Length: 4\r\n\r\n");
     EXPECT_EQ(c.receive_raw(), "HTTP/1.1 100 Continue\r\n\r\n");
     c.send_raw("body");
@@ -295,7 +321,7 @@ TEST_F(RpcHttp, a_transfer_coding_other_than_chunked_is_501) {
     Client c{port()};
     c.set_receive_timeout(5s);
     c.send_raw(
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         "Transfer-Encoding: gzip, chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n");
     const auto res = c.receive();
     EXPECT_EQ(res.result_int(), 501u);
@@ -305,7 +331,7 @@ TEST_F(RpcHttp, a_transfer_coding_other_than_chunked_is_501) {
     // Plain chunked is read.
     Client d{port()};
     d.send_raw(
-        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         "Transfer-Encoding: chunked\r\n\r\n4\r\nbody\r\n0\r\n\r\n");
     EXPECT_EQ(d.receive().body(), "echo:body");
 }

@@ -19,6 +19,7 @@
 
 #include <condition_variable>
 #include <future>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -40,7 +41,10 @@ constexpr uint64_t kWsSeed = 11;
 /// the test instead of hanging it).
 class WsClient {
 public:
-    explicit WsClient(uint16_t port, int receive_buffer = 0) : m_ws{m_ioc} {
+    /// `origin`: the Origin header a browser's page would send (none: not a browser).
+    explicit WsClient(uint16_t port, int receive_buffer = 0,
+                      std::optional<std::string> origin = std::nullopt)
+        : m_ws{m_ioc} {
         auto& socket = m_ws.next_layer();
         socket.open(tcp::v4());
         if (receive_buffer > 0)
@@ -49,6 +53,9 @@ public:
         timeval tv{30, 0};
         ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
         socket.connect(tcp::endpoint{asio::ip::make_address("127.0.0.1"), port});
+        if (origin)
+            m_ws.set_option(websocket::stream_base::decorator(
+                [o = *origin](websocket::request_type& req) { req.set("Origin", o); }));
         m_ws.handshake("127.0.0.1:" + std::to_string(port), "/");
     }
 
@@ -200,6 +207,20 @@ TEST_F(RpcWs, calls_and_batches_over_websocket_with_http_on_the_same_port) {
               "0x1");
     EXPECT_EQ(service->server().connections(), 2u);
     EXPECT_EQ(ws.call("eth_chainId")["result"], "0x1");
+}
+
+TEST_F(RpcWs, a_page_of_an_allowed_origin_connects_and_another_is_refused_403) {
+    start({.access = {.cors_origins = {"https://dapp.example"}}});
+    WsClient allowed{service->port(), 0, "https://dapp.example"};
+    EXPECT_EQ(allowed.call("eth_chainId")["result"], "0x1");
+    WsClient not_a_browser{service->port()};
+    EXPECT_EQ(not_a_browser.call("eth_chainId")["result"], "0x1");
+    try {
+        WsClient refused{service->port(), 0, "https://evil.example"};
+        ADD_FAILURE() << "the handshake of an origin not allowed succeeded";
+    } catch (const boost::system::system_error& e) {
+        EXPECT_EQ(e.code(), websocket::error::upgrade_declined) << e.what();
+    }
 }
 
 TEST_F(RpcWs, subscribe_and_unsubscribe) {
