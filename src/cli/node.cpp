@@ -197,8 +197,6 @@ void Node::make_application() {
     m_metrics->enable_consensus();
     abci::Observer observer{
         .on_committed = [this](const seal::Sealed& s) { on_committed(s); },
-        .on_call = [this](std::string_view call,
-                          double ms) { m_metrics->on_abci_call(call, ms / 1000); },
         .on_rejected =
             [this](uint64_t height, std::string_view reason) {
                 m_metrics->on_proposal_rejected();
@@ -257,9 +255,12 @@ Expected<void, std::string> Node::start_consensus() {
         for (const pool::TxPtr& t : pooled) encodings.emplace_back(t->encoding);
         m_comet->broadcast(encodings);
     }
-    auto server =
-        abci::Server::start(abci::ServerConfig{.address = m_config.abci}, *m_app,
-                            [this](std::string_view line) { log_line(std::string{line} + "\n"); });
+    auto server = abci::Server::start(
+        abci::ServerConfig{
+            .address = m_config.abci,
+            .on_call = [this](std::string_view call,
+                              double ms) { m_metrics->on_abci_call(call, ms / 1000); }},
+        *m_app, [this](std::string_view line) { log_line(std::string{line} + "\n"); });
     if (!server) return unexpected(server.error());
     m_abci = std::move(server).value();
     log_line("barrel-node run: ABCI application on " + m_abci->address() +
