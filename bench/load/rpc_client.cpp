@@ -3,60 +3,33 @@
 #include <barrel/core/uint256.hpp>
 
 #include "common/args.hpp"
-#include <boost/asio/connect.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/http/span_body.hpp>
 
 namespace barrel::load {
 
-namespace asio = boost::asio;
-namespace http = boost::beast::http;
-using tcp = asio::ip::tcp;
-
 using bench::fail;
 
-HttpConnection::HttpConnection(const HttpUrl& url) : m_url{url}, m_socket{m_ioc} {
-    boost::system::error_code ec;
-    tcp::resolver resolver{m_ioc};
-    const auto endpoints =
-        resolver.resolve(url.endpoint.host, std::to_string(url.endpoint.port), ec);
-    if (!ec) asio::connect(m_socket, endpoints, ec);
-    if (ec) fail("cannot connect to " + url.text() + ": " + ec.message());
-    // Requests are small and answered at once: Nagle's delay would hold back a request's
-    // last segment until the previous response's ACK.
-    m_socket.set_option(tcp::no_delay{true}, ec);
+HttpConnection::HttpConnection(const HttpUrl& url)
+    : m_client{url, http::Options{.timeout = kTimeout, .max_body = SIZE_MAX}} {
+    // Connected now: a node that is not there fails the run before its clock starts.
+    if (auto connected = m_client.connect(); !connected) fail(connected.error());
 }
 
-std::string HttpConnection::request(bool post, std::string_view target, std::string_view body) {
-    // The body is sent from where it lies (a batch of sends is tens of KB, prepared before the
-    // clock): a span, not a copy into the request.
-    http::request<http::span_body<const char>> req{post ? http::verb::post : http::verb::get,
-                                                   std::string{target}, 11};
-    req.set(http::field::host, m_url.endpoint.text());
-    req.keep_alive(true);
-    if (post) {
-        req.set(http::field::content_type, "application/json");
-        req.body() = {body.data(), body.size()};
-    }
-    req.prepare_payload();
-    boost::system::error_code ec;
-    http::write(m_socket, req, ec);
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    if (!ec) http::read(m_socket, m_buffer, parser, ec);
-    if (ec) fail(m_url.text() + ": " + std::string{target} + ": " + ec.message());
-    auto res = parser.release();
-    if (res.result() != http::status::ok)
-        fail(m_url.text() + ": " + std::string{target} + ": HTTP " +
-             std::to_string(res.result_int()) + ": " + res.body().substr(0, 200));
-    return std::move(res.body());
+std::string HttpConnection::body_of(Expected<http::Response, std::string> answer,
+                                    std::string_view target) {
+    if (!answer) fail(answer.error());
+    if (answer->status != 200)
+        fail(HttpUrl{url().endpoint, std::string{target}}.text() + ": HTTP " +
+             std::to_string(answer->status) + ": " + answer->body.substr(0, 200));
+    return std::move(answer->body);
 }
 
 std::string HttpConnection::post(std::string_view json) {
-    return request(true, m_url.target, json);
+    return body_of(m_client.post(json), url().target);
 }
 
-std::string HttpConnection::get(std::string_view target) { return request(false, target, {}); }
+std::string HttpConnection::get(std::string_view target) {
+    return body_of(m_client.get(target), target);
+}
 
 namespace {
 nlohmann::json result_of(const nlohmann::json& response, std::string_view method) {

@@ -1,19 +1,18 @@
 #pragma once
-// The load generator's side of the wire: an http:// URL, one blocking keep-alive HTTP/1.1
-// connection (Boost.Beast), and JSON-RPC calls over it. Every failure (refused, closed, a status
-// other than 200, an error object where a result was needed) throws bench::Failure with exit
-// status 1, naming what failed: the node is at fault or gone, and the run cannot go on.
+// The load generator's side of the wire: JSON-RPC calls over one keep-alive connection of the
+// project's HTTP client (src/http/client.hpp). Every failure (refused, closed, timed out, a
+// status other than 200, an error object where a result was needed) throws bench::Failure with
+// exit status 1, naming what failed: the node is at fault or gone, and the run cannot go on.
 
 #include <barrel/core/endpoint.hpp>
-#include <barrel/core/expected.hpp>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
+#include "http/client.hpp"
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace barrel::load {
 
@@ -33,15 +32,17 @@ public:
     std::vector<nlohmann::json> call_batch(std::string_view method,
                                            const std::vector<nlohmann::json>& params);
 
-    const HttpUrl& url() const noexcept { return m_url; }
+    const HttpUrl& url() const noexcept { return m_client.url(); }
+
+    /// How long the node may keep a request waiting: the node is gone before then (a stalled
+    /// run ends by --stall-timeout first, 60 s by default).
+    static constexpr std::chrono::seconds kTimeout{300};
 
 private:
-    std::string request(bool post, std::string_view target, std::string_view body);
+    /// The answer's body; anything else throws.
+    std::string body_of(Expected<http::Response, std::string> answer, std::string_view target);
 
-    HttpUrl m_url;
-    boost::asio::io_context m_ioc;
-    boost::asio::ip::tcp::socket m_socket;
-    boost::beast::flat_buffer m_buffer;
+    http::Client m_client;
 };
 
 /// A JSON-RPC quantity ("0x1a") as a number; throws Failure naming `what` if it is not one.

@@ -18,7 +18,9 @@
 
 #include <tendermint/abci/types.pb.h>
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 namespace barrel::abci {
 
@@ -65,8 +67,48 @@ public:
         const pb::RequestApplySnapshotChunk& request) = 0;
 };
 
+/// CometBFT's default answers (abci/types/application.go, BaseApplication): an application, a
+/// test stand-in or a fuzz target derives from it and overrides only the calls it means.
+/// PrepareProposal proposes CometBFT's transactions as they come, up to max_tx_bytes;
+/// ProcessProposal and VerifyVoteExtension accept; FinalizeBlock answers code 0 for each
+/// transaction; every other call answers an empty response of its kind (code 0).
+class BaseApplication : public Application {
+public:
+    Answer<pb::ResponseInfo> info(const pb::RequestInfo& request) override;
+    Answer<pb::ResponseQuery> query(const pb::RequestQuery& request) override;
+    Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override;
+    Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain& request) override;
+    Answer<pb::ResponsePrepareProposal> prepare_proposal(
+        const pb::RequestPrepareProposal& request) override;
+    Answer<pb::ResponseProcessProposal> process_proposal(
+        const pb::RequestProcessProposal& request) override;
+    Answer<pb::ResponseExtendVote> extend_vote(const pb::RequestExtendVote& request) override;
+    Answer<pb::ResponseVerifyVoteExtension> verify_vote_extension(
+        const pb::RequestVerifyVoteExtension& request) override;
+    Answer<pb::ResponseFinalizeBlock> finalize_block(
+        const pb::RequestFinalizeBlock& request) override;
+    Answer<pb::ResponseCommit> commit(const pb::RequestCommit& request) override;
+    Answer<pb::ResponseListSnapshots> list_snapshots(
+        const pb::RequestListSnapshots& request) override;
+    Answer<pb::ResponseOfferSnapshot> offer_snapshot(
+        const pb::RequestOfferSnapshot& request) override;
+    Answer<pb::ResponseLoadSnapshotChunk> load_snapshot_chunk(
+        const pb::RequestLoadSnapshotChunk& request) override;
+    Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
+        const pb::RequestApplySnapshotChunk& request) override;
+};
+
+/// Told of each call `dispatch` makes to an application: its name, the Request field's
+/// ("check_tx", "finalize_block"), and how long the application took, in milliseconds.
+using CallObserver = std::function<void(std::string_view call, double ms)>;
+
+/// The Request field `request` holds ("check_tx"), "" when none.
+std::string_view call_name(const pb::Request& request) noexcept;
+
 /// Answers one request with `app` (Echo and Flush by themselves): the Response the server writes
 /// back, ResponseException when the application could not answer or the request has no value.
-pb::Response dispatch(Application& app, const pb::Request& request);
+/// Each application call is timed here, and only here, for `on_call` (when it is set).
+pb::Response dispatch(Application& app, const pb::Request& request,
+                      const CallObserver& on_call = {});
 
 }  // namespace barrel::abci

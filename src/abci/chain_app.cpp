@@ -23,25 +23,6 @@ constexpr size_t kKeptProposals = 4;
 /// A reader of the live pool: pool::Pool::find as of every committed block.
 constexpr uint64_t kLivePool = std::numeric_limits<uint64_t>::max();
 
-/// Reports a call's duration to the observer when the call returns.
-class CallTimer {
-public:
-    CallTimer(const Observer& observer, std::string_view call)
-        : m_observer{observer}, m_call{call}, m_start{Clock::now()} {}
-    ~CallTimer() {
-        if (m_observer.on_call)
-            m_observer.on_call(
-                m_call, std::chrono::duration<double, std::milli>(Clock::now() - m_start).count());
-    }
-    CallTimer(const CallTimer&) = delete;
-    CallTimer& operator=(const CallTimer&) = delete;
-
-private:
-    const Observer& m_observer;
-    std::string_view m_call;
-    Clock::time_point m_start;
-};
-
 BytesView view_of(const std::string& s) noexcept {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
@@ -144,7 +125,6 @@ void ChainApp::wait_for_snapshots() {
 // ---- query connection ------------------------------------------------------------------------
 
 Answer<pb::ResponseInfo> ChainApp::info(const pb::RequestInfo& /*request*/) {
-    const CallTimer timer{m_observer, "info"};
     pb::ResponseInfo response;
     response.set_data("barrel");
     response.set_version(m_config.version);
@@ -156,7 +136,6 @@ Answer<pb::ResponseInfo> ChainApp::info(const pb::RequestInfo& /*request*/) {
 }
 
 Answer<pb::ResponseQuery> ChainApp::query(const pb::RequestQuery& /*request*/) {
-    const CallTimer timer{m_observer, "query"};
     pb::ResponseQuery response;
     response.set_code(1);
     response.set_log(
@@ -168,7 +147,6 @@ Answer<pb::ResponseQuery> ChainApp::query(const pb::RequestQuery& /*request*/) {
 // ---- mempool connection ----------------------------------------------------------------------
 
 Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request) {
-    const CallTimer timer{m_observer, "check_tx"};
     pb::ResponseCheckTx response;
     const BytesView tx = view_of(request.tx());
     if (request.type() == pb::RECHECK) {
@@ -199,7 +177,6 @@ Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request
 // ---- consensus connection --------------------------------------------------------------------
 
 Answer<pb::ResponseInitChain> ChainApp::init_chain(const pb::RequestInitChain& request) {
-    const CallTimer timer{m_observer, "init_chain"};
     std::lock_guard lock{m_consensus};
     if (request.initial_height() != 1)
         return unexpected("InitChain: initial_height " + std::to_string(request.initial_height()) +
@@ -281,7 +258,6 @@ Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
 
 Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
     const pb::RequestPrepareProposal& request) {
-    const CallTimer timer{m_observer, "prepare_proposal"};
     std::lock_guard lock{m_consensus};
     // CometBFT's own list (its mempool's reap) is ignored: the block is the pool's selection,
     // as the sealer takes it, cut to what fits max_tx_bytes. The selection orders each sender's
@@ -331,7 +307,6 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
 
 Answer<pb::ResponseProcessProposal> ChainApp::process_proposal(
     const pb::RequestProcessProposal& request) {
-    const CallTimer timer{m_observer, "process_proposal"};
     std::lock_guard lock{m_consensus};
     const std::vector<BytesView> txs = views_of(request.txs());
     auto checked = check("process_proposal", request.height(), request.time(),
@@ -354,14 +329,8 @@ Answer<pb::ResponseProcessProposal> ChainApp::process_proposal(
     return response;
 }
 
-Answer<pb::ResponseExtendVote> ChainApp::extend_vote(const pb::RequestExtendVote& /*request*/) {
-    const CallTimer timer{m_observer, "extend_vote"};
-    return pb::ResponseExtendVote{};
-}
-
 Answer<pb::ResponseVerifyVoteExtension> ChainApp::verify_vote_extension(
     const pb::RequestVerifyVoteExtension& request) {
-    const CallTimer timer{m_observer, "verify_vote_extension"};
     // barrel extends no vote: only an empty extension is one of its own.
     pb::ResponseVerifyVoteExtension response;
     response.set_status(request.vote_extension().empty() ? pb::ResponseVerifyVoteExtension::ACCEPT
@@ -371,7 +340,6 @@ Answer<pb::ResponseVerifyVoteExtension> ChainApp::verify_vote_extension(
 
 Answer<pb::ResponseFinalizeBlock> ChainApp::finalize_block(
     const pb::RequestFinalizeBlock& request) {
-    const CallTimer timer{m_observer, "finalize_block"};
     std::lock_guard lock{m_consensus};
     std::optional<pipeline::CheckedBlock> decided;
     const auto kept = std::find_if(m_kept.begin(), m_kept.end(),
@@ -407,7 +375,6 @@ Answer<pb::ResponseFinalizeBlock> ChainApp::finalize_block(
 }
 
 Answer<pb::ResponseCommit> ChainApp::commit(const pb::RequestCommit& /*request*/) {
-    const CallTimer timer{m_observer, "commit"};
     std::lock_guard lock{m_consensus};
     if (!m_finalized) return unexpected(std::string{"Commit: no block was finalized"});
     const pipeline::CheckedBlock& decided = m_finalized->block;
@@ -488,7 +455,6 @@ pb::ResponseApplySnapshotChunk::Result chunk_result(sync::ChunkVerdict verdict) 
 
 Answer<pb::ResponseListSnapshots> ChainApp::list_snapshots(
     const pb::RequestListSnapshots& /*request*/) {
-    const CallTimer timer{m_observer, "list_snapshots"};
     pb::ResponseListSnapshots response;
     if (!m_config.snapshots) return response;
     for (const sync::Descriptor& d : m_config.snapshots->list()) {
@@ -504,7 +470,6 @@ Answer<pb::ResponseListSnapshots> ChainApp::list_snapshots(
 
 Answer<pb::ResponseOfferSnapshot> ChainApp::offer_snapshot(
     const pb::RequestOfferSnapshot& request) {
-    const CallTimer timer{m_observer, "offer_snapshot"};
     // With the consensus calls' lock too: a restore moves the head that Commit moves.
     std::scoped_lock lock{m_consensus, m_restore_mutex};
     pb::ResponseOfferSnapshot response;
@@ -532,7 +497,6 @@ Answer<pb::ResponseOfferSnapshot> ChainApp::offer_snapshot(
 
 Answer<pb::ResponseLoadSnapshotChunk> ChainApp::load_snapshot_chunk(
     const pb::RequestLoadSnapshotChunk& request) {
-    const CallTimer timer{m_observer, "load_snapshot_chunk"};
     pb::ResponseLoadSnapshotChunk response;
     if (!m_config.snapshots) return response;
     // An empty chunk tells the peer this node has none (a snapshot pruned meanwhile).
@@ -558,7 +522,6 @@ std::optional<ChainApp::RestoreProgress> ChainApp::restore_progress() const {
 
 Answer<pb::ResponseApplySnapshotChunk> ChainApp::apply_snapshot_chunk(
     const pb::RequestApplySnapshotChunk& request) {
-    const CallTimer timer{m_observer, "apply_snapshot_chunk"};
     std::scoped_lock lock{m_consensus, m_restore_mutex};
     pb::ResponseApplySnapshotChunk response;
     if (!m_restorer) {

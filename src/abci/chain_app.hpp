@@ -103,8 +103,6 @@ inline constexpr uint32_t kNoLongerPooled = 100;
 struct Observer {
     /// A block was committed (after Commit, with the pool updated).
     std::function<void(const seal::Sealed&)> on_committed{};
-    /// Every ABCI call, with how long the application took ("finalize_block", 12.5).
-    std::function<void(std::string_view call, double ms)> on_call{};
     /// A proposal was rejected at `height`, and why: a PipelineError's description ("block 3:
     /// execute: transaction 1: nonce_mismatch"), or one of the app's own rules ("block 3: 2501
     /// transactions, more than max_block_txs (2500)", "block 3: transaction 0: empty").
@@ -130,7 +128,8 @@ struct Observer {
     std::function<void(std::string_view line)> on_state_sync{};
 };
 
-class ChainApp final : public Application {
+/// ExtendVote is BaseApplication's: barrel extends no vote.
+class ChainApp final : public BaseApplication {
 public:
     ChainApp(store::Store& store, pipeline::Pipeline& pipeline, pool::Pool& pool,
              ChainConfig config, Observer observer = {});
@@ -143,7 +142,6 @@ public:
         const pb::RequestPrepareProposal& request) override;
     Answer<pb::ResponseProcessProposal> process_proposal(
         const pb::RequestProcessProposal& request) override;
-    Answer<pb::ResponseExtendVote> extend_vote(const pb::RequestExtendVote& request) override;
     Answer<pb::ResponseVerifyVoteExtension> verify_vote_extension(
         const pb::RequestVerifyVoteExtension& request) override;
     Answer<pb::ResponseFinalizeBlock> finalize_block(

@@ -1,6 +1,9 @@
 #include "abci/application.hpp"
+#include <google/protobuf/descriptor.h>
 
+#include <chrono>
 #include <utility>
+#include <vector>
 
 namespace barrel::abci {
 
@@ -21,9 +24,7 @@ pb::Response respond(Answer<R> answer, Field mutable_field) {
     return response;
 }
 
-}  // namespace
-
-pb::Response dispatch(Application& app, const pb::Request& request) {
+pb::Response answer(Application& app, const pb::Request& request) {
     using R = pb::Response;
     switch (request.value_case()) {
         case pb::Request::kEcho: {
@@ -72,6 +73,50 @@ pb::Response dispatch(Application& app, const pb::Request& request) {
         case pb::Request::VALUE_NOT_SET: break;
     }
     return exception("request with no known value");
+}
+
+/// The names of the Request's fields by number, from its descriptor, made once.
+const std::vector<std::string_view>& field_names() {
+    static const std::vector<std::string_view> names = [] {
+        const google::protobuf::Descriptor& d = *pb::Request::descriptor();
+        std::vector<std::string_view> out;
+        for (int i = 0; i < d.field_count(); ++i) {
+            const google::protobuf::FieldDescriptor& field = *d.field(i);
+            const auto number = static_cast<size_t>(field.number());
+            if (out.size() <= number) out.resize(number + 1);
+            out[number] = field.name();
+        }
+        return out;
+    }();
+    return names;
+}
+
+}  // namespace
+
+std::string_view call_name(const pb::Request& request) noexcept {
+    const auto number = static_cast<size_t>(request.value_case());
+    const auto& names = field_names();
+    return number < names.size() ? names[number] : std::string_view{};
+}
+
+pb::Response dispatch(Application& app, const pb::Request& request, const CallObserver& on_call) {
+    const auto kind = request.value_case();
+    if (!on_call || kind == pb::Request::kEcho || kind == pb::Request::kFlush ||
+        kind == pb::Request::VALUE_NOT_SET)
+        return answer(app, request);
+    // The one timing point: told on the way out, a call that throws too (the server answers
+    // it with an exception, as it does an error).
+    struct Report {
+        const CallObserver& on_call;
+        std::string_view name;
+        std::chrono::steady_clock::time_point start{std::chrono::steady_clock::now()};
+        ~Report() {
+            on_call(name, std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+        }
+    } report{on_call, call_name(request)};
+    return answer(app, request);
 }
 
 }  // namespace barrel::abci

@@ -326,7 +326,7 @@ pb::Response Server::Impl::answer(const pb::Request& request) {
     // A boundary around every call: an application that throws is answered like one that
     // returned an error, and the server goes on.
     try {
-        return dispatch(app, request);
+        return dispatch(app, request, config.on_call);
     } catch (const std::exception& e) {
         pb::Response response;
         response.mutable_exception()->set_error(std::string{"the application failed: "} + e.what());

@@ -32,6 +32,9 @@ struct ServerConfig {
     /// Connections open at once (each has a thread). CometBFT opens four, and again after each
     /// restart, while the old ones may not be closed yet; one more is closed with a log line.
     size_t max_connections{16};
+    /// Each application call and its duration (dispatch's timing point; the node's
+    /// barrel_abci_call_duration_seconds). From the connections' threads, at once.
+    CallObserver on_call{};
 };
 
 class Server {

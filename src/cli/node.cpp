@@ -137,8 +137,8 @@ Expected<void, std::string> Node::open_store() {
         m_metrics->sample_sender_cache(m_cache->stats());
         m_metrics->sample_store(m_store->write_failed());
         if (m_comet) {
-            const abci::EngineStatus e = m_comet->status();
-            const abci::CometClient::Counts n = m_comet->counts();
+            const cometbft::EngineStatus e = m_comet->status();
+            const cometbft::CometClient::Counts n = m_comet->counts();
             m_metrics->sample_engine({.reachable = e.reachable,
                                       .height = e.height,
                                       .catching_up = e.catching_up,
@@ -197,8 +197,6 @@ void Node::make_application() {
     m_metrics->enable_consensus();
     abci::Observer observer{
         .on_committed = [this](const seal::Sealed& s) { on_committed(s); },
-        .on_call = [this](std::string_view call,
-                          double ms) { m_metrics->on_abci_call(call, ms / 1000); },
         .on_rejected =
             [this](uint64_t height, std::string_view reason) {
                 m_metrics->on_proposal_rejected();
@@ -243,9 +241,9 @@ void Node::make_application() {
 
 Expected<void, std::string> Node::start_consensus() {
     if (!m_config.cometbft_rpc.empty()) {
-        auto endpoint = abci::parse_rpc_url(m_config.cometbft_rpc);
+        auto endpoint = cometbft::parse_rpc_url(m_config.cometbft_rpc);
         if (!endpoint) return unexpected(endpoint.error());
-        m_comet = std::make_unique<abci::CometClient>(
+        m_comet = std::make_unique<cometbft::CometClient>(
             std::move(endpoint).value(), m_config.cometbft,
             [this](std::string_view line) { log_line(std::string{line} + "\n"); });
         m_comet->start();
@@ -257,9 +255,12 @@ Expected<void, std::string> Node::start_consensus() {
         for (const pool::TxPtr& t : pooled) encodings.emplace_back(t->encoding);
         m_comet->broadcast(encodings);
     }
-    auto server =
-        abci::Server::start(abci::ServerConfig{.address = m_config.abci}, *m_app,
-                            [this](std::string_view line) { log_line(std::string{line} + "\n"); });
+    auto server = abci::Server::start(
+        abci::ServerConfig{
+            .address = m_config.abci,
+            .on_call = [this](std::string_view call,
+                              double ms) { m_metrics->on_abci_call(call, ms / 1000); }},
+        *m_app, [this](std::string_view line) { log_line(std::string{line} + "\n"); });
     if (!server) return unexpected(server.error());
     m_abci = std::move(server).value();
     log_line("barrel-node run: ABCI application on " + m_abci->address() +
@@ -269,7 +270,7 @@ Expected<void, std::string> Node::start_consensus() {
 }
 
 rpc::NetworkStatus Node::network_status() const {
-    const abci::EngineStatus e = m_comet->status();
+    const cometbft::EngineStatus e = m_comet->status();
     rpc::NetworkStatus status{.peers = e.peers,
                               .catching_up = e.catching_up,
                               .starting_height = m_start_head.number,
@@ -321,7 +322,7 @@ Expected<void, std::string> Node::start() {
     if (m_app)
         if (auto started = start_consensus(); !started) return started;
     seal::Sealer* sealer = m_sealer.get();
-    abci::CometClient* comet = m_comet.get();
+    cometbft::CometClient* comet = m_comet.get();
     m_rpc_node = std::make_unique<rpc::Node>(rpc::Node{
         .store = *m_store,
         .pool = *m_pool,

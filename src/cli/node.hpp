@@ -9,7 +9,7 @@
 // sealer's place: CometBFT connects to the ABCI server and decides every block; each committed
 // block is reported through on_committed(), as the sealer's are, so metrics, subscriptions and
 // the log line are the same. Transactions admitted over JSON-RPC are handed to CometBFT's RPC
-// (abci/cometbft_client.hpp) to be gossiped.
+// (cometbft/rpc_client.hpp) to be gossiped.
 //
 // Lifecycle: the pool journal in the datadir is re-admitted at open, then appended to as the pool
 // admits; stop() ends intake (the HTTP server), lets the sealer finish the block in flight,
@@ -25,8 +25,8 @@
 #include <barrel/store/store.hpp>
 
 #include "abci/chain_app.hpp"
-#include "abci/cometbft_client.hpp"
 #include "abci/server.hpp"
+#include "cometbft/rpc_client.hpp"
 #include "metrics/node_metrics.hpp"
 #include "rpc/events.hpp"
 #include "rpc/service.hpp"
@@ -72,7 +72,7 @@ struct NodeConfig {
     /// network's state from; empty: neither (transactions reach other nodes only in this node's
     /// proposals).
     std::string cometbft_rpc;
-    abci::ClientConfig cometbft;
+    cometbft::ClientConfig cometbft;
     /// With `abci`: the most transactions this node proposes (`--max-block-txs` given); none:
     /// as many as the genesis gas limit and CometBFT's max_bytes allow.
     std::optional<size_t> max_proposal_txs;
@@ -156,7 +156,7 @@ private:
     std::thread m_sealing;
     std::unique_ptr<sync::Snapshots> m_snapshots;  ///< before m_app, which writes into it
     std::unique_ptr<abci::ChainApp> m_app;
-    std::unique_ptr<abci::CometClient> m_comet;
+    std::unique_ptr<cometbft::CometClient> m_comet;
     std::unique_ptr<abci::Server> m_abci;
     std::unique_ptr<rpc::Node> m_rpc_node;
     std::unique_ptr<rpc::Service> m_service;

@@ -135,7 +135,8 @@ void bind_network(BoundOptions& o, NodeConfig& c) {
             {"CometBFT's RPC (http://HOST:PORT): admitted transactions are handed to it to "
              "gossip, and eth_syncing, net_peerCount and /metrics read the network from it"},
             "", [&c](const std::string& text) {
-                if (auto endpoint = abci::parse_rpc_url(text); !endpoint) return endpoint.error();
+                if (auto endpoint = cometbft::parse_rpc_url(text); !endpoint)
+                    return endpoint.error();
                 c.cometbft_rpc = text;
                 return std::string{};
             });

@@ -288,19 +288,7 @@ void signal_group(int pid, int signal);
 /// The last `lines` lines of the file at `path` ("" if it cannot be read).
 std::string tail_of_file(const std::string& path, size_t lines);
 
-// ---- HTTP on loopback ------------------------------------------------------------------------
-
-struct HttpAnswer {
-    int status{0};
-    std::string body;
-};
-
-/// One HTTP/1.1 request to `url` (http://HOST:PORT[/PATH], HOST a numeric IPv4 or IPv6 address) on
-/// a new connection, `Connection: close`; POST with `body` as application/json if it is given.
-/// Fails with a reason (connection refused, timed out, a malformed answer).
-Expected<HttpAnswer, std::string> http_request(const std::string& url,
-                                               const std::optional<std::string>& body,
-                                               std::chrono::milliseconds timeout);
+// ---- HTTP probes (http/client.hpp) -----------------------------------------------------------
 
 /// barrel's head over JSON-RPC (eth_blockNumber) at `json_rpc_url`.
 Expected<uint64_t, std::string> barrel_height(const std::string& json_rpc_url);

@@ -1,6 +1,6 @@
 // `barrel-node testnet`'s processes and HTTP probes (testnet.hpp): programs run to completion
 // (cometbft testnet, init, show-node-id), nodes started detached and found again by their pid
-// files, and the one-request HTTP client that asks a node whether it answers.
+// files, and the probes that ask a node whether it answers (over http/client.hpp).
 //
 // Between fork() and exec() only async-signal-safe calls run: the command line may be called
 // from a multi-threaded process (the unit tests), where anything else could deadlock.
@@ -8,14 +8,11 @@
 #include <barrel/core/endpoint.hpp>
 #include <barrel/core/uint256.hpp>
 
+#include "http/client.hpp"
 #include "testnet.hpp"
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <nlohmann/json.hpp>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -247,98 +244,16 @@ std::string tail_of_file(const std::string& path, size_t lines) {
 
 namespace {
 
-/// Waits until `fd` is ready for `events` or the deadline passes.
-bool wait_ready(int fd, short events, std::chrono::steady_clock::time_point deadline) {
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{fd, events, 0};
-        const int r = ::poll(&p, 1, static_cast<int>(left.count()));
-        if (r > 0) return true;
-        if (r < 0 && errno != EINTR) return false;
-    }
-}
-
-}  // namespace
-
-Expected<HttpAnswer, std::string> http_request(const std::string& url,
-                                               const std::optional<std::string>& body,
-                                               std::chrono::milliseconds timeout) {
-    auto parsed = parse_http_url(url);
-    if (!parsed) return unexpected(parsed.error());
-    const HostPort& endpoint = parsed->endpoint;
-    // A numeric address, IPv4 or IPv6: the nodes of a testnet listen on addresses, never names.
-    sockaddr_storage address{};
-    socklen_t address_length = 0;
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
-    if (::inet_pton(AF_INET, endpoint.host.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(endpoint.port);
-        address_length = sizeof *v4;
-    } else if (::inet_pton(AF_INET6, endpoint.host.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(endpoint.port);
-        address_length = sizeof *v6;
-    } else {
-        return unexpected("not a numeric IP address: '" + endpoint.host + "'");
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    Fd fd{::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
-    if (fd.get() < 0) return unexpected(std::string{std::strerror(errno)});
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), address_length) != 0) {
-        if (errno != EINPROGRESS) return unexpected(std::string{std::strerror(errno)});
-        if (!wait_ready(fd.get(), POLLOUT, deadline)) return unexpected(std::string{"timed out"});
-        int error = 0;
-        socklen_t len = sizeof error;
-        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &len);
-        if (error != 0) return unexpected(std::string{std::strerror(error)});
-    }
-    std::string request = (body ? "POST " : "GET ") + parsed->target +
-                          " HTTP/1.1\r\nHost: " + endpoint.text() + "\r\nConnection: close\r\n";
-    if (body)
-        request +=
-            "Content-Type: application/json\r\nContent-Length: " + std::to_string(body->size()) +
-            "\r\n";
-    request += "\r\n";
-    if (body) request += *body;
-    for (size_t sent = 0; sent < request.size();) {
-        if (!wait_ready(fd.get(), POLLOUT, deadline)) return unexpected(std::string{"timed out"});
-        const ssize_t n =
-            ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n < 0) return unexpected(std::string{std::strerror(errno)});
-        sent += static_cast<size_t>(n);
-    }
-    constexpr size_t kMaxAnswer = size_t{4} << 20;  // a status or a block number: far smaller
-    std::string answer;
-    char buffer[8192];
-    for (;;) {
-        if (!wait_ready(fd.get(), POLLIN, deadline)) return unexpected(std::string{"timed out"});
-        const ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (n < 0) return unexpected(std::string{std::strerror(errno)});
-        if (n == 0) break;
-        answer.append(buffer, static_cast<size_t>(n));
-        if (answer.size() > kMaxAnswer) return unexpected(std::string{"answer too large"});
-    }
-    // "HTTP/1.1 200 OK\r\n…\r\n\r\nBODY"; a chunked body is not expected from either server for
-    // an answer this small, and would fail to parse as JSON, which the callers report.
-    if (answer.rfind("HTTP/1.", 0) != 0 || answer.size() < 12)
-        return unexpected(std::string{"not an HTTP answer"});
-    const auto status = parse_u64(answer.substr(9, 3));
-    const size_t head_end = answer.find("\r\n\r\n");
-    if (!status || head_end == std::string::npos)
-        return unexpected(std::string{"not an HTTP answer"});
-    return HttpAnswer{static_cast<int>(*status), answer.substr(head_end + 4)};
-}
-
-namespace {
-
 constexpr std::chrono::milliseconds kProbeTimeout{2000};
 
-Expected<nlohmann::json, std::string> json_answer(const Expected<HttpAnswer, std::string>& a) {
+/// The JSON object `url` answers: POSTed `body`, or a GET without one.
+Expected<nlohmann::json, std::string> json_answer(std::string_view url,
+                                                  std::optional<std::string_view> body) {
+    auto parsed = parse_http_url(url);
+    if (!parsed) return unexpected(parsed.error());
+    // A status or a block number: far smaller than this.
+    http::Client client{*parsed, http::Options{.timeout = kProbeTimeout, .max_body = 4u << 20}};
+    auto a = body ? client.post(*body) : client.get(parsed->target);
     if (!a) return unexpected(a.error());
     if (a->status != 200) return unexpected("HTTP status " + std::to_string(a->status));
     auto doc = nlohmann::json::parse(a->body, nullptr, false);
@@ -349,9 +264,8 @@ Expected<nlohmann::json, std::string> json_answer(const Expected<HttpAnswer, std
 }  // namespace
 
 Expected<uint64_t, std::string> barrel_height(const std::string& json_rpc_url) {
-    auto doc = json_answer(http_request(
-        json_rpc_url, R"({"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]})",
-        kProbeTimeout));
+    auto doc = json_answer(json_rpc_url,
+                           R"({"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]})");
     if (!doc) return unexpected(doc.error());
     const auto it = doc->find("result");
     if (it == doc->end() || !it->is_string()) return unexpected(std::string{"no result"});
@@ -367,7 +281,7 @@ Expected<uint64_t, std::string> cometbft_height(const std::string& rpc_url) {
 }
 
 Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_url) {
-    auto doc = json_answer(http_request(rpc_url + "/status", std::nullopt, kProbeTimeout));
+    auto doc = json_answer(rpc_url + "/status", std::nullopt);
     if (!doc) return unexpected(doc.error());
     const auto member = [&](const char* name) -> const nlohmann::json* {
         const nlohmann::json* v = &*doc;

@@ -30,45 +30,11 @@ namespace {
 
 constexpr size_t kMaxFrame = 4096;
 
-/// Answers every request with an empty response of its kind (Query with an error).
-class EmptyApp final : public Application {
+/// CometBFT's default answers (BaseApplication), Query with an error.
+class EmptyApp final : public BaseApplication {
 public:
-    Answer<pb::ResponseInfo> info(const pb::RequestInfo&) override { return {}; }
     Answer<pb::ResponseQuery> query(const pb::RequestQuery&) override {
         return unexpected(std::string{"no queries"});
-    }
-    Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx&) override { return {}; }
-    Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain&) override { return {}; }
-    Answer<pb::ResponsePrepareProposal> prepare_proposal(
-        const pb::RequestPrepareProposal&) override {
-        return {};
-    }
-    Answer<pb::ResponseProcessProposal> process_proposal(
-        const pb::RequestProcessProposal&) override {
-        return {};
-    }
-    Answer<pb::ResponseExtendVote> extend_vote(const pb::RequestExtendVote&) override { return {}; }
-    Answer<pb::ResponseVerifyVoteExtension> verify_vote_extension(
-        const pb::RequestVerifyVoteExtension&) override {
-        return {};
-    }
-    Answer<pb::ResponseFinalizeBlock> finalize_block(const pb::RequestFinalizeBlock&) override {
-        return {};
-    }
-    Answer<pb::ResponseCommit> commit(const pb::RequestCommit&) override { return {}; }
-    Answer<pb::ResponseListSnapshots> list_snapshots(const pb::RequestListSnapshots&) override {
-        return {};
-    }
-    Answer<pb::ResponseOfferSnapshot> offer_snapshot(const pb::RequestOfferSnapshot&) override {
-        return {};
-    }
-    Answer<pb::ResponseLoadSnapshotChunk> load_snapshot_chunk(
-        const pb::RequestLoadSnapshotChunk&) override {
-        return {};
-    }
-    Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
-        const pb::RequestApplySnapshotChunk&) override {
-        return {};
     }
 };
 

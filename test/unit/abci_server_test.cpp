@@ -36,7 +36,7 @@ constexpr auto kPatience = std::chrono::seconds{20};  // only a broken server wa
 
 /// Answers Info and CheckTx (its code = the transaction's first byte), fails Query, throws on
 /// Commit; counts the calls so a test knows how far the server has read.
-class FakeApp final : public Application {
+class FakeApp final : public BaseApplication {
 public:
     Answer<pb::ResponseInfo> info(const pb::RequestInfo& request) override {
         called();
@@ -55,40 +55,9 @@ public:
         response.set_code(request.tx().empty() ? 0 : static_cast<uint8_t>(request.tx()[0]));
         return response;
     }
-    Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain&) override { return {}; }
-    Answer<pb::ResponsePrepareProposal> prepare_proposal(
-        const pb::RequestPrepareProposal&) override {
-        return {};
-    }
-    Answer<pb::ResponseProcessProposal> process_proposal(
-        const pb::RequestProcessProposal&) override {
-        return {};
-    }
-    Answer<pb::ResponseExtendVote> extend_vote(const pb::RequestExtendVote&) override { return {}; }
-    Answer<pb::ResponseVerifyVoteExtension> verify_vote_extension(
-        const pb::RequestVerifyVoteExtension&) override {
-        return {};
-    }
-    Answer<pb::ResponseFinalizeBlock> finalize_block(const pb::RequestFinalizeBlock&) override {
-        return {};
-    }
     Answer<pb::ResponseCommit> commit(const pb::RequestCommit&) override {
         called();
         throw std::runtime_error("boom");
-    }
-    Answer<pb::ResponseListSnapshots> list_snapshots(const pb::RequestListSnapshots&) override {
-        return {};
-    }
-    Answer<pb::ResponseOfferSnapshot> offer_snapshot(const pb::RequestOfferSnapshot&) override {
-        return {};
-    }
-    Answer<pb::ResponseLoadSnapshotChunk> load_snapshot_chunk(
-        const pb::RequestLoadSnapshotChunk&) override {
-        return {};
-    }
-    Answer<pb::ResponseApplySnapshotChunk> apply_snapshot_chunk(
-        const pb::RequestApplySnapshotChunk&) override {
-        return {};
     }
 
     /// Waits until the application has been called `n` times in all.

@@ -13,6 +13,7 @@
 #include "child_process.hpp"
 #include "cli/testnet.hpp"
 #include "cli_run.hpp"
+#include "http/client.hpp"
 #include "http_client.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -159,7 +160,7 @@ std::chrono::steady_clock::duration time_to_close(Client& c) {
 
 TEST(cli_run_options, http_serves_on_ipv6_loopback_in_brackets) {
     // `--http [::1]:0` as an operator writes it (the brackets of a URL); the node says where it
-    // serves in the same form, and a client reaches it over IPv6 (the testnet's own HTTP client).
+    // serves in the same form, and a client reaches it over IPv6 (the project's HTTP client).
     Chain chain;
     const std::string log = chain.tmp / "ipv6.log";
     const pid_t pid =
@@ -174,7 +175,8 @@ TEST(cli_run_options, http_serves_on_ipv6_loopback_in_brackets) {
         if (std::smatch m; std::regex_search(text, m, serving)) url = m[1];
     }
     ASSERT_FALSE(url.empty()) << "no IPv6 JSON-RPC line";
-    const auto answer = cli::testnet::http_request(url, chain_id_call(1).dump(), 10s);
+    const auto answer = barrel::http::Client{parse_http_url(url).value(), {.timeout = 10s}}.post(
+        chain_id_call(1).dump());
     ::kill(pid, SIGTERM);
     EXPECT_EQ(test::wait_child(pid), 0);
     ASSERT_TRUE(answer) << answer.error();

@@ -1,9 +1,9 @@
-// The node's client of CometBFT's RPC against a stand-in for it: a real HTTP server on loopback
-// that answers JSON-RPC as CometBFT v0.38 does (batches, numbers as strings) and records what it
-// was sent. Waits are for an event (what the server received, what the client counted), with a
-// generous deadline, never for a time.
+// The node's client of CometBFT's RPC (src/cometbft/) against a stand-in for it: a real HTTP server
+// on loopback that answers JSON-RPC as CometBFT v0.38 does (batches, numbers as strings) and
+// records what it was sent. Waits are for an event (what the server received, what the client
+// counted), with a generous deadline, never for a time.
 
-#include "abci/cometbft_client.hpp"
+#include "cometbft/rpc_client.hpp"
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace barrel::abci {
+namespace barrel::cometbft {
 namespace {
 
 namespace asio = boost::asio;
@@ -181,7 +181,7 @@ bool wait_for(const std::function<bool()>& done) {
     return true;
 }
 
-TEST(AbciCometClient, rpc_urls_are_http_host_and_port_only) {
+TEST(cometbft_rpc_client, rpc_urls_are_http_host_and_port_only) {
     const auto ok = parse_rpc_url("http://127.0.0.1:26657");
     ASSERT_TRUE(ok);
     EXPECT_EQ(*ok, (HostPort{"127.0.0.1", 26657}));
@@ -198,7 +198,7 @@ TEST(AbciCometClient, rpc_urls_are_http_host_and_port_only) {
                       port + "'");
 }
 
-TEST(AbciCometClient, transactions_are_handed_over_in_batches_as_base64) {
+TEST(cometbft_rpc_client, transactions_are_handed_over_in_batches_as_base64) {
     FakeCometBft comet{[](const json& call) {
         // The second transaction is already in CometBFT's cache: its answer is an error.
         if (call["method"] == "broadcast_tx_async" && call["params"]["tx"] == "AQI=") return json{};
@@ -226,7 +226,7 @@ TEST(AbciCometClient, transactions_are_handed_over_in_batches_as_base64) {
     for (size_t size : comet.batches()) EXPECT_LE(size, 3u);  // a status poll is 3 calls too
 }
 
-TEST(AbciCometClient, the_network_state_is_what_cometbft_last_said) {
+TEST(cometbft_rpc_client, the_network_state_is_what_cometbft_last_said) {
     FakeCometBft comet{status_answers};
     CometClient client{parse_rpc_url(comet.url()).value(), fast(10), {}};
     EXPECT_FALSE(client.status().reachable);  // nothing asked yet
@@ -242,7 +242,7 @@ TEST(AbciCometClient, the_network_state_is_what_cometbft_last_said) {
     EXPECT_EQ(s.own_power, 10);
 }
 
-TEST(AbciCometClient, a_refused_batch_is_tried_again_only_after_the_next_poll) {
+TEST(cometbft_rpc_client, a_refused_batch_is_tried_again_only_after_the_next_poll) {
     const auto is_broadcast = [](const json& batch) {
         return batch.at(0)["method"] == "broadcast_tx_async";
     };
@@ -270,7 +270,7 @@ TEST(AbciCometClient, a_refused_batch_is_tried_again_only_after_the_next_poll) {
     client.stop();
 }
 
-TEST(AbciCometClient, a_transaction_refused_for_a_full_mempool_is_handed_over_again) {
+TEST(cometbft_rpc_client, a_transaction_refused_for_a_full_mempool_is_handed_over_again) {
     // CometBFT v0.38's answer to broadcast_tx_async when its mempool is full (ErrMempoolIsFull in
     // the error's data), for the first attempt only; "already in its cache" is final.
     std::atomic<int> full_answers{1};
@@ -302,7 +302,7 @@ TEST(AbciCometClient, a_transaction_refused_for_a_full_mempool_is_handed_over_ag
     EXPECT_EQ(sent, (std::vector<std::string>{"AQ==", "Ag==", "Aw==", "AQ=="}));
 }
 
-TEST(AbciCometClient, an_unreachable_cometbft_is_logged_once_and_its_queue_stays_bounded) {
+TEST(cometbft_rpc_client, an_unreachable_cometbft_is_logged_once_and_its_queue_stays_bounded) {
     uint16_t closed_port = 0;
     {
         FakeCometBft gone{status_answers};  // a port nobody listens on once it is destroyed
@@ -330,10 +330,10 @@ TEST(AbciCometClient, an_unreachable_cometbft_is_logged_once_and_its_queue_stays
     EXPECT_FALSE(client.status().reachable);
     std::lock_guard lock{mutex};
     ASSERT_EQ(lines.size(), 1u);
-    EXPECT_EQ(lines[0],
-              "cometbft-rpc: CometBFT at http://127.0.0.1:" + std::to_string(closed_port) +
-                  " does not answer (Connection refused); transactions wait in the pool");
+    EXPECT_EQ(lines[0], "cometbft-rpc: CometBFT does not answer (http://127.0.0.1:" +
+                            std::to_string(closed_port) +
+                            ": cannot connect: Connection refused); transactions wait in the pool");
 }
 
 }  // namespace
-}  // namespace barrel::abci
+}  // namespace barrel::cometbft

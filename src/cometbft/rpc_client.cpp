@@ -1,24 +1,15 @@
-#include "abci/cometbft_client.hpp"
+#include "cometbft/rpc_client.hpp"
 
 #include <barrel/core/base64.hpp>
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <utility>
 
-namespace barrel::abci {
+namespace barrel::cometbft {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 using nlohmann::json;
 
 namespace {
@@ -70,17 +61,11 @@ Expected<HostPort, std::string> parse_rpc_url(std::string_view url) {
     return std::move(parsed->endpoint);
 }
 
-struct CometClient::Connection {
-    asio::io_context io;
-    beast::tcp_stream stream{io};
-    bool open{false};
-};
-
 CometClient::CometClient(HostPort endpoint, ClientConfig config, Log log)
     : m_endpoint{std::move(endpoint)},
       m_config{config},
       m_log{std::move(log)},
-      m_connection{std::make_unique<Connection>()} {
+      m_http{HttpUrl{m_endpoint}, http::Options{.timeout = m_config.timeout}} {
     m_config.batch = std::max<size_t>(m_config.batch, 1);
 }
 
@@ -244,54 +229,20 @@ void CometClient::poll_status() {
     m_status = s;
 }
 
-Expected<std::string, std::string> CometClient::post(const std::string& body) {
-    Connection& c = *m_connection;
-    // One retry on a fresh connection: a kept-alive one may have been closed by CometBFT.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        beast::error_code ec;
-        if (!c.open) {
-            c.stream.close();
-            asio::ip::tcp::resolver resolver{c.io};
-            const auto endpoints =
-                resolver.resolve(m_endpoint.host, std::to_string(m_endpoint.port), ec);
-            if (ec) return unexpected("cannot resolve " + m_endpoint.host + ": " + ec.message());
-            c.stream.expires_after(m_config.timeout);
-            c.stream.connect(endpoints, ec);
-            if (ec) return unexpected(ec.message());
-            c.open = true;
-        }
-        http::request<http::string_body> request{http::verb::post, "/", 11};
-        request.set(http::field::host, m_endpoint.text());
-        request.set(http::field::content_type, "application/json");
-        request.keep_alive(true);
-        request.body() = body;
-        request.prepare_payload();
-        c.stream.expires_after(m_config.timeout);
-        http::write(c.stream, request, ec);
-        beast::flat_buffer buffer;
-        http::response_parser<http::string_body> parser;
-        parser.body_limit(64u << 20);
-        if (!ec) http::read(c.stream, buffer, parser, ec);
-        if (ec) {
-            c.open = false;
-            if (attempt == 0) continue;
-            return unexpected(ec.message());
-        }
-        auto response = parser.release();
-        if (!response.keep_alive()) c.open = false;
-        if (response.result() != http::status::ok)
-            return unexpected("HTTP " + std::to_string(response.result_int()));
-        return std::move(response.body());
-    }
-    return unexpected(std::string{"unreachable"});
+Expected<std::string, std::string> CometClient::post(std::string_view body) {
+    auto response = m_http.post(body);
+    if (!response) return unexpected(response.error());
+    if (response->status != 200)
+        return unexpected(m_http.url().text() + ": HTTP " + std::to_string(response->status));
+    return std::move(response->body);
 }
 
 void CometClient::note_unreachable(const std::string& why) {
     std::lock_guard lock{m_mutex};
     if (std::exchange(m_unreachable_logged, true)) return;
     if (m_log)
-        m_log("cometbft-rpc: CometBFT at http://" + m_endpoint.text() + " does not answer (" + why +
+        m_log("cometbft-rpc: CometBFT does not answer (" + why +
               "); transactions wait in the pool");
 }
 
-}  // namespace barrel::abci
+}  // namespace barrel::cometbft

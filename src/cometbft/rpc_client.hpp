@@ -16,6 +16,8 @@
 #include <barrel/core/endpoint.hpp>
 #include <barrel/core/expected.hpp>
 
+#include "http/client.hpp"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -31,7 +33,7 @@
 #include <thread>
 #include <vector>
 
-namespace barrel::abci {
+namespace barrel::cometbft {
 
 /// CometBFT's RPC address, from `http://HOST:PORT` (a path is not allowed: CometBFT serves at /).
 Expected<HostPort, std::string> parse_rpc_url(std::string_view url);
@@ -103,7 +105,7 @@ private:
     void requeue(std::vector<Queued>& batch);
     void poll_status();
     /// POSTs `body` to CometBFT's RPC over the kept connection: the response body, or why not.
-    Expected<std::string, std::string> post(const std::string& body);
+    Expected<std::string, std::string> post(std::string_view body);
     void note_unreachable(const std::string& why);
 
     HostPort m_endpoint;
@@ -118,9 +120,8 @@ private:
     Counts m_counts;
     bool m_unreachable_logged{false};
 
-    struct Connection;
-    std::unique_ptr<Connection> m_connection;  ///< the thread's alone
+    http::Client m_http;  ///< the thread's alone
     std::thread m_thread;
 };
 
-}  // namespace barrel::abci
+}  // namespace barrel::cometbft
