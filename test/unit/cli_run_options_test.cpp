@@ -189,16 +189,16 @@ TEST(cli_run_options, get_slash_is_the_embedded_status_page_and_no_status_page_t
     {
         Node node{chain.datadir, {}};
         Client c{node.port()};
-        c.send(http::verb::get, "/", "", "");
+        c.send(test::http::verb::get, "/", "", "");
         const auto res = c.receive();
         EXPECT_EQ(res.result_int(), 200u);
-        EXPECT_EQ(res[http::field::content_type], "text/html; charset=utf-8");
+        EXPECT_EQ(res[test::http::field::content_type], "text/html; charset=utf-8");
         EXPECT_NE(res.body().find("<title>barrel node</title>"), std::string::npos);
         EXPECT_NE(res["Content-Security-Policy"].find("default-src 'none'"), std::string::npos);
     }
     Node node{chain.datadir, {"--no-status-page"}};
     Client c{node.port()};
-    c.send(http::verb::get, "/", "", "");
+    c.send(test::http::verb::get, "/", "", "");
     const auto res = c.receive();
     EXPECT_EQ(res.result_int(), 200u);
     EXPECT_EQ(res.body(), "");
@@ -216,9 +216,9 @@ TEST(cli_run_options, http_cors_origins_and_vhosts_reach_the_server) {
     };
     auto res = post("node.example:8545", "http://localhost:5173");
     EXPECT_EQ(res.result_int(), 200u);
-    EXPECT_EQ(res[http::field::access_control_allow_origin], "http://localhost:5173");
+    EXPECT_EQ(res[test::http::field::access_control_allow_origin], "http://localhost:5173");
     res = post("node.example:8545", "http://localhost:5174");
-    EXPECT_EQ(res.find(http::field::access_control_allow_origin), res.end());
+    EXPECT_EQ(res.find(test::http::field::access_control_allow_origin), res.end());
     EXPECT_EQ(post("localhost:8545", "http://localhost:5173").result_int(), 403u);
 }
 
