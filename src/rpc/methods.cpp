@@ -17,7 +17,6 @@
 #include "rpc/subscriber.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <deque>
 #include <exception>
 #include <map>
