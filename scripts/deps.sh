@@ -26,6 +26,7 @@ packages=(
     libtbb-dev libboost-dev libsecp256k1-dev librocksdb-dev nlohmann-json3-dev
     libgtest-dev libgmock-dev libbenchmark-dev libcrypto++-dev libcli11-dev
     libsimdjson-dev             # the node's JSON-RPC request parser, barrel-load's response reader
+    libtomlplusplus-dev         # run --config FILE.toml (a shared library, libtomlplusplus3)
     prometheus-cpp-dev          # the node's /metrics (src/metrics/)
     protobuf-compiler libprotobuf-dev  # CometBFT's ABCI messages (cmake/AbciProto.cmake)
     librust-blake3-dev libssl-dev      # the state commitment: BLAKE3's C sources (built by

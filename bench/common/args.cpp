@@ -1,6 +1,7 @@
 #include "args.hpp"
 
 #include <barrel/core/uint256.hpp>
+#include <barrel/version/version.hpp>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -19,10 +20,16 @@ void usage_error(const std::string& msg) { throw Failure{2, msg}; }
 void fail(const std::string& msg) { throw Failure{1, msg}; }
 
 void parse_command_line(CLI::App& app, int argc, char** argv) {
+    const std::string version = version::describe(app.get_name());
+    app.set_version_flag("--version", version,
+                         "Print the version, commit, compiler and build type");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
         std::cout << app.help();
+        std::exit(0);
+    } catch (const CLI::CallForVersion&) {
+        std::cout << version << std::flush;
         std::exit(0);
     } catch (const CLI::ParseError& e) {
         usage_error(e.what());

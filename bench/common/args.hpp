@@ -31,7 +31,8 @@ struct Failure {
 /// status 1.
 [[noreturn]] void fail(const std::string& msg);
 
-/// Parses the command line: --help prints the help and exits 0; a mistake CLI11 finds, an
+/// Parses the command line: --help prints the help and --version the build's version, commit,
+/// compiler and build type (version::describe), each exiting 0; a mistake CLI11 finds, an
 /// unknown option or a stray argument is usage_error's one line (the app must allow extras).
 void parse_command_line(CLI::App& app, int argc, char** argv);
 

@@ -21,6 +21,7 @@
 
 #include <barrel/cli/cli.hpp>
 #include <barrel/cli/files.hpp>
+#include <barrel/version/version.hpp>
 
 #include "command.hpp"
 #include <CLI/CLI.hpp>
@@ -173,14 +174,21 @@ void print_table(std::ostream& out, const std::vector<std::pair<std::string, std
         out << "  " << left << std::string(width - left.size() + 3, ' ') << right << "\n";
 }
 
+/// What the help flags say; the program's help also lists --version (run() answers it).
+enum class HelpFlags { none, help, help_and_version };
+
 void print_options(std::ostream& out, std::string_view title,
-                   const std::vector<const CLI::Option*>& opts, bool with_help_flag) {
+                   const std::vector<const CLI::Option*>& opts, HelpFlags flags) {
     std::vector<std::pair<std::string, std::string>> rows;
     for (const CLI::Option* o : opts) {
         const std::string& value = o->get_type_name();
         rows.emplace_back(o->get_name() + (value.empty() ? "" : " " + value), o->get_description());
     }
-    if (with_help_flag) rows.emplace_back("-h, --help", "Show this help and exit");
+    if (flags != HelpFlags::none) rows.emplace_back("-h, --help", "Show this help and exit");
+    if (flags == HelpFlags::help_and_version)
+        rows.emplace_back("--version",
+                          "Print the version, git commit, compiler and build type and exit "
+                          "(alone)");
     if (rows.empty()) return;
     out << "\n" << title << ":\n";
     print_table(out, rows);
@@ -204,7 +212,8 @@ void print_main_help(std::ostream& out, const CLI::App* root) {
     std::vector<std::pair<std::string, std::string>> rows;
     collect_commands(root, rows);
     print_table(out, rows);
-    print_options(out, "Global options (also accepted after the command)", own_options(root), true);
+    print_options(out, "Global options (also accepted after the command)", own_options(root),
+                  HelpFlags::help_and_version);
     out << "\n'" << kProgram << " COMMAND --help' describes a command.\n"
         << "Exit status: 0 success; 2 bad arguments or input, with one line 'error: ...' on\n"
         << "stderr naming what was wrong; 1 internal failure.\n";
@@ -236,10 +245,10 @@ void print_command_help(std::ostream& out, const CLI::App* leaf) {
         out << "\nArguments:\n";
         print_table(out, {{p->get_type_name(), p->get_description()}});
     }
-    print_options(out, "Options", own_options(leaf), true);
+    print_options(out, "Options", own_options(leaf), HelpFlags::help);
     const CLI::App* root = leaf;
     while (root->get_parent() != nullptr) root = root->get_parent();
-    print_options(out, "Global options", own_options(root), false);
+    print_options(out, "Global options", own_options(root), HelpFlags::none);
 }
 
 /// CLI11's help() for any app: the layouts above.
@@ -412,6 +421,10 @@ bool parse(CLI::App& root, std::span<const std::string_view> args, Context& ctx)
 }
 
 int dispatch(std::span<const std::string_view> args, Context& ctx) {
+    if (args.size() == 1 && args.front() == "--version") {
+        ctx.out << version::describe(kProgram);
+        return kExitOk;
+    }
     const auto model = build_model();
     CLI::App& root = model->root;
     if (!parse(root, args, ctx)) return kExitOk;

@@ -2,6 +2,7 @@
 
 #include <barrel/core/endpoint.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/version/version.hpp>
 
 #include "command.hpp"
 #include <pthread.h>
@@ -19,7 +20,6 @@ namespace barrel::cli {
 namespace {
 
 constexpr std::string_view kJournalFile = "transactions.rlp";
-constexpr std::string_view kClientVersion = "barrel/v0.1.0";
 
 /// Blocks SIGINT and SIGTERM in this thread and every thread it starts from now on, so that
 /// the thread calling Node::wait alone takes them, with sigwait.
@@ -42,6 +42,9 @@ void raise_open_files_limit() {
     setrlimit(RLIMIT_NOFILE, &limit);
 }
 
+/// The node's own lines' module.
+constexpr std::string_view kNodeModule = "node";
+
 /// `cache` counts only the verify stage's look-ups (admission inserts without looking up), so
 /// its hit rate is that of the sealed blocks' senders.
 /// `what`: "sealed block" (the local sealer's), "committed height" (CometBFT's).
@@ -54,7 +57,7 @@ std::string sealed_line(std::string_view what, const seal::Sealed& s,
          << " ms, execute " << t.execute_ms << " ms, commit " << t.commit_ms << " ms; pool "
          << s.pool.pending << " pending, " << s.pool.queued << " queued; sender cache "
          << cache.hits << "/" << cache.hits + cache.misses << " hits; hash "
-         << to_hex(s.result.hash) << "\n";
+         << to_hex(s.result.hash);
     return line.str();
 }
 
@@ -77,7 +80,7 @@ rpc::HttpOptions NodeConfig::default_http() {
 
 Node::Node(NodeConfig config, std::ostream& log, sigset_t stop_signals)
     : m_config{std::move(config)},
-      m_log{log},
+      m_log{log, m_config.log_level, m_config.log_format},
       m_stop_signals{stop_signals},
       m_journal_path{(std::filesystem::path{m_config.datadir} / kJournalFile).string()} {}
 
@@ -110,7 +113,7 @@ Expected<void, std::string> Node::open_store() {
     if (m_config.verify_state) {
         auto checked = check_state(*m_store, m_config.datadir);
         if (!checked) return unexpected(checked.error().message);
-        m_log << *checked << "\n";
+        log_line(log::Level::info, kNodeModule, *checked);
     }
     const chain::Genesis& chain = m_store->genesis();
     pool::Config& pool_config = m_config.pool;
@@ -200,8 +203,9 @@ void Node::make_application() {
         .on_rejected =
             [this](uint64_t height, std::string_view reason) {
                 m_metrics->on_proposal_rejected();
-                log_line("abci: rejected a proposal at height " + std::to_string(height) + ": " +
-                         std::string{reason} + "\n");
+                log_line(log::Level::warn, "abci",
+                         "rejected a proposal at height " + std::to_string(height) + ": " +
+                             std::string{reason});
             },
         .on_finalized = [this](uint64_t, int32_t round) { m_metrics->set_round(round); },
         .on_checked =
@@ -209,14 +213,15 @@ void Node::make_application() {
                 // Only blocks with transactions: an idle network makes an empty block per
                 // timeout_commit.
                 if (transactions == 0) return;
-                log_line("abci: " + std::string{call} + " height " + std::to_string(height) + ": " +
-                         std::to_string(transactions) + " txs, senders cached " +
-                         std::to_string(cached) + "/" + std::to_string(transactions) + "\n");
+                log_line(log::Level::info, "abci",
+                         std::string{call} + " height " + std::to_string(height) + ": " +
+                             std::to_string(transactions) + " txs, senders cached " +
+                             std::to_string(cached) + "/" + std::to_string(transactions));
             },
         .on_dropped = [this](const seal::Dropped& d) { on_dropped(d); },
         .on_state_sync =
             [this](std::string_view line) {
-                log_line("abci: state sync: " + std::string{line} + "\n");
+                log_line(log::Level::info, "abci", "state sync: " + std::string{line});
             },
     };
     m_app = std::make_unique<abci::ChainApp>(
@@ -224,17 +229,20 @@ void Node::make_application() {
         abci::ChainConfig{
             .max_proposal_txs = m_config.max_proposal_txs.value_or(SIZE_MAX),
             .coinbase = m_config.seal.coinbase,
-            .version = std::string{kClientVersion},
+            .version = version::client_version(),
             .retain_blocks = m_config.retain_blocks,
             .snapshots = m_snapshots.get(),
             .snapshot_interval = m_config.snapshot_interval,
             .snapshot_hooks =
                 {.written =
                      [this](const Expected<sync::Descriptor, sync::SnapshotError>& taken) {
-                         log_line(taken
-                                      ? "abci: snapshot of block " + std::to_string(taken->height) +
-                                            ", " + std::to_string(taken->chunks) + " chunks\n"
-                                      : "abci: snapshot failed: " + taken.error().message + "\n");
+                         if (taken)
+                             log_line(log::Level::info, "abci",
+                                      "snapshot of block " + std::to_string(taken->height) + ", " +
+                                          std::to_string(taken->chunks) + " chunks");
+                         else
+                             log_line(log::Level::error, "abci",
+                                      "snapshot failed: " + taken.error().message);
                      }}},
         std::move(observer));
 }
@@ -245,7 +253,7 @@ Expected<void, std::string> Node::start_consensus() {
         if (!endpoint) return unexpected(endpoint.error());
         m_comet = std::make_unique<cometbft::CometClient>(
             std::move(endpoint).value(), m_config.cometbft,
-            [this](std::string_view line) { log_line(std::string{line} + "\n"); });
+            [this](std::string_view line) { log_part_line(log::Level::info, line); });
         m_comet->start();
         // What the journal brought back is known to no other node yet (CometBFT's mempool is
         // not persisted): handed over like a new admission.
@@ -260,12 +268,12 @@ Expected<void, std::string> Node::start_consensus() {
             .address = m_config.abci,
             .on_call = [this](std::string_view call,
                               double ms) { m_metrics->on_abci_call(call, ms / 1000); }},
-        *m_app, [this](std::string_view line) { log_line(std::string{line} + "\n"); });
+        *m_app, [this](std::string_view line) { log_part_line(log::Level::info, line); });
     if (!server) return unexpected(server.error());
     m_abci = std::move(server).value();
-    log_line("barrel-node run: ABCI application on " + m_abci->address() +
-             (m_comet ? "; transactions handed to CometBFT at " + m_config.cometbft_rpc : "") +
-             "\n");
+    log_line(log::Level::info, kNodeModule,
+             "ABCI application on " + m_abci->address() +
+                 (m_comet ? "; transactions handed to CometBFT at " + m_config.cometbft_rpc : ""));
     return {};
 }
 
@@ -280,41 +288,62 @@ rpc::NetworkStatus Node::network_status() const {
     return status;
 }
 
-void Node::log_line(const std::string& line) {
-    std::lock_guard lock{m_log_mutex};
-    m_log << line << std::flush;
+void Node::log_line(log::Level level, std::string_view module, std::string_view message) {
+    m_log.write(level, module, message);
+}
+
+void Node::log_part_line(log::Level level, std::string_view line) {
+    const size_t colon = line.find(": ");
+    if (colon == std::string_view::npos)
+        log_line(level, kNodeModule, line);
+    else
+        log_line(level, line.substr(0, colon), line.substr(colon + 2));
 }
 
 void Node::on_committed(const seal::Sealed& s) {
     m_metrics->on_sealed(s);
     m_events.publish_block(s.result.number, s.result.hash);
-    const std::string line =
-        sealed_line(m_app ? "committed height" : "sealed block", s, m_cache->stats());
-    std::lock_guard lock{m_log_mutex};
+    const block::SenderCache::Stats cache = m_cache->stats();
+    const auto& t = s.result.times;
+    std::lock_guard lock{m_store_error_mutex};
     if (std::exchange(m_store_in_error, false))
-        m_log << "barrel-node run: the store resumed after its write error; sealing goes on\n";
-    m_log << line << std::flush;
+        log_line(log::Level::info, kNodeModule,
+                 "the store resumed after its write error; sealing goes on");
+    if (!m_log.enabled(log::Level::info)) return;
+    // The text's fields again as JSON members, for a log shipper to read without parsing text.
+    m_log.write(log::Level::info, kNodeModule,
+                sealed_line(m_app ? "committed height" : "sealed block", s, cache),
+                {{"height", uint64_t{s.result.number}},
+                 {"txs", uint64_t{s.result.transactions}},
+                 {"decode_ms", t.decode_ms},
+                 {"verify_ms", t.verify_ms},
+                 {"execute_ms", t.execute_ms},
+                 {"commit_ms", t.commit_ms},
+                 {"pool_pending", uint64_t{s.pool.pending}},
+                 {"pool_queued", uint64_t{s.pool.queued}},
+                 {"sender_cache_hits", uint64_t{cache.hits}},
+                 {"sender_cache_lookups", uint64_t{cache.hits + cache.misses}},
+                 {"hash", to_hex(s.result.hash)}});
 }
 
 void Node::on_seal_error(const pipeline::PipelineError& e) {
     m_metrics->on_seal_failed();
-    std::lock_guard lock{m_log_mutex};
-    m_log << "seal failed: " << pipeline::describe(e) << "\n";
+    std::lock_guard lock{m_store_error_mutex};
+    log_line(log::Level::error, kNodeModule, "seal failed: " + pipeline::describe(e));
     // A full disk: RocksDB refuses writes until it resumes, which the next commit tries.
     if (m_store->write_failed()) {
         m_store_in_error = true;
-        m_log << "barrel-node run: the store is in a write error; retrying in "
-              << m_config.seal.retry_interval.count() << " ms\n";
+        log_line(log::Level::warn, kNodeModule,
+                 "the store is in a write error; retrying in " +
+                     std::to_string(m_config.seal.retry_interval.count()) + " ms");
     }
-    m_log << std::flush;
 }
 
 void Node::on_dropped(const seal::Dropped& d) {
     m_metrics->on_dropped(d);
-    std::lock_guard lock{m_log_mutex};
-    m_log << "sealer: dropped transaction " << to_hex(d.transaction) << " from the pool ("
-          << pipeline::describe(d.error) << "); sealing the block without it\n"
-          << std::flush;
+    log_line(log::Level::warn, "seal",
+             "dropped transaction " + to_hex(d.transaction) + " from the pool (" +
+                 pipeline::describe(d.error) + "); sealing the block without it");
 }
 
 Expected<void, std::string> Node::start() {
@@ -326,11 +355,15 @@ Expected<void, std::string> Node::start() {
     m_rpc_node = std::make_unique<rpc::Node>(rpc::Node{
         .store = *m_store,
         .pool = *m_pool,
-        .client_version = std::string{kClientVersion},
+        .client_version = version::client_version(),
         .on_admitted =
-            [sealer, comet](std::span<const BytesView> admitted) {
+            [this, sealer, comet](std::span<const BytesView> admitted) {
                 if (sealer != nullptr) sealer->notify();
                 if (comet != nullptr) comet->broadcast(admitted);
+                if (m_log.enabled(log::Level::debug))
+                    log_line(log::Level::debug, "pool",
+                             "admitted " + std::to_string(admitted.size()) +
+                                 " transactions sent over JSON-RPC");
             },
         .network = comet ? std::function<rpc::NetworkStatus()>{[this] { return network_status(); }}
                          : std::function<rpc::NetworkStatus()>{},
@@ -342,23 +375,21 @@ Expected<void, std::string> Node::start() {
     if (m_sealer) m_sealing = std::thread{[sealer] { sealer->run(); }};
 
     const chain::Genesis& chain = m_store->genesis();
-    std::lock_guard lock{m_log_mutex};
-    m_log << "barrel-node run: chain " << chain.config.chain_id << ", head block "
-          << m_start_head.number << " " << to_hex(m_start_head.hash) << "; " << m_readmitted
-          << " of " << m_journaled << " journaled transactions re-admitted" << m_journal_note
-          << "\n"
-          << "barrel-node run: JSON-RPC on http://"
-          << HostPort{m_config.http.address, m_service->port()}.text() << "\n"
-          << std::flush;
+    log_line(log::Level::info, kNodeModule,
+             "chain " + std::to_string(chain.config.chain_id) + ", head block " +
+                 std::to_string(m_start_head.number) + " " + to_hex(m_start_head.hash) + "; " +
+                 std::to_string(m_readmitted) + " of " + std::to_string(m_journaled) +
+                 " journaled transactions re-admitted" + m_journal_note);
+    log_line(log::Level::info, kNodeModule,
+             "JSON-RPC on http://" + HostPort{m_config.http.address, m_service->port()}.text());
     return {};
 }
 
 int Node::wait() {
     int signal = 0;
     sigwait(&m_stop_signals, &signal);
-    std::lock_guard lock{m_log_mutex};
-    m_log << "barrel-node run: " << (signal == SIGINT ? "SIGINT" : "SIGTERM") << ", stopping\n"
-          << std::flush;
+    log_line(log::Level::info, kNodeModule,
+             std::string{signal == SIGINT ? "SIGINT" : "SIGTERM"} + ", stopping");
     return signal;
 }
 
@@ -379,16 +410,16 @@ Expected<void, std::string> Node::stop() {
     // nothing expired, nothing its sender cannot pay), synced.
     const std::string append_error = m_journal_writer->error();
     if (!append_error.empty())
-        m_log << "barrel-node run: appending to the journal failed while running: " << append_error
-              << "\n";
+        log_line(log::Level::error, kNodeModule,
+                 "appending to the journal failed while running: " + append_error);
     const auto pooled = m_pool->local();  // what peers gossiped, they hand again
     if (auto written = pool::write_journal(m_journal_path, pooled); !written)
         return unexpected("the pool could not be journaled: " + written.error());
     const store::Head h = m_store->head();
     m_store.reset();  // flushes, so the next open replays no log
-    m_log << "barrel-node run: stopped at block " << h.number << "; " << pooled.size()
-          << " pool transactions journaled\n"
-          << std::flush;
+    log_line(log::Level::info, kNodeModule,
+             "stopped at block " + std::to_string(h.number) + "; " + std::to_string(pooled.size()) +
+                 " pool transactions journaled");
     return {};
 }
 

@@ -27,6 +27,7 @@
 #include "abci/chain_app.hpp"
 #include "abci/server.hpp"
 #include "cometbft/rpc_client.hpp"
+#include "log/logger.hpp"
 #include "metrics/node_metrics.hpp"
 #include "rpc/events.hpp"
 #include "rpc/service.hpp"
@@ -79,6 +80,9 @@ struct NodeConfig {
     /// Before serving: sum the stored state's lattice afresh and refuse to start unless it is
     /// the head's state root (`--verify-state`, as `barrel-node verify`).
     bool verify_state{false};
+    /// The log lines written (`--log-level`) and how (`--log-format`).
+    log::Level log_level{log::Level::info};
+    log::Format log_format{log::Format::text};
 
     /// One thread per core reads and writes the connections, and as many run their calls: a
     /// request's serial parts (parsing, the pool's locked step, the response) then overlap
@@ -91,7 +95,8 @@ class Node {
 public:
     /// Opens the datadir and the pool, re-admitting the journal; serves nothing yet. First
     /// blocks SIGINT and SIGTERM in the calling thread, so that every thread started from here
-    /// on (the store's too) leaves them to wait(). Lines go to `log`.
+    /// on (the store's too) leaves them to wait(). Lines go to `log`, at the config's level and
+    /// in its format.
     static Expected<std::unique_ptr<Node>, std::string> open(NodeConfig config, std::ostream& log);
 
     /// Stops what stop() was not called for (after a failed start: nothing is rewritten).
@@ -128,18 +133,21 @@ private:
     /// Starts the ABCI server and the CometBFT client (run --abci).
     Expected<void, std::string> start_consensus();
     rpc::NetworkStatus network_status() const;
-    void log_line(const std::string& line);
+    /// A line of `module` at `level` (what the parts hand the node: "abci: …" is module abci).
+    void log_line(log::Level level, std::string_view module, std::string_view message);
+    /// A line a part wrote with its module in front ("abci: connection 3 …"), at `level`.
+    void log_part_line(log::Level level, std::string_view line);
     void on_seal_error(const pipeline::PipelineError& e);
     void on_dropped(const seal::Dropped& d);
     /// Ends the sealer's thread and the journal's appends (idempotent).
     void halt();
 
     NodeConfig m_config;
-    std::ostream& m_log;
-    std::mutex m_log_mutex;
+    log::Logger m_log;
+    std::mutex m_store_error_mutex;  ///< m_store_in_error and its lines, in order
     sigset_t m_stop_signals;
     std::string m_journal_path;
-    bool m_store_in_error{false};  ///< the sealer's thread alone: since a failed commit
+    bool m_store_in_error{false};  ///< since a failed commit
 
     std::unique_ptr<store::Store> m_store;
     store::Head m_start_head;

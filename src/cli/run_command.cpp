@@ -1,6 +1,7 @@
 // `barrel-node run`: the node service (docs/rpc.md). Its options bind straight into the node's
 // configuration (NodeConfig: the pool's, the sealer's and the HTTP server's structs), each
-// default the struct's own; the node itself (node.hpp) wires the library's parts together.
+// default the struct's own; the node itself (node.hpp) wires the library's parts together. The
+// same binding reads a config file (--config) and writes one (--dump-config).
 
 #include <barrel/cli/cli.hpp>
 #include <barrel/core/endpoint.hpp>
@@ -152,6 +153,27 @@ void bind_network(BoundOptions& o, NodeConfig& c) {
             {1, 1000});
 }
 
+/// --log-level and --log-format.
+void bind_log(BoundOptions& o, NodeConfig& c) {
+    o.value("--log-level", "LEVEL",
+            {"Lines written: error, warn, info or debug, each with those before it"},
+            std::string{log::name(c.log_level)}, [&c](const std::string& text) {
+                const auto level = log::parse_level(text);
+                if (!level) return "expected error, warn, info or debug, got " + squote(text);
+                c.log_level = *level;
+                return std::string{};
+            });
+    o.value("--log-format", "FORMAT",
+            {"text, or json: one JSON object per line (\"t\", \"lvl\", \"module\", \"msg\" and "
+             "the line's own members)"},
+            std::string{log::name(c.log_format)}, [&c](const std::string& text) {
+                const auto format = log::parse_format(text);
+                if (!format) return "expected text or json, got " + squote(text);
+                c.log_format = *format;
+                return std::string{};
+            });
+}
+
 /// Every option of `run`, bound into `c`.
 void bind_run_options(BoundOptions& o, NodeConfig& c) {
     o.value(
@@ -180,7 +202,17 @@ void bind_run_options(BoundOptions& o, NodeConfig& c) {
     bind_pool(o, c.pool);
     bind_server(o, c);
     bind_network(o, c);
+    bind_log(o, c);
 }
+
+/// What `run` takes besides its settings: where they come from, and whether to print them.
+const OptionSpec kConfigOption{
+    "--config", "FILE.toml",
+    "Settings from a TOML file: each key an option above without its dashes "
+    "(txpool-max-pending = 5000); an option given here overrides the file's"};
+const OptionSpec kDumpConfigOption{
+    "--dump-config", "",
+    "Print the settings (the file's, then the options given) as a --config file, and exit"};
 
 /// The options' specs, from a binding to the defaults (kept: the specs view its strings).
 const std::vector<OptionSpec>& run_option_specs() {
@@ -188,7 +220,10 @@ const std::vector<OptionSpec>& run_option_specs() {
     static BoundOptions bound;
     static const std::vector<OptionSpec> specs = [] {
         bind_run_options(bound, defaults);
-        return bound.specs();
+        auto all = bound.specs();
+        all.push_back(kConfigOption);
+        all.push_back(kDumpConfigOption);
+        return all;
     }();
     return specs;
 }
@@ -197,7 +232,19 @@ int run_handler(Context& ctx, const ParsedArgs& args) {
     NodeConfig config;
     BoundOptions bound;
     bind_run_options(bound, config);
+    if (const auto file = args.value(kConfigOption.name)) {
+        const std::string path{*file};
+        bound.apply_file(path, read_small_file(path, "config"));
+    }
     bound.apply(args);
+    if (args.has(kDumpConfigOption.name)) {
+        ctx.out << "# barrel-node run's settings (barrel-node run --config FILE reads them back)\n"
+                << bound.dump();
+        return kExitOk;
+    }
+    bound.check_required("run");
+    log::standard_error().set_level(config.log_level);
+    log::standard_error().set_format(config.log_format);
     config.http.threads = config.http.workers;
     config.http.status_page = !config.no_status_page;
     if (!config.cometbft_rpc.empty() && config.abci.empty())
@@ -244,6 +291,10 @@ Command run_command() {
             "admitted (re-admitted at the next start, also after a SIGKILL). SIGINT or SIGTERM:\n"
             "stop taking requests, finish the block in flight, rewrite the journal with the\n"
             "pool, exit 0.\n"
+            "Settings may come from a TOML file (--config FILE.toml, a key per option:\n"
+            "--dump-config prints one); an option on the command line overrides the file's.\n"
+            "Log lines (stderr) have a time, a level and a module; --log-format json writes\n"
+            "each as one JSON object.\n"
             "With --abci, the node is the application of a CometBFT node instead (DESIGN.md,\n"
             "\"Network\"; `barrel-node testnet` makes a local network): CometBFT decides every\n"
             "block, no sealer runs, and with --cometbft-rpc sent transactions are gossiped.",

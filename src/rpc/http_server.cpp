@@ -1,5 +1,6 @@
 #include "rpc/http_server.hpp"
 
+#include "log/logger.hpp"
 #include "rpc/connection.hpp"
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -18,9 +19,11 @@ void log_exception(const char* where) noexcept {
         try {
             throw;
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "rpc: %s: %s\n", where, e.what());
+            log::standard_error().write(log::Level::error, "rpc",
+                                        std::string{where} + ": " + e.what());
         } catch (...) {
-            std::fprintf(stderr, "rpc: %s: unknown exception\n", where);
+            log::standard_error().write(log::Level::error, "rpc",
+                                        std::string{where} + ": unknown exception");
         }
     } catch (...) {
     }

@@ -9,6 +9,7 @@
 #include <barrel/json/tx_json.hpp>
 
 #include "json/tx_writer.hpp"
+#include "log/logger.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/filters.hpp"
 #include "rpc/params.hpp"
@@ -16,7 +17,6 @@
 #include "rpc/subscriber.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <deque>
 #include <exception>
 #include <map>
@@ -1020,9 +1020,10 @@ Error crashed(const std::string& method) noexcept {
         try {
             throw;
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "rpc: %s failed: %s\n", method.c_str(), e.what());
+            log::standard_error().write(log::Level::error, "rpc", method + " failed: " + e.what());
         } catch (...) {
-            std::fprintf(stderr, "rpc: %s failed: unknown exception\n", method.c_str());
+            log::standard_error().write(log::Level::error, "rpc",
+                                        method + " failed: unknown exception");
         }
         return Error{code::internal_error, "method handler crashed"};
     } catch (...) {

@@ -26,6 +26,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -98,6 +99,7 @@ public:
     Node& operator=(const Node&) = delete;
 
     uint16_t port() const { return m_port; }
+    const std::string& log_path() const { return m_log; }
     std::string log() const {
         std::ifstream in{m_log};
         std::stringstream s;
@@ -357,4 +359,67 @@ TEST(cli_run_options, max_block_txs_bounds_a_block_and_a_full_one_is_sealed_at_o
         const json block = node.call("eth_getBlockByNumber", {n, false}).at("result");
         EXPECT_EQ(block.at("transactions").size(), 2u) << n;
     }
+}
+
+namespace {
+
+/// The lines of a file.
+std::vector<std::string> lines_in(const std::string& path) {
+    std::ifstream in{path};
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+}  // namespace
+
+TEST(cli_run_options, log_format_json_writes_every_line_as_one_object) {
+    Chain chain;
+    std::string log_path;
+    {
+        Node node{chain.datadir, {"--log-format", "json", "--log-level", "debug"}};
+        log_path = node.log_path();
+        EXPECT_TRUE(node.call("eth_sendRawTransaction", {chain.raw.at(0)}).contains("result"));
+        ASSERT_TRUE(node.wait_for_block(1)) << node.log();
+    }  // stopped: its stop lines are written too
+    const auto lines = lines_in(log_path);
+    ASSERT_GE(lines.size(), 5u);
+    std::set<std::string> levels;
+    std::optional<json> block;
+    for (const std::string& line : lines) {
+        const json record = json::parse(line, nullptr, false);
+        ASSERT_TRUE(record.is_object()) << line;
+        for (const char* member : {"t", "lvl", "module", "msg"})
+            EXPECT_TRUE(record.contains(member)) << member << " in " << line;
+        levels.insert(record.value("lvl", ""));
+        if (record.value("msg", "").starts_with("sealed block 1:")) block = record;
+    }
+    EXPECT_TRUE(levels.contains("debug"));  // the pool's admission line
+    ASSERT_TRUE(block) << "no line of block 1";
+    EXPECT_EQ(block->at("module"), "node");
+    EXPECT_EQ(block->at("height"), 1);
+    EXPECT_EQ(block->at("txs"), 1);
+    for (const char* stage : {"decode_ms", "verify_ms", "execute_ms", "commit_ms"})
+        EXPECT_TRUE(block->at(stage).is_number()) << stage;
+    const std::string hash = block->at("hash").get<std::string>();
+    EXPECT_EQ(hash.size(), 66u);
+    const json mined = Node{chain.datadir, {}}.call("eth_getBlockByNumber", {"0x1", false});
+    EXPECT_EQ(hash, mined.at("result").at("hash"));
+}
+
+TEST(cli_run_options, log_lines_have_a_time_a_level_and_a_module_and_info_leaves_out_debug) {
+    Chain chain;
+    std::string log_path;
+    {
+        Node node{chain.datadir, {}};
+        log_path = node.log_path();
+        EXPECT_TRUE(node.call("eth_sendRawTransaction", {chain.raw.at(0)}).contains("result"));
+        ASSERT_TRUE(node.wait_for_block(1)) << node.log();
+    }
+    const std::regex shape{
+        "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z (ERROR|WARN |INFO ) "
+        "[a-z-]+: .+"};
+    const auto lines = lines_in(log_path);
+    ASSERT_GE(lines.size(), 4u);
+    for (const std::string& line : lines) EXPECT_TRUE(std::regex_match(line, shape)) << line;
 }
