@@ -74,6 +74,9 @@ const std::map<std::string, std::string> kChosen = {
     {"snapshot-keep", "4"},
     {"log-level", "\"debug\""},
     {"log-format", "\"json\""},
+    {"http-cors-origins", "\"http://localhost:5173\""},
+    {"http-vhosts", "\"node.example\""},
+    {"no-status-page", "true"},
 };
 
 /// A TOML value as a command-line option: a string unquoted; a flag is given when true.
