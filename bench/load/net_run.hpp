@@ -30,7 +30,7 @@ struct NetworkMode {
     std::vector<App> apps;
     size_t runs{1};
     bool keep{false};
-    bool join{false};  ///< after each run, a full node joins by block sync (timed)
+    bool join{false};          ///< after each run, a full node joins by block sync (timed)
     TestnetSettings settings;  ///< app, genesis and node_args are filled per run
     std::optional<uint64_t> max_block_bytes;
     /// barrel-node run's arguments (as single words: "--txpool-max-pending=N"), without
