@@ -7,6 +7,7 @@
 #include "net_join.hpp"
 
 #include "common/args.hpp"
+#include "net_shared.hpp"
 #include "rpc_client.hpp"
 
 #include <thread>
@@ -14,10 +15,6 @@
 namespace barrel::load::net {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 /// The application's last committed height on `conn`'s node, as its CometBFT reports it.
 uint64_t app_height(HttpConnection& conn) {

@@ -17,13 +17,11 @@
 namespace barrel::load {
 
 using net::Clock;
+using net::seconds;
 using net::Shared;
 
 namespace {
 using bench::fail;
-
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
 }  // namespace
 
 // ---- The workloads ---------------------------------------------------------------------------

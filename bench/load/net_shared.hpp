@@ -15,6 +15,8 @@ namespace barrel::load::net {
 
 using Clock = std::chrono::steady_clock;
 
+inline double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
 /// What one node's watcher saw, per transaction and per height.
 struct NodeSeen {
     explicit NodeSeen(size_t n) : mined_time(n), mined_count(n, 0), mined_height(n, 0) {}

@@ -80,10 +80,12 @@ void summarise(const NetWorkload& w, const Shared& sh, Clock::time_point t0, Net
                 continue;
             }
             slowest = std::max(slowest, s->mined_time[i]);
-            if (s.get() == sh.seen.front().get()) ++r.txs_at_height[s->mined_height[i]];
             first_height = std::min(first_height, s->mined_height[i]);
             last_height = std::max(last_height, s->mined_height[i]);
         }
+        // Heights as node 0 saw them: a transaction has the same height on every node.
+        if (sh.seen.front()->mined_count[i] > 0)
+            ++r.txs_at_height[sh.seen.front()->mined_height[i]];
         if (!everywhere) {
             if (sh.outcome[i] == kAccepted) ++r.not_mined;
             continue;
