@@ -5,6 +5,7 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
@@ -71,7 +72,11 @@ protected:
     /// A signed transfer from generated account `i` at its current nonce (+ offset).
     Bytes transfer(size_t i, uint64_t nonce_offset = 0, u256 fee = 2'000'000'000) {
         const uint64_t nonce = store->account(account(i)).value().value().nonce;
-        return test::signed_transfer(kSeed, i, nonce + nonce_offset, fee);
+        return gen::signed_transfer({.key = gen::account_key(kSeed, i),
+                                     .to = account(i + 1),
+                                     .nonce = nonce + nonce_offset,
+                                     .fee_cap = fee,
+                                     .value = 5});
     }
 
     test::ScratchDir dir;
@@ -452,18 +457,8 @@ TEST_F(RpcMethods, a_batch_of_sends_is_admitted_together_and_answered_in_order) 
 }
 
 TEST_F(RpcMethods, rejections_carry_go_ethereums_messages) {
-    const Bytes low = [&] {
-        tx::Transaction t;
-        t.type = tx::TxType::dynamic_fee;
-        t.chain_id = 1;
-        t.nonce = 0;
-        t.max_fee_per_gas = 2'000'000'000;
-        t.gas_limit = 21'000;
-        t.to = account(1);
-        t.value = 1;
-        EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, 0)));
-        return tx::encode(t);
-    }();
+    const Bytes low = gen::signed_transfer(
+        {.key = gen::account_key(kSeed, 0), .to = account(1), .nonce = 0, .tip = 0});
     const auto nonce = store->account(account(0)).value().value().nonce;
     ASSERT_GT(nonce, 0u);
     EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(low)}),
@@ -623,15 +618,12 @@ TEST_F(RpcMethods, call_objects_are_read_as_go_ethereum_reads_them) {
 
 // Issue 29, finding 11: transactions without EIP-155 replay protection were accepted over RPC.
 TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed) {
-    tx::Transaction t;
-    t.type = tx::TxType::legacy;
-    t.nonce = store->account(account(2)).value().value().nonce;
-    t.max_fee_per_gas = t.max_priority_fee_per_gas = 2'000'000'000;
-    t.gas_limit = 21'000;
-    t.to = account(3);
-    t.value = 5;
-    ASSERT_TRUE(tx::sign(t, gen::account_key(kSeed, 2)));  // no chain id: pre-EIP-155
-    const Bytes raw = tx::encode(t);
+    const Bytes raw = gen::signed_transfer({.key = gen::account_key(kSeed, 2),
+                                            .to = account(3),
+                                            .nonce = store->account(account(2)).value()->nonce,
+                                            .type = tx::TxType::legacy,
+                                            .chain_id = std::nullopt,  // pre-EIP-155
+                                            .value = 5});
     ASSERT_FALSE(tx::decode(raw).value().chain_id.has_value());
     const auto refused = std::make_pair(
         code::server_error,

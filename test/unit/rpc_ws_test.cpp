@@ -5,6 +5,7 @@
 // connection is held busy through the before_call seam, so no test waits on timing.
 
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
@@ -158,7 +159,10 @@ protected:
     Address account(size_t i) const { return *tx::address_of(gen::account_key(kWsSeed, i)); }
     Bytes transfer(size_t i) {
         const auto nonce = store->account(account(i)).value().value_or(state::Account{}).nonce;
-        return test::signed_transfer(kWsSeed, i, nonce);
+        return gen::signed_transfer({.key = gen::account_key(kWsSeed, i),
+                                     .to = account(i + 1),
+                                     .nonce = nonce,
+                                     .value = 5});
     }
 
     test::ScratchDir dir;
