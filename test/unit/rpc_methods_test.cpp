@@ -11,6 +11,7 @@
 #include <barrel/store/store.hpp>
 
 #include "http_client.hpp"
+#include "node_parts.hpp"
 #include "rlp_build.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/service.hpp"
@@ -27,15 +28,10 @@ class RpcMethods : public ::testing::Test {
 protected:
     RpcMethods()
         : workload{test::generate_or_throw(
-              {.seed = kSeed, .blocks = 2, .txs = 20, .accounts = 10, .mix = gen::Mix::mixed})} {
-        store = store::Store::init(dir.path() / "d", workload.genesis).value();
-        pipeline::Pipeline p{*store, {}};
-        for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
-        pool.emplace(pool::Config{.chain_id = 1,
-                                  .base_fee = workload.genesis.config.base_fee,
-                                  .block_gas_limit = workload.genesis.gas_limit},
-                     *store, nullptr);
-        node.emplace(Node{*store, *pool, "barrel/test"});
+              {.seed = kSeed, .blocks = 2, .txs = 20, .accounts = 10, .mix = gen::Mix::mixed})},
+          parts{store::Store::init(dir.path() / "d", workload.genesis).value()} {
+        parts.import(workload.blocks);
+        node.emplace(Node{*parts.store, parts.pool, "barrel/test"});
         service.emplace(*node, Limits{}, HttpOptions{.port = 0});
         EXPECT_TRUE(service->start().has_value());
         client.emplace(service->port());
@@ -71,7 +67,7 @@ protected:
 
     /// A signed transfer from generated account `i` at its current nonce (+ offset).
     Bytes transfer(size_t i, uint64_t nonce_offset = 0, u256 fee = 2'000'000'000) {
-        const uint64_t nonce = store->account(account(i)).value().value().nonce;
+        const uint64_t nonce = parts.store->account(account(i)).value().value().nonce;
         return gen::signed_transfer({.key = gen::account_key(kSeed, i),
                                      .to = account(i + 1),
                                      .nonce = nonce + nonce_offset,
@@ -81,8 +77,7 @@ protected:
 
     test::ScratchDir dir;
     gen::Workload workload;
-    std::unique_ptr<store::Store> store;
-    std::optional<pool::Pool> pool;
+    test::NodeParts parts;
     std::optional<Node> node;
     std::optional<Service> service;
     std::optional<test::Client> client;
@@ -104,7 +99,7 @@ TEST_F(RpcMethods, chain_and_node_facts) {
 }
 
 TEST_F(RpcMethods, balances_and_nonces_of_the_head_state) {
-    const auto a = store->account(account(0)).value().value();
+    const auto a = parts.store->account(account(0)).value().value();
     EXPECT_EQ(result("eth_getBalance", {to_hex(account(0)), "latest"}), to_hex_quantity(a.balance));
     EXPECT_EQ(result("eth_getBalance", {to_hex(account(0))}), to_hex_quantity(a.balance));
     EXPECT_EQ(result("eth_getBalance", {to_hex(account(0)), "0x2"}), to_hex_quantity(a.balance));
@@ -128,7 +123,7 @@ TEST_F(RpcMethods, balances_and_nonces_of_the_head_state) {
 }
 
 TEST_F(RpcMethods, blocks_by_number_and_hash) {
-    const json header = store->header(2).value().value();
+    const json header = parts.store->header(2).value().value();
     const json latest = result("eth_getBlockByNumber", {"latest", false});
     EXPECT_EQ(latest["number"], "0x2");
     EXPECT_EQ(latest["hash"], header["hash"]);
@@ -199,7 +194,7 @@ TEST_F(RpcMethods, send_raw_transaction_admits_to_the_pool) {
     EXPECT_EQ(pooled["blockNumber"], nullptr);
     EXPECT_EQ(pooled["from"], to_hex(account(0)));
     EXPECT_EQ(result("eth_getTransactionReceipt", {hash}), nullptr);
-    const auto nonce = store->account(account(0)).value().value().nonce;
+    const auto nonce = parts.store->account(account(0)).value().value().nonce;
     EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "pending"}),
               to_hex_quantity(nonce + 1));
     EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "latest"}),
@@ -453,13 +448,13 @@ TEST_F(RpcMethods, a_batch_of_sends_is_admitted_together_and_answered_in_order) 
     EXPECT_EQ(out[3]["error"]["code"], code::invalid_params);
     EXPECT_EQ(out[4]["error"]["message"], "the method nope does not exist/is not available");
     EXPECT_EQ(out[4]["error"]["code"], code::method_not_found);
-    EXPECT_EQ(pool->status().pending, 3u);
+    EXPECT_EQ(parts.pool.status().pending, 3u);
 }
 
 TEST_F(RpcMethods, rejections_carry_go_ethereums_messages) {
     const Bytes low = gen::signed_transfer(
         {.key = gen::account_key(kSeed, 0), .to = account(1), .nonce = 0, .tip = 0});
-    const auto nonce = store->account(account(0)).value().value().nonce;
+    const auto nonce = parts.store->account(account(0)).value().value().nonce;
     ASSERT_GT(nonce, 0u);
     EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(low)}),
               std::make_pair(code::server_error, "nonce too low: next nonce " +
@@ -488,7 +483,7 @@ TEST_F(RpcMethods, estimate_gas_and_call) {
         {.function = exec::DagFunction::user_balance, .user = user, .to = {}, .amount = 0});
     const json out =
         result("eth_call", {{{"to", to_hex(exec::kDagTransferAddress)}, {"data", to_hex(data)}}});
-    const auto balance = store->user(user).value();
+    const auto balance = parts.store->user(user).value();
     ASSERT_TRUE(balance.has_value());
     EXPECT_EQ(out, to_hex(exec::encode_return(exec::DagCode::ok, *balance)));
     EXPECT_EQ(error("eth_call", {{{"to", "0x12"}}}).first, code::invalid_params);
@@ -618,12 +613,13 @@ TEST_F(RpcMethods, call_objects_are_read_as_go_ethereum_reads_them) {
 
 // Issue 29, finding 11: transactions without EIP-155 replay protection were accepted over RPC.
 TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed) {
-    const Bytes raw = gen::signed_transfer({.key = gen::account_key(kSeed, 2),
-                                            .to = account(3),
-                                            .nonce = store->account(account(2)).value()->nonce,
-                                            .type = tx::TxType::legacy,
-                                            .chain_id = std::nullopt,  // pre-EIP-155
-                                            .value = 5});
+    const Bytes raw =
+        gen::signed_transfer({.key = gen::account_key(kSeed, 2),
+                              .to = account(3),
+                              .nonce = parts.store->account(account(2)).value()->nonce,
+                              .type = tx::TxType::legacy,
+                              .chain_id = std::nullopt,  // pre-EIP-155
+                              .value = 5});
     ASSERT_FALSE(tx::decode(raw).value().chain_id.has_value());
     const auto refused = std::make_pair(
         code::server_error,
@@ -642,7 +638,7 @@ TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed)
     ASSERT_EQ(answers.size(), 2u);
     EXPECT_EQ(answers[0]["error"]["message"], refused.second);
     EXPECT_TRUE(answers[1].contains("result")) << answers.dump();
-    EXPECT_FALSE(pool->find(tx::hash_of(raw), UINT64_MAX));  // the pool as it is now
+    EXPECT_FALSE(parts.pool.find(tx::hash_of(raw), UINT64_MAX));  // the pool as it is now
     // --rpc-allow-unprotected-txs: admitted like any other.
     node->allow_unprotected_txs = true;
     EXPECT_EQ(result("eth_sendRawTransaction", {to_hex(raw)}), to_hex(tx::hash_of(raw)));
@@ -719,7 +715,7 @@ TEST_F(RpcMethods, a_batch_is_answered_as_if_its_calls_ran_in_order) {
     const Bytes raw = transfer(3);
     const std::string hash = to_hex(tx::hash_of(raw));
     const std::string from = to_hex(account(3));
-    const auto nonce = store->account(account(3)).value().value().nonce;
+    const auto nonce = parts.store->account(account(3)).value().value().nonce;
     const json out = json::parse(send(json::array({
                                                       {{"jsonrpc", "2.0"},
                                                        {"id", 1},
@@ -776,7 +772,7 @@ TEST_F(RpcMethods, ids_are_echoed_as_sent) {
 TEST_F(RpcMethods, a_call_that_throws_is_answered_32603_and_the_rest_are_served) {
     // A node of its own whose hook is set before its threads start (ThreadSanitizer sees no
     // order through the socket between a later write and the workers' reads).
-    Node throwing{*store, *pool, "barrel/test"};
+    Node throwing{*parts.store, parts.pool, "barrel/test"};
     throwing.before_call = [](const Call& call) {
         if (call.method == "eth_chainId" || call.method == "eth_sendRawTransaction")
             throw std::bad_alloc{};

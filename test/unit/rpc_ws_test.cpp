@@ -12,6 +12,7 @@
 #include <barrel/tx/transaction.hpp>
 
 #include "http_client.hpp"
+#include "node_parts.hpp"
 #include "rpc/service.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -117,17 +118,12 @@ private:
 class RpcWs : public ::testing::Test {
 protected:
     RpcWs()
-        : workload{
-              test::generate_or_throw({.seed = kWsSeed, .blocks = 4, .txs = 4, .accounts = 6})} {
-        store = store::Store::init(dir.path() / "d", workload.genesis).value();
-        pipeline::Pipeline p{*store, {}};
-        for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
-        pool.emplace(pool::Config{.chain_id = 1,
-                                  .base_fee = workload.genesis.config.base_fee,
-                                  .block_gas_limit = workload.genesis.gas_limit},
-                     *store, nullptr);
-        node.emplace(Node{.store = *store,
-                          .pool = *pool,
+        : workload{test::generate_or_throw(
+              {.seed = kWsSeed, .blocks = 4, .txs = 4, .accounts = 6})},
+          parts{store::Store::init(dir.path() / "d", workload.genesis).value()} {
+        parts.import(workload.blocks);
+        node.emplace(Node{.store = *parts.store,
+                          .pool = parts.pool,
                           .client_version = "barrel/test",
                           .before_call = [this](const Call& c) { gate.before(c); },
                           .events = &events});
@@ -158,7 +154,8 @@ protected:
 
     Address account(size_t i) const { return *tx::address_of(gen::account_key(kWsSeed, i)); }
     Bytes transfer(size_t i) {
-        const auto nonce = store->account(account(i)).value().value_or(state::Account{}).nonce;
+        const auto nonce =
+            parts.store->account(account(i)).value().value_or(state::Account{}).nonce;
         return gen::signed_transfer({.key = gen::account_key(kWsSeed, i),
                                      .to = account(i + 1),
                                      .nonce = nonce,
@@ -167,8 +164,7 @@ protected:
 
     test::ScratchDir dir;
     gen::Workload workload;
-    std::unique_ptr<store::Store> store;
-    std::optional<pool::Pool> pool;
+    test::NodeParts parts;
     Events events;
     Gate gate;
     std::optional<Node> node;

@@ -10,6 +10,7 @@
 #include <barrel/seal/sealer.hpp>
 #include <barrel/store/store.hpp>
 
+#include "node_parts.hpp"
 #include "store/testing.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -29,25 +30,10 @@ namespace {
 
 constexpr uint64_t kSeed = 11;
 
-/// A node's parts for sealing: datadir, cache, pipeline, pool.
-struct Node {
-    explicit Node(const std::filesystem::path& path, const chain::Genesis& genesis)
-        : store{store::Store::init(path, genesis).value()},
-          pipeline{*store,
-                   [&] {
-                       pipeline::Config c;
-                       c.sender_cache = &cache;
-                       return c;
-                   }()},
-          pool{pool::Config{.chain_id = genesis.config.chain_id,
-                            .base_fee = genesis.config.base_fee,
-                            .block_gas_limit = genesis.gas_limit},
-               *store, &cache} {}
-
-    block::SenderCache cache{4096};
-    std::unique_ptr<store::Store> store;
-    pipeline::Pipeline pipeline;
-    pool::Pool pool;
+/// A node's parts for sealing, over a new datadir at `path`.
+struct Node : test::NodeParts {
+    Node(const std::filesystem::path& path, const chain::Genesis& genesis)
+        : NodeParts{store::Store::init(path, genesis).value()} {}
 };
 
 /// A fixed clock: time moves only when a test says so.
