@@ -8,6 +8,7 @@
 // (--report-only: 0 once measured).
 
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
 
@@ -352,17 +353,13 @@ int run(const Args& a) {
             const bool send = round % 4 == 0;
             std::string raw;
             if (send) {
-                tx::Transaction t;
-                t.type = tx::TxType::dynamic_fee;
-                t.chain_id = genesis->config.chain_id;
-                t.nonce = nonce;
-                t.max_fee_per_gas = genesis->config.base_fee + 10'000'000'000ull;
-                t.max_priority_fee_per_gas = 5'000'000'000ull;
-                t.gas_limit = 21'000;
-                t.to = recipients.front();
-                t.value = 1;
-                if (!tx::sign(t, key)) throw bench::Failure{1, "cannot sign"};
-                raw = to_hex(tx::encode(t));
+                raw = to_hex(
+                    gen::signed_transfer({.key = key,
+                                          .to = recipients.front(),
+                                          .nonce = nonce,
+                                          .chain_id = genesis->config.chain_id,
+                                          .fee_cap = genesis->config.base_fee + 10'000'000'000ull,
+                                          .tip = 5'000'000'000ull}));
             }
             const auto t0 = Clock::now();
             try {

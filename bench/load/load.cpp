@@ -2,6 +2,7 @@
 
 #include <barrel/core/hex.hpp>
 #include <barrel/core/uint256.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/gen/workload.hpp>
 #include <barrel/tx/transaction.hpp>
 
@@ -56,25 +57,24 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
     std::vector<std::string> raw(n);
     w.hashes.resize(n);
     w.sizes.resize(n);
-    std::atomic<bool> sign_failed{false};
     for_each_index(n, true, [&](size_t i) {
         const size_t s = sender_of(i, config.senders);
-        tx::Transaction& t = txs[i];
-        t.type = tx::TxType::legacy;
-        t.chain_id = chain_id;
-        t.nonce = w.start_nonces[s] + nonce_offset_of(i, config.senders);
-        t.max_fee_per_gas = t.max_priority_fee_per_gas = u256{config.gas_price_gwei} * kGwei;
-        t.gas_limit = kTransferGas;
         const Address& to = recipients[i % recipients.size()];
-        t.to = to == w.senders[s] ? recipients[(i + 1) % recipients.size()] : to;
-        t.value = kGwei;
-        if (!tx::sign(t, keys[s])) sign_failed.store(true, std::memory_order_relaxed);
-        const Bytes encoding = tx::encode(t);
+        // A generated key is a valid secret (gen re-hashes until it is): signing cannot fail.
+        txs[i] = gen::sign_transfer(
+            {.key = keys[s],
+             .to = to == w.senders[s] ? recipients[(i + 1) % recipients.size()] : to,
+             .nonce = w.start_nonces[s] + nonce_offset_of(i, config.senders),
+             .type = tx::TxType::legacy,
+             .chain_id = chain_id,
+             .fee_cap = u256{config.gas_price_gwei} * kGwei,
+             .gas = kTransferGas,
+             .value = kGwei});
+        const Bytes encoding = tx::encode(txs[i]);
         w.hashes[i] = tx::hash_of(encoding);
         w.sizes[i] = static_cast<uint32_t>(encoding.size());
         raw[i] = to_hex(encoding);
     });
-    if (sign_failed.load()) fail("internal: signing failed");
     for (const auto& t : txs)
         if (!w.recover_loop.add(t)) break;
     w.index_of = HashIndex{w.hashes};

@@ -4,6 +4,7 @@
 /// run measures the same bytes. Header only; each benchmark file builds what it needs once.
 
 #include <barrel/core/keccak.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/rlp/encode.hpp>
 #include <barrel/tx/transaction.hpp>
 
@@ -34,19 +35,15 @@ inline Hash sender_key(uint64_t i) {
 /// A signed value transfer on chain 1: a legacy EIP-155 transaction (110 bytes, like the
 /// EIP-155 example) or, if `dynamic_fee`, an EIP-1559 one with an empty access list.
 inline Bytes signed_transfer(uint64_t sender, uint64_t nonce, bool dynamic_fee) {
-    tx::Transaction t;
-    t.type = dynamic_fee ? tx::TxType::dynamic_fee : tx::TxType::legacy;
-    t.chain_id = 1;
-    t.nonce = nonce;
-    t.max_fee_per_gas = 20'000'000'000ull;
-    t.max_priority_fee_per_gas = dynamic_fee ? u256{1'000'000'000} : t.max_fee_per_gas;
-    t.gas_limit = 21'000;
     Address to;
     for (size_t b = 0; b < to.size(); ++b) to[b] = static_cast<uint8_t>(0x35 + sender + b);
-    t.to = to;
-    t.value = 1'000'000'000'000'000'000ull;
-    if (!tx::sign(t, sender_key(sender))) std::abort();
-    return tx::encode(t);
+    return gen::signed_transfer({.key = sender_key(sender),
+                                 .to = to,
+                                 .nonce = nonce,
+                                 .type = dynamic_fee ? tx::TxType::dynamic_fee : tx::TxType::legacy,
+                                 .fee_cap = 20'000'000'000ull,
+                                 .tip = 1'000'000'000,
+                                 .value = 1'000'000'000'000'000'000ull});
 }
 
 /// `count` signed transfers from 100 senders, alternating legacy and EIP-1559.

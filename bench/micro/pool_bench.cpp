@@ -13,6 +13,7 @@
 // instructions`), which recovery does not make noisy.
 
 #include <barrel/block/sender_cache.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/state/state.hpp>
 
@@ -46,17 +47,9 @@ struct PoolFixture {
             if (!address) std::abort();
             state.set_account(*address, state::Account{0, u256{1} << 100});
         }
-        for (uint64_t s = kSenders; s < kSenders + kFillers; ++s) {
-            tx::Transaction t;
-            t.type = tx::TxType::legacy;
-            t.chain_id = 1;
-            t.max_fee_per_gas = t.max_priority_fee_per_gas = 1;
-            t.gas_limit = 21'000;
-            t.to = Address{};
-            t.value = 1;
-            if (!tx::sign(t, bench::sender_key(s))) std::abort();
-            fillers.push_back(tx::encode(t));
-        }
+        for (uint64_t s = kSenders; s < kSenders + kFillers; ++s)
+            fillers.push_back(gen::signed_transfer(
+                {.key = bench::sender_key(s), .type = tx::TxType::legacy, .fee_cap = 1}));
     }
 };
 

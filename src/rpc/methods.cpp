@@ -8,18 +8,17 @@
 #include <barrel/json/conventions.hpp>
 #include <barrel/json/tx_json.hpp>
 
-#include "json/tx_writer.hpp"
-#include "log/logger.hpp"
+#include "rpc/context.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/filters.hpp"
+#include "rpc/method_table.hpp"
 #include "rpc/params.hpp"
 #include "rpc/raw_tx_errors.hpp"
+#include "rpc/simulate.hpp"
 #include "rpc/subscriber.hpp"
 
 #include <algorithm>
 #include <deque>
-#include <exception>
-#include <map>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -65,82 +64,6 @@ private:
 };
 
 namespace {
-
-using Result = Expected<json, Error>;
-
-Unexpected<Error> server_error(std::string message) {
-    return unexpected(Error{code::server_error, std::move(message)});
-}
-
-Unexpected<Error> store_failure(const store::StoreError& e) {
-    return unexpected(Error{code::internal_error, "store: " + e.message});
-}
-
-Unexpected<Error> state_failure(const state::ReadError& e) {
-    return unexpected(Error{code::internal_error, "state: " + e.message});
-}
-
-/// A store query's value, or the call's error.
-template <class T>
-Expected<T, Error> stored(Expected<T, store::StoreError> v) {
-    if (!v) return store_failure(v.error());
-    return std::move(v).value();
-}
-
-/// What the handlers of one request share: the node, and one snapshot of the store that every
-/// read of the request goes through, so that a request never sees two heads.
-struct Context {
-    Node& node;
-    const store::Snapshot& view;
-    FeeHistoryCache* fee_cache{nullptr};
-    Filters* filters{nullptr};
-    /// The connection's, for eth_subscribe; none over HTTP.
-    Subscriber* subscriber{nullptr};
-
-    const exec::ChainConfig& config() const { return node.store.genesis().config; }
-    const u256& base_fee() const { return config().base_fee; }
-};
-
-/// The number of a block reference, or nullopt if there is no such block (a number past the
-/// head, an unknown hash).
-Expected<std::optional<uint64_t>, Error> block_number(const Context& c, const BlockRef& ref) {
-    switch (ref.kind) {
-        case BlockRef::Kind::latest:
-        case BlockRef::Kind::pending: return std::optional<uint64_t>{c.view.head().number};
-        case BlockRef::Kind::earliest: return std::optional<uint64_t>{c.view.earliest()};
-        case BlockRef::Kind::number:
-            if (ref.number > c.view.head().number) return std::optional<uint64_t>{};
-            return std::optional<uint64_t>{ref.number};
-        case BlockRef::Kind::hash: return stored(c.view.block_number(ref.hash));
-    }
-    return std::optional<uint64_t>{};
-}
-
-/// The node keeps the state of its head only: a state query names the head or fails.
-Expected<void, Error> require_head_state(const Context& c, const BlockRef& ref) {
-    auto n = block_number(c, ref);
-    if (!n) return unexpected(n.error());
-    if (!*n) return server_error("header not found");
-    if (**n != c.view.head().number)
-        return server_error("historical state is not available: block " + std::to_string(**n) +
-                            " (the node keeps the state of its head, block " +
-                            std::to_string(c.view.head().number) + ")");
-    return {};
-}
-
-/// A block a read names must exist (go-ethereum's words when it does not).
-Expected<void, Error> require_block(const Context& c, const BlockRef& ref) {
-    auto n = block_number(c, ref);
-    if (!n) return unexpected(n.error());
-    if (!*n) return server_error("header not found");
-    return {};
-}
-
-Expected<state::Account, Error> account_of(const Context& c, const Address& a) {
-    auto account = c.view.account(a);
-    if (!account) return state_failure(account.error());
-    return account->value_or(state::Account{});
-}
 
 // ---- Methods ---------------------------------------------------------------------------------
 
@@ -234,224 +157,6 @@ Result get_storage_at(Context& c, Address, StorageKey, std::optional<BlockRef> b
     if (auto known = require_block(c, block.value_or(BlockRef{})); !known)
         return unexpected(known.error());
     return json_bytes(Hash{});
-}
-
-/// A call object (eth_call, eth_estimateGas) as an unsigned transaction, and its sender.
-struct CallTx {
-    tx::Transaction tx;  ///< fees as given (legacy with gasPrice, or EIP-1559's two caps)
-    Bytes data;
-    Address from;
-    bool gas_given{false};  ///< "gas" was set (0 included: go-ethereum takes it as given)
-};
-
-/// go-ethereum's words for an address in an error (common.Address.Hex: EIP-55 mixed case).
-std::string checksummed(const Address& a) {
-    std::string hex = to_hex(a);  // "0x" + lower case
-    const Hash h = keccak256(as_bytes(std::string_view{hex}.substr(2)));
-    for (size_t i = 0; i < 40; ++i) {
-        const uint8_t nibble = (h[i / 2] >> (i % 2 == 0 ? 4 : 0)) & 0xf;
-        char& c = hex[2 + i];
-        if (c >= 'a' && c <= 'f' && nibble >= 8) c = static_cast<char>(c - 'a' + 'A');
-    }
-    return hex;
-}
-
-/// A call object's members as given (go-ethereum's TransactionArgs): what eth_call and
-/// eth_estimateGas decode before they check how the members go together (call_tx).
-struct CallObject {
-    std::optional<Address> from, to;
-    std::optional<uint64_t> gas, chain_id;
-    std::optional<u256> value, gas_price, max_fee, max_priority_fee;
-    std::optional<Bytes> data, input;
-
-    static Expected<CallObject, std::string> read(const json& object);
-};
-
-/// Reads one member of a call object into `out`; the error is the reason ("gas: …").
-Expected<void, std::string> read_call_member(CallObject& out, const std::string& key,
-                                             const json& value) {
-    auto fail = [&](const std::string& why) { return unexpected(key + ": " + why); };
-    if (key == "from" || key == "to") {
-        auto bytes = parse_data(value);
-        if (!bytes || bytes->size() != 20) return fail(bytes ? "want 20 bytes" : bytes.error());
-        (key == "from" ? out.from : out.to) = Address::from_view(*bytes);
-    } else if (key == "gas" || key == "chainId" || key == "nonce" || key == "type") {
-        auto v = parse_quantity(value, 64);
-        if (!v) return fail(v.error());
-        if (key == "gas") out.gas = static_cast<uint64_t>(*v);
-        if (key == "chainId") out.chain_id = static_cast<uint64_t>(*v);
-    } else if (key == "gasPrice" || key == "maxFeePerGas" || key == "maxPriorityFeePerGas" ||
-               key == "value") {
-        auto v = parse_quantity(value, 256);
-        if (!v) return fail(v.error());
-        (key == "value"          ? out.value
-         : key == "gasPrice"     ? out.gas_price
-         : key == "maxFeePerGas" ? out.max_fee
-                                 : out.max_priority_fee) = *v;
-    } else if (key == "data" || key == "input") {
-        auto v = parse_data(value);
-        if (!v) return fail(v.error());
-        (key == "data" ? out.data : out.input) = std::move(*v);
-    }
-    // Other members (accessList, …) do not change what barrel computes.
-    return {};
-}
-
-Expected<CallObject, std::string> CallObject::read(const json& object) {
-    if (!object.is_object()) return unexpected(std::string{"want a call object"});
-    CallObject out;
-    for (const auto& [key, value] : object.items()) {
-        if (value.is_null()) continue;
-        if (auto member = read_call_member(out, key, value); !member)
-            return unexpected(std::move(member.error()));
-    }
-    return out;
-}
-
-/// A call object as an unsigned transaction, as go-ethereum's TransactionArgs makes one for
-/// eth_call and eth_estimateGas: the errors of its CallDefaults and of its data/input rule, in
-/// its words (-32000).
-Expected<CallTx, Error> call_tx(CallObject object, const exec::ChainConfig& config) {
-    if (object.chain_id && *object.chain_id != config.chain_id)
-        return server_error(
-            "chainId does not match node's (have=" + std::to_string(*object.chain_id) +
-            ", want=" + std::to_string(config.chain_id) + ")");
-    if (object.data && object.input && *object.data != *object.input)
-        return server_error(
-            R"(both "data" and "input" are set and not equal. Please use "input" to pass )"
-            "transaction call data");
-    if (object.gas_price && (object.max_fee || object.max_priority_fee))
-        return server_error("both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified");
-    CallTx out;
-    tx::Transaction& t = out.tx;
-    out.from = object.from.value_or(Address{});
-    t.to = object.to;
-    t.value = object.value.value_or(0);
-    out.gas_given = object.gas.has_value();
-    t.gas_limit = object.gas.value_or(0);
-    if (object.max_fee || object.max_priority_fee) {
-        t.type = tx::TxType::dynamic_fee;
-        t.max_fee_per_gas = object.max_fee.value_or(0);
-        t.max_priority_fee_per_gas = object.max_priority_fee.value_or(0);
-    } else {
-        t.type = tx::TxType::legacy;
-        t.max_fee_per_gas = t.max_priority_fee_per_gas = object.gas_price.value_or(0);
-    }
-    if (object.input)
-        out.data = std::move(*object.input);
-    else if (object.data)
-        out.data = std::move(*object.data);
-    t.data = out.data;
-    return out;
-}
-
-/// Which method simulates a call: they word gas below the intrinsic gas differently.
-enum class Simulation : uint8_t { call, estimate };
-
-/// Runs a call as the only transaction of a block on the head, at `gas`, with the sender's nonce,
-/// by the same executor as every block; nothing is committed. First the checks go-ethereum's
-/// state transition makes of a message, in its order and words: fee caps, funds for gas × fee
-/// cap + value, intrinsic gas (for an estimate: "gas required exceeds allowance"), init code.
-/// Fees all zero mean no base fee (go-ethereum's NoBaseFee for calls).
-Expected<exec::Receipt, Error> simulate(Context& c, const CallTx& call, uint64_t gas,
-                                        Simulation kind) {
-    auto account = account_of(c, call.from);
-    if (!account) return unexpected(account.error());
-    tx::Transaction t = call.tx;
-    t.data = call.data;
-    t.gas_limit = gas;
-    t.chain_id = c.config().chain_id;
-    t.nonce = account->nonce;
-    t.r = t.s = 1;  // never checked: the sender is given
-    exec::ChainConfig config = c.config();
-    const bool priced = t.max_fee_per_gas != 0 || t.max_priority_fee_per_gas != 0;
-    if (!priced) config.base_fee = 0;
-    const std::string from = checksummed(call.from);
-    if (t.max_priority_fee_per_gas > t.max_fee_per_gas)
-        return server_error("max priority fee per gas higher than max fee per gas: address " +
-                            from +
-                            ", maxPriorityFeePerGas: " + to_decimal(t.max_priority_fee_per_gas) +
-                            ", maxFeePerGas: " + to_decimal(t.max_fee_per_gas));
-    if (t.max_fee_per_gas < config.base_fee)
-        return server_error("max fee per gas less than block base fee: address " + from +
-                            ", maxFeePerGas: " + to_decimal(t.max_fee_per_gas) +
-                            ", baseFee: " + to_decimal(config.base_fee));
-    // In 512 bits: gas × fee cap may not fit 256, and then no balance covers it.
-    const u512 want = u512{gas} * u512{t.max_fee_per_gas} + u512{t.value};
-    if (u512{account->balance} < want)
-        return server_error("insufficient funds for gas * price + value: address " + from +
-                            " have " + to_decimal(account->balance) + " want " + want.str());
-    const uint64_t intrinsic = tx::intrinsic_gas(t);
-    if (gas < intrinsic) {
-        if (kind == Simulation::estimate)
-            return server_error("gas required exceeds allowance (" + std::to_string(gas) + ")");
-        return server_error("intrinsic gas too low: have " + std::to_string(gas) + ", want " +
-                            std::to_string(intrinsic));
-    }
-    if (t.is_creation() && t.data.size() > tx::kMaxInitCodeSize)
-        return server_error("max initcode size exceeded: code size " +
-                            std::to_string(t.data.size()) + " limit " +
-                            std::to_string(tx::kMaxInitCodeSize));
-    const Bytes encoding = tx::encode(t);
-    block::Header h;
-    h.parent_hash = c.view.head().hash;
-    h.number = c.view.head().number + 1;
-    h.gas_limit = std::max(c.node.store.genesis().gas_limit, gas);
-    h.chain_id = c.config().chain_id;
-    const BytesView views[] = {encoding};
-    auto block = block::decode_block(block::encode_block(h, views), false);
-    if (!block) return server_error("invalid call: " + block::describe(block.error()));
-    block->senders = {call.from};
-    // A call's state root is never read: no commitment is computed.
-    auto outcome = exec::execute(*block, c.view, state::Lattice{}, config,
-                                 exec::ExecOptions{.commitment = false});
-    if (!outcome) return server_error(exec::describe(outcome.error()));
-    return std::move(outcome->receipts.front());
-}
-
-Result estimate_gas(Context& c, CallObject object, std::optional<BlockRef> block) {
-    auto call = call_tx(std::move(object), c.config());
-    if (!call) return unexpected(call.error());
-    if (auto head = require_head_state(c, block.value_or(BlockRef{})); !head)
-        return unexpected(head.error());
-    // The most gas the estimate may use (go-ethereum's gasestimator): the call's gas if at least
-    // a transfer's, else the block gas limit; never more than a block can include (go-ethereum
-    // takes more, but a transaction above the block gas limit could never be mined here); and
-    // no more than the sender's funds pay for at its fee cap.
-    const uint64_t block_gas = c.node.store.genesis().gas_limit;
-    uint64_t allowance = block_gas;
-    if (call->gas_given && call->tx.gas_limit >= 21'000)
-        allowance = std::min(call->tx.gas_limit, block_gas);
-    const u256& fee_cap = call->tx.max_fee_per_gas;
-    if (fee_cap != 0) {
-        auto account = account_of(c, call->from);
-        if (!account) return unexpected(account.error());
-        if (call->tx.value >= account->balance)
-            return server_error("insufficient funds for transfer");
-        const u256 affordable = (account->balance - call->tx.value) / fee_cap;
-        if (affordable < allowance) allowance = static_cast<uint64_t>(affordable);
-    }
-    // barrel's gas use depends on the transaction alone (docs/rpc.md): a call that succeeds at
-    // the allowance uses its intrinsic gas at any limit from there down, so one run finds what
-    // go-ethereum's binary search would.
-    auto receipt = simulate(c, *call, allowance, Simulation::estimate);
-    if (!receipt) return unexpected(receipt.error());
-    if (!receipt->status) return server_error("execution reverted");
-    return json_quantity(receipt->gas_used);
-}
-
-Result call_method(Context& c, CallObject object, std::optional<BlockRef> block) {
-    auto call = call_tx(std::move(object), c.config());
-    if (!call) return unexpected(call.error());
-    if (auto head = require_head_state(c, block.value_or(BlockRef{})); !head)
-        return unexpected(head.error());
-    // No gas given: the block gas limit (go-ethereum: its RPC gas cap). Gas 0 given is 0, and
-    // too low, as in go-ethereum.
-    const uint64_t gas = call->gas_given ? call->tx.gas_limit : c.node.store.genesis().gas_limit;
-    auto receipt = simulate(c, *call, gas, Simulation::call);
-    if (!receipt) return unexpected(receipt.error());
-    if (!receipt->status) return server_error("execution reverted");
-    return json_bytes(receipt->output);
 }
 
 Result transaction_by_hash(Context& c, const Hash& hash) {
@@ -715,7 +420,8 @@ void after_admission(Node& node, std::span<const BytesView> raws,
     if (node.on_admitted) node.on_admitted(encodings);
 }
 
-/// One send alone; a batch's consecutive sends are admitted together instead (Run::send_run).
+/// One send alone; a batch's consecutive sends are admitted together instead
+/// (send_raw_transactions).
 Result send_raw_transaction(Context& c, Bytes raw) {
     if (auto ok = check_protection(c.node, raw); !ok) return unexpected(ok.error());
     const pool::AdmitResult admitted = c.node.pool.admit_one(raw);
@@ -726,10 +432,6 @@ Result send_raw_transaction(Context& c, Bytes raw) {
 }
 
 // ---- Logs and filters ------------------------------------------------------------------------
-
-Unexpected<Error> invalid_params(std::string message) {
-    return unexpected(Error{code::invalid_params, std::move(message)});
-}
 
 /// A block bound of a log range as a number (go-ethereum resolves `latest`, `safe` and
 /// `finalized` to the head, `earliest` to the first block held: its history pruning cutoff).
@@ -833,11 +535,6 @@ Result uninstall_filter(Context& c, Id id) { return json(c.filters->uninstall(id
 
 // ---- The method table ------------------------------------------------------------------------
 
-/// The names of a method's parameters, in order (for its errors).
-using Names = std::span<const std::string_view>;
-/// A method as the table calls it: its parameters as the call gave them.
-using Handler = Result (*)(Context&, const json& params, Names names);
-
 /// How a typed method's parameters are decoded: from its argument types.
 template <class F>
 struct Signature;
@@ -855,15 +552,6 @@ struct Signature<Result (*)(Context&, Args...)> {
     }
 };
 
-struct Method {
-    std::string_view name;
-    Handler handler;
-    std::array<std::string_view, 4> names{};
-    /// eth_sendRawTransaction: a batch's consecutive sends are admitted together, so that
-    /// their senders are recovered in one parallel loop (Run::step).
-    bool batched_send{false};
-};
-
 /// The table's entry for the typed function F, its parameters named in order.
 template <auto F, class... ParamNames>
 constexpr Method typed(std::string_view name, ParamNames... names) {
@@ -871,6 +559,55 @@ constexpr Method typed(std::string_view name, ParamNames... names) {
     static_assert(sizeof...(ParamNames) == S::arity, "one name per parameter");
     static_assert(sizeof...(ParamNames) <= 4, "Method::names has room for 4");
     return Method{name, &S::template invoke<F>, {std::string_view{names}...}};
+}
+
+/// The same entry, whose consecutive calls in a batch run together through `batch`.
+template <auto F, class... ParamNames>
+constexpr Method typed_batched(BatchHandler batch, std::string_view name, ParamNames... names) {
+    Method method = typed<F>(name, names...);
+    method.batch = batch;
+    return method;
+}
+
+/// A batch's consecutive eth_sendRawTransaction calls, admitted with one Pool::admit: their
+/// senders are recovered in one parallel loop, and no call between them could have seen one
+/// before another. Each call's parameter is decoded as send_raw_transaction's entry decodes it.
+void send_raw_transactions(Node& node, std::span<const Expected<Call, BadCall>> calls, Names names,
+                           BatchAnswers& answers) {
+    std::vector<Bytes> raws;
+    std::vector<size_t> raw_of(calls.size(), SIZE_MAX);
+    std::vector<std::optional<Error>> refused(calls.size());  // before the pool saw them
+    for (size_t i = 0; i < calls.size(); ++i) {
+        auto args = Signature<decltype(&send_raw_transaction)>::decode(calls[i]->params, names);
+        if (!args) {
+            refused[i] = std::move(args.error());
+            continue;
+        }
+        Bytes& raw = std::get<0>(*args);
+        if (auto ok = check_protection(node, raw); !ok) {
+            refused[i] = std::move(ok.error());
+            continue;
+        }
+        raw_of[i] = raws.size();
+        raws.push_back(std::move(raw));
+    }
+    std::vector<pool::AdmitResult> admitted;
+    if (!raws.empty()) {
+        const std::vector<BytesView> views{raws.begin(), raws.end()};
+        admitted = node.pool.admit(views);
+        after_admission(node, views, admitted);
+    }
+    for (size_t i = 0; i < calls.size(); ++i) {
+        if (refused[i]) {
+            answers.answer(unexpected(std::move(*refused[i])));
+            continue;
+        }
+        const auto& a = admitted[raw_of[i]];
+        if (a)
+            answers.answer(json_bytes(a->hash));
+        else
+            answers.answer(unexpected(rejection_error(raws[raw_of[i]], a.error())));
+    }
 }
 
 /// eth_subscribe / eth_unsubscribe go to the connection's Subscriber; without one (HTTP),
@@ -893,8 +630,7 @@ Result unsubscribe(Context& c, const json& params, Names names) {
     return json(c.subscriber->unsubscribe(std::get<0>(*args).text));
 }
 
-/// Every method. A method's position here is also its slot in Methods' metric counters; the
-/// slot past the end is the "unknown" method's.
+/// Every method (method_table()).
 const Method kMethods[] = {
     typed<client_version>("web3_clientVersion"),
     typed<net_version>("net_version"),
@@ -909,11 +645,7 @@ const Method kMethods[] = {
     typed<fee_history>("eth_feeHistory", "blockCount", "newestBlock", "rewardPercentiles"),
     typed<estimate_gas>("eth_estimateGas", "call", "block"),
     typed<call_method>("eth_call", "call", "block"),
-    [] {
-        Method send = typed<send_raw_transaction>("eth_sendRawTransaction", "data");
-        send.batched_send = true;
-        return send;
-    }(),
+    typed_batched<send_raw_transaction>(send_raw_transactions, "eth_sendRawTransaction", "data"),
     typed<get_transaction_by_hash>("eth_getTransactionByHash", "hash"),
     typed<get_transaction_receipt>("eth_getTransactionReceipt", "hash"),
     typed<get_block_by_number>("eth_getBlockByNumber", "block", "full"),
@@ -940,7 +672,15 @@ const Method kMethods[] = {
 };
 constexpr size_t kUnknownSlot = std::size(kMethods);
 
-/// The position of `name` in kMethods, or kUnknownSlot.
+Error method_not_found(const std::string& method) {
+    return Error{code::method_not_found,
+                 "the method " + method + " does not exist/is not available"};
+}
+
+}  // namespace
+
+std::span<const Method> method_table() { return kMethods; }
+
 size_t method_index(std::string_view name) {
     static const std::unordered_map<std::string_view, size_t> index = [] {
         std::unordered_map<std::string_view, size_t> out;
@@ -951,37 +691,10 @@ size_t method_index(std::string_view name) {
     return it == index.end() ? kUnknownSlot : it->second;
 }
 
-Error method_not_found(const std::string& method) {
-    return Error{code::method_not_found,
-                 "the method " + method + " does not exist/is not available"};
-}
-
-/// A call (`method` is its method_index), in a request's context.
 Result call_in(Context& c, size_t method, const Call& call) {
     if (method == kUnknownSlot) return unexpected(method_not_found(call.method));
     return kMethods[method].handler(c, call.params, kMethods[method].names);
 }
-
-/// Whether a call is one of the sends a batch admits together.
-bool is_send(const Expected<Call, BadCall>& call) {
-    if (!call) return false;
-    const size_t method = method_index(call->method);
-    return method != kUnknownSlot && kMethods[method].batched_send;
-}
-
-/// The raw transaction of an eth_sendRawTransaction call, decoded as its table entry decodes
-/// it, or the call's error.
-Expected<Bytes, Error> raw_transaction_of(const Call& call, const Node& node) {
-    static const size_t send = method_index("eth_sendRawTransaction");
-    auto args =
-        Signature<decltype(&send_raw_transaction)>::decode(call.params, kMethods[send].names);
-    if (!args) return unexpected(std::move(args.error()));
-    Bytes raw = std::move(std::get<0>(*args));
-    if (auto ok = check_protection(node, raw); !ok) return unexpected(ok.error());
-    return raw;
-}
-
-}  // namespace
 
 Methods::Methods(Node& node, const Limits& limits, FilterConfig filters)
     : m_node{node},
@@ -1009,174 +722,6 @@ Expected<json, Error> Methods::call_one(size_t method, const Call& call, Subscri
     if (!view) return store_failure(view.error());
     Context c{m_node, **view, m_fee_cache.get(), m_filters.get(), subscriber};
     return call_in(c, method, call);
-}
-
-namespace {
-
-/// The answer to a call that threw, logged once (one line) on stderr; as go-ethereum answers
-/// a method handler's panic.
-Error crashed(const std::string& method) noexcept {
-    try {
-        try {
-            throw;
-        } catch (const std::exception& e) {
-            log::standard_error().write(log::Level::error, "rpc", method + " failed: " + e.what());
-        } catch (...) {
-            log::standard_error().write(log::Level::error, "rpc",
-                                        method + " failed: unknown exception");
-        }
-        return Error{code::internal_error, "method handler crashed"};
-    } catch (...) {
-        return Error{code::internal_error, {}};
-    }
-}
-
-const Error kResponseTooLarge{code::response_too_large, "response too large"};
-
-}  // namespace
-
-Methods::Run::Run(Methods& methods, Request request, Subscriber* subscriber)
-    : m_methods{methods},
-      m_request{std::move(request)},
-      m_writer{m_request.batch},
-      m_subscriber{subscriber} {}
-
-Methods::Run::Run(Methods& methods, const Error& error)
-    : m_methods{methods}, m_writer{/*batch=*/false} {
-    // No call could be read: counted as one failed call of no known method.
-    metrics::count_call(methods.m_counters[kUnknownSlot], false);
-    m_writer.error(nullptr, error);
-}
-
-Methods::Run Methods::begin(std::string_view body, Subscriber* subscriber) {
-    auto request = parse_request(body, m_limits);
-    if (!request) return Run{*this, request.error()};
-    return Run{*this, std::move(*request), subscriber};
-}
-
-bool Methods::Run::step() {
-    auto& calls = m_request.calls;
-    if (m_next >= calls.size()) return false;
-    const size_t first = m_next;
-    if (m_request.batch && m_writer.size() > m_methods.m_limits.max_response_bytes) {
-        // As go-ethereum's handleBatch: the calls past the limit are answered, not run.
-        for (; m_next < calls.size(); ++m_next) {
-            const auto& call = calls[m_next];
-            const size_t method = call ? method_index(call->method) : kUnknownSlot;
-            metrics::count_call(m_methods.m_counters[method], false);
-            if (!call)
-                m_writer.error(call.error().id, kResponseTooLarge, call.error().id_text);
-            else if (!call->notification)
-                m_writer.error(call->id, kResponseTooLarge, call->id_text);
-        }
-        return false;
-    }
-    if (is_send(calls[first])) {
-        // Consecutive sends are admitted together: their senders are recovered in one loop,
-        // and no call between them could have seen one before another.
-        size_t end = first + 1;
-        while (end < calls.size() && is_send(calls[end])) ++end;
-        m_next = end;
-        send_run(first, end);
-    } else {
-        m_next = first + 1;
-        answer(first);
-    }
-    return m_next < calls.size();
-}
-
-void Methods::Run::answer(size_t i) {
-    const auto& call = m_request.calls[i];
-    if (!call) {
-        metrics::count_call(m_methods.m_counters[kUnknownSlot], false);
-        m_writer.error(call.error().id, call.error().error, call.error().id_text);
-        return;
-    }
-    const size_t method = method_index(call->method);
-    Node& node = m_methods.m_node;
-    Expected<json, Error> result = json(nullptr);
-    try {
-        if (node.before_call) node.before_call(*call);
-        if (!m_view) m_view = node.store.snapshot();
-        if (!*m_view) {
-            result = store_failure(m_view->error());
-        } else {
-            Context c{node, ***m_view, m_methods.m_fee_cache.get(), m_methods.m_filters.get(),
-                      m_subscriber};
-            result = call_in(c, method, *call);
-        }
-    } catch (...) {
-        result = unexpected(crashed(call->method));
-    }
-    metrics::count_call(m_methods.m_counters[method], result.has_value());
-    if (call->notification) return;
-    try {
-        if (result)
-            m_writer.result(call->id, *result, call->id_text);
-        else
-            m_writer.error(call->id, result.error(), call->id_text);
-    } catch (...) {
-        // The result could not be written (out of memory): the call's error can still be.
-        m_writer.error(call->id, crashed(call->method), call->id_text);
-    }
-}
-
-void Methods::Run::send_run(size_t first, size_t end) {
-    Node& node = m_methods.m_node;
-    auto& calls = m_request.calls;
-    std::vector<Bytes> raws;
-    std::vector<size_t> raw_of(end - first, SIZE_MAX);
-    std::vector<std::optional<Error>> errors(end - first);
-    size_t unanswered = first;  // the first call whose response is not written yet
-    try {
-        for (size_t i = first; i < end; ++i) {
-            if (node.before_call) node.before_call(*calls[i]);
-            auto raw = raw_transaction_of(*calls[i], node);
-            if (!raw) {
-                errors[i - first] = raw.error();
-                continue;
-            }
-            raw_of[i - first] = raws.size();
-            raws.push_back(std::move(*raw));
-        }
-        std::vector<pool::AdmitResult> admitted;
-        if (!raws.empty()) {
-            const std::vector<BytesView> views{raws.begin(), raws.end()};
-            admitted = node.pool.admit(views);
-            after_admission(node, views, admitted);
-        }
-        for (size_t k = 0; k < raw_of.size(); ++k) {
-            if (raw_of[k] == SIZE_MAX) continue;
-            const auto& a = admitted[raw_of[k]];
-            if (!a) errors[k] = rejection_error(raws[raw_of[k]], a.error());
-        }
-        const size_t method = method_index("eth_sendRawTransaction");
-        for (; unanswered < end; ++unanswered) {
-            const size_t k = unanswered - first;
-            metrics::count_call(m_methods.m_counters[method], !errors[k]);
-            const Call& call = *calls[unanswered];
-            if (call.notification) continue;
-            if (errors[k])
-                m_writer.error(call.id, *errors[k], call.id_text);
-            else
-                m_writer.result(call.id, json_bytes(admitted[raw_of[k]]->hash), call.id_text);
-        }
-    } catch (...) {
-        // Whatever was admitted stays admitted (the pool is consistent by itself); the calls
-        // not yet answered get the error.
-        const Error error = crashed("eth_sendRawTransaction");
-        for (size_t i = unanswered; i < end; ++i)
-            if (!calls[i]->notification) m_writer.error(calls[i]->id, error, calls[i]->id_text);
-    }
-}
-
-std::string Methods::Run::finish() && { return std::move(m_writer).finish(); }
-
-std::string Methods::handle(std::string_view body) {
-    Run run = begin(body);
-    while (run.step()) {
-    }
-    return std::move(run).finish();
 }
 
 }  // namespace barrel::rpc

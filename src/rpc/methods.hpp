@@ -1,9 +1,11 @@
 #pragma once
 // The Ethereum JSON-RPC methods of `barrel-node run` (docs/rpc.md lists them with examples):
 // what wallets and SDKs need to send transfers and read chains. A request body goes in, a
-// response body comes out, a step at a time (Methods::Run): a batch's calls run in order, as
-// if alone, except that a run of consecutive sends is admitted to the pool together, so their
-// senders are recovered in one parallel loop.
+// response body comes out, a step at a time (Methods::Run, batch.cpp): a batch's calls run in
+// order, as if alone, except that the consecutive calls of a method whose table entry says so
+// run together (a run of sends is admitted to the pool at once, so their senders are recovered
+// in one parallel loop). The methods and their table are methods.cpp (method_table.hpp), the
+// call object of eth_call and eth_estimateGas call_args.cpp, their simulation simulate.cpp.
 
 #include <barrel/core/uint256.hpp>
 #include <barrel/pool/pool.hpp>
@@ -81,8 +83,9 @@ public:
     /// A request's calls in progress.
     class Run {
     public:
-        /// Answers the next call, or the next run of consecutive sends (admitted together);
-        /// false once every call is answered. A call that throws is answered -32603 "method
+        /// Answers the next call, or the next run of consecutive calls of a method that joins
+        /// a batch (Method::batch: consecutive sends are admitted together); false once every
+        /// call is answered. A call that throws is answered -32603 "method
         /// handler crashed" (and logged); the batch goes on. Once a batch's response passes
         /// Limits::max_response_bytes, each remaining call is answered -32003 "response too
         /// large" without running.
@@ -94,8 +97,10 @@ public:
         friend class Methods;
         Run(Methods& methods, Request request, Subscriber* subscriber);
         Run(Methods& methods, const Error& error);
+        /// Call `call` alone.
         void answer(size_t call);
-        void send_run(size_t first, size_t end);
+        /// Calls first..end, consecutive calls of `method`, run together by its batch handler.
+        void answer_together(size_t method, size_t first, size_t end);
 
         Methods& m_methods;
         Request m_request;

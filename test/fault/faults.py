@@ -36,13 +36,15 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import node_harness  # noqa: E402 (test/node_harness.py)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENOSPC = "No space left on device"
@@ -248,33 +250,17 @@ def write(path, data):
 # ---- a running node ------------------------------------------------------------------------
 
 
-class RunningNode:
-    """`barrel-node run` in the background, sealing every `block_time` ms, its JSON-RPC on a free
-    port: its stderr read as it comes (so that it never blocks on a full pipe), calls to it, and
-    waits on what it says. What goes wrong is appended to `problems`."""
+class RunningNode(node_harness.Node):
+    """`barrel-node run` in the background (test/node_harness.py), sealing every `block_time` ms:
+    calls to it, and waits on what it says. What goes wrong is appended to `problems`."""
 
     def __init__(self, node, dd, problems, env=None, block_time=100):
-        self.args = [node, "run", "--datadir", dd, "--http", "127.0.0.1:0", "--block-time",
-                     str(block_time)]
         self.problems = problems
         self.started = time.monotonic()
-        self.p = subprocess.Popen(self.args, env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.log, self.url, self.served = [], None, threading.Event()
-        self.reader = threading.Thread(target=self.read_log, daemon=True)
-        self.reader.start()
+        super().__init__(node, dd, ["--block-time", str(block_time)], env=env)
 
-    def read_log(self):
-        for line in self.p.stderr:
-            self.log.append(line)
-            m = re.search(r"JSON-RPC on (http://[0-9.]+:[0-9]+)", line)
-            if m:
-                self.url = m.group(1)
-                self.served.set()
-        self.served.set()
-
-    def serving(self):
-        if not self.served.wait(30) or not self.url:
+    def serving(self, timeout=30):
+        if not super().serving(timeout):
             self.problems.append("the node did not serve")
             return False
         return True
@@ -282,18 +268,6 @@ class RunningNode:
     def logged(self, *parts):
         """Whether a line of the log holds every one of `parts`."""
         return any(all(part in line for part in parts) for line in list(self.log))
-
-    def post(self, payload):
-        request = urllib.request.Request(self.url, data=json.dumps(payload).encode(),
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return json.loads(response.read())
-
-    def call(self, method, *params):
-        answer = self.post({"jsonrpc": "2.0", "id": 1, "method": method, "params": list(params)})
-        if "result" not in answer:
-            raise ValueError(f"{method}: {answer}")
-        return answer["result"]
 
     def gauge(self, name):
         with urllib.request.urlopen(self.url + "/metrics", timeout=10) as response:
@@ -331,15 +305,10 @@ class RunningNode:
 
     def stop(self):
         """SIGTERM and the exit: a Result whose stderr is the whole log; a problem unless 0."""
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-        try:
-            rc = self.p.wait(60)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            rc = self.p.wait()
+        rc = super().stop(60)
+        if rc is None:
+            rc = self.process.returncode
             self.problems.append("SIGTERM did not stop the node within 60 s")
-        self.reader.join(timeout=5)
         res = Result(self.args, rc, "", "".join(self.log), time.monotonic() - self.started)
         if rc != 0:
             self.problems.append(f"the stop did not exit 0 ({res.status})")

@@ -19,13 +19,14 @@ import json
 import math
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import node_harness  # noqa: E402 (test/node_harness.py)
 
 try:
     from prometheus_client.parser import text_string_to_metric_families
@@ -76,42 +77,23 @@ def check(condition, what):
         print("FAIL: " + what, file=sys.stderr)
 
 
-class Node:
-    """`barrel-node run` on a datadir, and the JSON-RPC requests sent to it (counted)."""
+class Node(node_harness.Node):
+    """`barrel-node run` on a datadir (test/node_harness.py), and the JSON-RPC requests sent to it
+    (counted)."""
 
     def __init__(self, binary, datadir):
-        self.process = subprocess.Popen(
-            [binary, "run", "--datadir", datadir, "--http", "127.0.0.1:0", "--block-time", "100",
-             "--max-block-txs", str(MAX_BLOCK_TXS)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.log = []
-        served = threading.Event()
-        self.url = None
-
-        def read_log():  # all of it, so that the node never blocks on a full pipe
-            for line in self.process.stderr:
-                self.log.append(line)
-                m = re.search(r"JSON-RPC on (http://[0-9.]+:[0-9]+)", line)
-                if m:
-                    self.url = m.group(1)
-                    served.set()
-            served.set()
-
-        threading.Thread(target=read_log, daemon=True).start()
-        if not served.wait(DEADLINE) or self.url is None:
+        super().__init__(binary, datadir,
+                         ["--block-time", "100", "--max-block-txs", str(MAX_BLOCK_TXS)])
+        if not self.serving(DEADLINE):
             self.stop()
             sys.exit("error: barrel-node run did not serve:\n" + "".join(self.log))
         self.posts = 0
         self.post_bytes = 0
 
-    def post(self, payload):
-        body = json.dumps(payload).encode()
+    def post(self, payload, timeout=DEADLINE):
         self.posts += 1
-        self.post_bytes += len(body)
-        request = urllib.request.Request(self.url, data=body,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=DEADLINE) as response:
-            return json.loads(response.read())
+        self.post_bytes += len(json.dumps(payload).encode())
+        return super().post(payload, timeout)
 
     def scrape(self):
         with urllib.request.urlopen(self.url + "/metrics", timeout=DEADLINE) as response:
@@ -119,10 +101,8 @@ class Node:
                   "/metrics content type: " + str(response.headers["Content-Type"]))
             return response.read().decode()
 
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(DEADLINE)
+    def stop(self, timeout=DEADLINE):
+        return super().stop(timeout)
 
 
 def call(method, params, id_):

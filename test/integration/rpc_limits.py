@@ -15,13 +15,14 @@ import argparse
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import node_harness  # noqa: E402 (test/node_harness.py)
 
 DEADLINE = 30
 failures = []
@@ -77,28 +78,6 @@ class Conn:
             return True
         except socket.timeout:
             return False
-
-
-def start_node(binary, datadir, args):
-    process = subprocess.Popen(
-        [binary, "run", "--datadir", datadir, "--http", "127.0.0.1:0"] + args,
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    found = {}
-    served = threading.Event()
-
-    def read_log():
-        for line in process.stderr:
-            m = re.search(r"JSON-RPC on http://[0-9.]+:([0-9]+)", line)
-            if m:
-                found["port"] = int(m.group(1))
-                served.set()
-        served.set()
-
-    threading.Thread(target=read_log, daemon=True).start()
-    if not served.wait(DEADLINE) or "port" not in found:
-        process.kill()
-        sys.exit("error: barrel-node run did not serve")
-    return process, found["port"]
 
 
 def call(method, id_):
@@ -176,15 +155,16 @@ def main():
         datadir = os.path.join(work, "d")
         subprocess.run([binary, "init", "--datadir", datadir, "--genesis", genesis], check=True,
                        stdout=subprocess.DEVNULL)
-        process, port = start_node(binary, datadir,
-                                   ["--rpc-max-response", "200", "--rpc-header-timeout", "300",
-                                    "--rpc-max-connections", "2"])
+        node = node_harness.Node(binary, datadir,
+                                 ["--rpc-max-response", "200", "--rpc-header-timeout", "300",
+                                  "--rpc-max-connections", "2"])
+        if not node.serving(DEADLINE):
+            node.stop(DEADLINE)
+            sys.exit("error: barrel-node run did not serve:\n" + "".join(node.log))
         try:
-            run(port)
+            run(node.port)
         finally:
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-            code = process.wait(DEADLINE)
+            code = node.stop(DEADLINE)
         check(code == 0, f"barrel-node run exits 0 on SIGTERM, not {code}")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")

@@ -12,6 +12,7 @@
 #include <barrel/store/store.hpp>
 
 #include "abci/chain_app.hpp"
+#include "node_parts.hpp"
 #include "pool_fixtures.hpp"
 #include "store/testing.hpp"
 #include "test_files.hpp"
@@ -93,26 +94,18 @@ struct Heard {
     }
 };
 
-/// A node's parts behind the application: datadir, sender cache, pipeline, pool. `create`: a new
-/// datadir from `genesis` (barrel-node init), else the one at `path` reopened. `pool_state`:
-/// what the pool checks against, when not the store (a test's lie).
-struct AppNode {
+/// A node's parts behind the application. `create`: a new datadir from `genesis` (barrel-node
+/// init), else the one at `path` reopened. `pool_state`: what the pool checks against, when not
+/// the store (a test's lie).
+struct AppNode : test::NodeParts {
     AppNode(const std::string& path, const chain::Genesis& genesis, bool create = true,
             ChainConfig config = {.max_proposal_txs = 2500, .coinbase = coinbase()},
             const state::StateReader* pool_state = nullptr)
-        : store{create ? store::Store::init(path, genesis).value()
-                       : store::Store::open(path).value()},
-          pipeline{*store, pipeline::Config{.sender_cache = &cache}},
-          pool{pool::Config{.chain_id = genesis.config.chain_id,
-                            .base_fee = genesis.config.base_fee,
-                            .block_gas_limit = genesis.gas_limit},
-               pool_state ? *pool_state : *store, &cache},
+        : NodeParts{create ? store::Store::init(path, genesis).value()
+                           : store::Store::open(path).value(),
+                    pool_state},
           app{*store, pipeline, pool, config, heard.observer()} {}
 
-    block::SenderCache cache{4096};
-    std::unique_ptr<store::Store> store;
-    pipeline::Pipeline pipeline;
-    pool::Pool pool;
     Heard heard;
     ChainApp app;
 };

@@ -4,6 +4,7 @@
 
 #include <barrel/block/sender_cache.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/state/state.hpp>
 #include <barrel/tx/transaction.hpp>
@@ -41,6 +42,7 @@ inline Address recipient() {
     return a;
 }
 
+/// A transfer from key `key` to recipient() (gen::Transfer with the pool tests' small keys).
 struct Spec {
     uint8_t key{1};
     uint64_t nonce{0};
@@ -53,17 +55,15 @@ struct Spec {
 };
 
 inline Bytes signed_tx(const Spec& spec) {
-    tx::Transaction t;
-    t.type = spec.type;
-    t.chain_id = spec.chain_id;
-    t.nonce = spec.nonce;
-    t.max_fee_per_gas = spec.fee_cap;
-    t.max_priority_fee_per_gas = spec.type == tx::TxType::dynamic_fee ? spec.tip : spec.fee_cap;
-    t.gas_limit = spec.gas;
-    t.to = recipient();
-    t.value = spec.value;
-    EXPECT_TRUE(tx::sign(t, key_of(spec.key)));
-    return tx::encode(t);
+    return gen::signed_transfer({.key = key_of(spec.key),
+                                 .to = recipient(),
+                                 .nonce = spec.nonce,
+                                 .type = spec.type,
+                                 .chain_id = spec.chain_id,
+                                 .fee_cap = spec.fee_cap,
+                                 .tip = spec.tip,
+                                 .gas = spec.gas,
+                                 .value = spec.value});
 }
 
 inline Hash hash_of(const Bytes& encoding) { return tx::hash_of(encoding); }

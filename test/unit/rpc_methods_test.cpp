@@ -5,11 +5,13 @@
 #include <barrel/core/hex.hpp>
 #include <barrel/exec/dag_transfer.hpp>
 #include <barrel/exec/execute.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
 
 #include "http_client.hpp"
+#include "node_parts.hpp"
 #include "rlp_build.hpp"
 #include "rpc/eth_json.hpp"
 #include "rpc/service.hpp"
@@ -26,15 +28,10 @@ class RpcMethods : public ::testing::Test {
 protected:
     RpcMethods()
         : workload{test::generate_or_throw(
-              {.seed = kSeed, .blocks = 2, .txs = 20, .accounts = 10, .mix = gen::Mix::mixed})} {
-        store = store::Store::init(dir.path() / "d", workload.genesis).value();
-        pipeline::Pipeline p{*store, {}};
-        for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
-        pool.emplace(pool::Config{.chain_id = 1,
-                                  .base_fee = workload.genesis.config.base_fee,
-                                  .block_gas_limit = workload.genesis.gas_limit},
-                     *store, nullptr);
-        node.emplace(Node{*store, *pool, "barrel/test"});
+              {.seed = kSeed, .blocks = 2, .txs = 20, .accounts = 10, .mix = gen::Mix::mixed})},
+          parts{store::Store::init(dir.path() / "d", workload.genesis).value()} {
+        parts.import(workload.blocks);
+        node.emplace(Node{*parts.store, parts.pool, "barrel/test"});
         service.emplace(*node, Limits{}, HttpOptions{.port = 0});
         EXPECT_TRUE(service->start().has_value());
         client.emplace(service->port());
@@ -70,14 +67,17 @@ protected:
 
     /// A signed transfer from generated account `i` at its current nonce (+ offset).
     Bytes transfer(size_t i, uint64_t nonce_offset = 0, u256 fee = 2'000'000'000) {
-        const uint64_t nonce = store->account(account(i)).value().value().nonce;
-        return test::signed_transfer(kSeed, i, nonce + nonce_offset, fee);
+        const uint64_t nonce = parts.store->account(account(i)).value().value().nonce;
+        return gen::signed_transfer({.key = gen::account_key(kSeed, i),
+                                     .to = account(i + 1),
+                                     .nonce = nonce + nonce_offset,
+                                     .fee_cap = fee,
+                                     .value = 5});
     }
 
     test::ScratchDir dir;
     gen::Workload workload;
-    std::unique_ptr<store::Store> store;
-    std::optional<pool::Pool> pool;
+    test::NodeParts parts;
     std::optional<Node> node;
     std::optional<Service> service;
     std::optional<test::Client> client;
@@ -99,7 +99,7 @@ TEST_F(RpcMethods, chain_and_node_facts) {
 }
 
 TEST_F(RpcMethods, balances_and_nonces_of_the_head_state) {
-    const auto a = store->account(account(0)).value().value();
+    const auto a = parts.store->account(account(0)).value().value();
     EXPECT_EQ(result("eth_getBalance", {to_hex(account(0)), "latest"}), to_hex_quantity(a.balance));
     EXPECT_EQ(result("eth_getBalance", {to_hex(account(0))}), to_hex_quantity(a.balance));
     EXPECT_EQ(result("eth_getBalance", {to_hex(account(0)), "0x2"}), to_hex_quantity(a.balance));
@@ -123,7 +123,7 @@ TEST_F(RpcMethods, balances_and_nonces_of_the_head_state) {
 }
 
 TEST_F(RpcMethods, blocks_by_number_and_hash) {
-    const json header = store->header(2).value().value();
+    const json header = parts.store->header(2).value().value();
     const json latest = result("eth_getBlockByNumber", {"latest", false});
     EXPECT_EQ(latest["number"], "0x2");
     EXPECT_EQ(latest["hash"], header["hash"]);
@@ -194,7 +194,7 @@ TEST_F(RpcMethods, send_raw_transaction_admits_to_the_pool) {
     EXPECT_EQ(pooled["blockNumber"], nullptr);
     EXPECT_EQ(pooled["from"], to_hex(account(0)));
     EXPECT_EQ(result("eth_getTransactionReceipt", {hash}), nullptr);
-    const auto nonce = store->account(account(0)).value().value().nonce;
+    const auto nonce = parts.store->account(account(0)).value().value().nonce;
     EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "pending"}),
               to_hex_quantity(nonce + 1));
     EXPECT_EQ(result("eth_getTransactionCount", {to_hex(account(0)), "latest"}),
@@ -448,23 +448,13 @@ TEST_F(RpcMethods, a_batch_of_sends_is_admitted_together_and_answered_in_order) 
     EXPECT_EQ(out[3]["error"]["code"], code::invalid_params);
     EXPECT_EQ(out[4]["error"]["message"], "the method nope does not exist/is not available");
     EXPECT_EQ(out[4]["error"]["code"], code::method_not_found);
-    EXPECT_EQ(pool->status().pending, 3u);
+    EXPECT_EQ(parts.pool.status().pending, 3u);
 }
 
 TEST_F(RpcMethods, rejections_carry_go_ethereums_messages) {
-    const Bytes low = [&] {
-        tx::Transaction t;
-        t.type = tx::TxType::dynamic_fee;
-        t.chain_id = 1;
-        t.nonce = 0;
-        t.max_fee_per_gas = 2'000'000'000;
-        t.gas_limit = 21'000;
-        t.to = account(1);
-        t.value = 1;
-        EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, 0)));
-        return tx::encode(t);
-    }();
-    const auto nonce = store->account(account(0)).value().value().nonce;
+    const Bytes low = gen::signed_transfer(
+        {.key = gen::account_key(kSeed, 0), .to = account(1), .nonce = 0, .tip = 0});
+    const auto nonce = parts.store->account(account(0)).value().value().nonce;
     ASSERT_GT(nonce, 0u);
     EXPECT_EQ(error("eth_sendRawTransaction", {to_hex(low)}),
               std::make_pair(code::server_error, "nonce too low: next nonce " +
@@ -493,7 +483,7 @@ TEST_F(RpcMethods, estimate_gas_and_call) {
         {.function = exec::DagFunction::user_balance, .user = user, .to = {}, .amount = 0});
     const json out =
         result("eth_call", {{{"to", to_hex(exec::kDagTransferAddress)}, {"data", to_hex(data)}}});
-    const auto balance = store->user(user).value();
+    const auto balance = parts.store->user(user).value();
     ASSERT_TRUE(balance.has_value());
     EXPECT_EQ(out, to_hex(exec::encode_return(exec::DagCode::ok, *balance)));
     EXPECT_EQ(error("eth_call", {{{"to", "0x12"}}}).first, code::invalid_params);
@@ -623,15 +613,13 @@ TEST_F(RpcMethods, call_objects_are_read_as_go_ethereum_reads_them) {
 
 // Issue 29, finding 11: transactions without EIP-155 replay protection were accepted over RPC.
 TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed) {
-    tx::Transaction t;
-    t.type = tx::TxType::legacy;
-    t.nonce = store->account(account(2)).value().value().nonce;
-    t.max_fee_per_gas = t.max_priority_fee_per_gas = 2'000'000'000;
-    t.gas_limit = 21'000;
-    t.to = account(3);
-    t.value = 5;
-    ASSERT_TRUE(tx::sign(t, gen::account_key(kSeed, 2)));  // no chain id: pre-EIP-155
-    const Bytes raw = tx::encode(t);
+    const Bytes raw =
+        gen::signed_transfer({.key = gen::account_key(kSeed, 2),
+                              .to = account(3),
+                              .nonce = parts.store->account(account(2)).value()->nonce,
+                              .type = tx::TxType::legacy,
+                              .chain_id = std::nullopt,  // pre-EIP-155
+                              .value = 5});
     ASSERT_FALSE(tx::decode(raw).value().chain_id.has_value());
     const auto refused = std::make_pair(
         code::server_error,
@@ -650,7 +638,7 @@ TEST_F(RpcMethods, unprotected_transactions_are_refused_over_rpc_unless_allowed)
     ASSERT_EQ(answers.size(), 2u);
     EXPECT_EQ(answers[0]["error"]["message"], refused.second);
     EXPECT_TRUE(answers[1].contains("result")) << answers.dump();
-    EXPECT_FALSE(pool->find(tx::hash_of(raw), UINT64_MAX));  // the pool as it is now
+    EXPECT_FALSE(parts.pool.find(tx::hash_of(raw), UINT64_MAX));  // the pool as it is now
     // --rpc-allow-unprotected-txs: admitted like any other.
     node->allow_unprotected_txs = true;
     EXPECT_EQ(result("eth_sendRawTransaction", {to_hex(raw)}), to_hex(tx::hash_of(raw)));
@@ -727,7 +715,7 @@ TEST_F(RpcMethods, a_batch_is_answered_as_if_its_calls_ran_in_order) {
     const Bytes raw = transfer(3);
     const std::string hash = to_hex(tx::hash_of(raw));
     const std::string from = to_hex(account(3));
-    const auto nonce = store->account(account(3)).value().value().nonce;
+    const auto nonce = parts.store->account(account(3)).value().value().nonce;
     const json out = json::parse(send(json::array({
                                                       {{"jsonrpc", "2.0"},
                                                        {"id", 1},
@@ -784,7 +772,7 @@ TEST_F(RpcMethods, ids_are_echoed_as_sent) {
 TEST_F(RpcMethods, a_call_that_throws_is_answered_32603_and_the_rest_are_served) {
     // A node of its own whose hook is set before its threads start (ThreadSanitizer sees no
     // order through the socket between a later write and the workers' reads).
-    Node throwing{*store, *pool, "barrel/test"};
+    Node throwing{*parts.store, parts.pool, "barrel/test"};
     throwing.before_call = [](const Call& call) {
         if (call.method == "eth_chainId" || call.method == "eth_sendRawTransaction")
             throw std::bad_alloc{};

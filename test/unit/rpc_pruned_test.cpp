@@ -10,6 +10,7 @@
 #include <barrel/store/store.hpp>
 
 #include "http_client.hpp"
+#include "node_parts.hpp"
 #include "rpc/service.hpp"
 #include "store/testing.hpp"
 #include "test_files.hpp"
@@ -23,18 +24,13 @@ class RpcPruned : public ::testing::Test {
 protected:
     RpcPruned()
         : workload{test::generate_or_throw(
-              {.seed = 7, .blocks = 6, .txs = 5, .accounts = 10, .mix = gen::Mix::transfer})} {
-        store =
-            store::Store::init(dir.path() / "d", workload.genesis, {.retain_blocks = 2}).value();
-        pipeline::Pipeline p{*store, {}};
-        for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
-        store::testing::wait_for_pruner(*store);
-        EXPECT_EQ(store->earliest(), 5u);  // head 6, 2 kept
-        pool.emplace(pool::Config{.chain_id = 1,
-                                  .base_fee = workload.genesis.config.base_fee,
-                                  .block_gas_limit = workload.genesis.gas_limit},
-                     *store, nullptr);
-        node.emplace(Node{*store, *pool, "barrel/test"});
+              {.seed = 7, .blocks = 6, .txs = 5, .accounts = 10, .mix = gen::Mix::transfer})},
+          parts{store::Store::init(dir.path() / "d", workload.genesis, {.retain_blocks = 2})
+                    .value()} {
+        parts.import(workload.blocks);
+        store::testing::wait_for_pruner(*parts.store);
+        EXPECT_EQ(parts.store->earliest(), 5u);  // head 6, 2 kept
+        node.emplace(Node{*parts.store, parts.pool, "barrel/test"});
         service.emplace(*node, Limits{}, HttpOptions{.port = 0});
         EXPECT_TRUE(service->start().has_value());
         client.emplace(service->port());
@@ -64,8 +60,7 @@ protected:
 
     test::ScratchDir dir;
     gen::Workload workload;
-    std::unique_ptr<store::Store> store;
-    std::optional<pool::Pool> pool;
+    test::NodeParts parts;
     std::optional<Node> node;
     std::optional<Service> service;
     std::optional<test::Client> client;

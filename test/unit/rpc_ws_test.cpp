@@ -5,12 +5,14 @@
 // connection is held busy through the before_call seam, so no test waits on timing.
 
 #include <barrel/core/hex.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/store/store.hpp>
 #include <barrel/tx/transaction.hpp>
 
 #include "http_client.hpp"
+#include "node_parts.hpp"
 #include "rpc/service.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -123,17 +125,12 @@ private:
 class RpcWs : public ::testing::Test {
 protected:
     RpcWs()
-        : workload{
-              test::generate_or_throw({.seed = kWsSeed, .blocks = 4, .txs = 4, .accounts = 6})} {
-        store = store::Store::init(dir.path() / "d", workload.genesis).value();
-        pipeline::Pipeline p{*store, {}};
-        for (const Bytes& b : workload.blocks) EXPECT_TRUE(p.import_block(b));
-        pool.emplace(pool::Config{.chain_id = 1,
-                                  .base_fee = workload.genesis.config.base_fee,
-                                  .block_gas_limit = workload.genesis.gas_limit},
-                     *store, nullptr);
-        node.emplace(Node{.store = *store,
-                          .pool = *pool,
+        : workload{test::generate_or_throw(
+              {.seed = kWsSeed, .blocks = 4, .txs = 4, .accounts = 6})},
+          parts{store::Store::init(dir.path() / "d", workload.genesis).value()} {
+        parts.import(workload.blocks);
+        node.emplace(Node{.store = *parts.store,
+                          .pool = parts.pool,
                           .client_version = "barrel/test",
                           .before_call = [this](const Call& c) { gate.before(c); },
                           .events = &events});
@@ -164,14 +161,17 @@ protected:
 
     Address account(size_t i) const { return *tx::address_of(gen::account_key(kWsSeed, i)); }
     Bytes transfer(size_t i) {
-        const auto nonce = store->account(account(i)).value().value_or(state::Account{}).nonce;
-        return test::signed_transfer(kWsSeed, i, nonce);
+        const auto nonce =
+            parts.store->account(account(i)).value().value_or(state::Account{}).nonce;
+        return gen::signed_transfer({.key = gen::account_key(kWsSeed, i),
+                                     .to = account(i + 1),
+                                     .nonce = nonce,
+                                     .value = 5});
     }
 
     test::ScratchDir dir;
     gen::Workload workload;
-    std::unique_ptr<store::Store> store;
-    std::optional<pool::Pool> pool;
+    test::NodeParts parts;
     Events events;
     Gate gate;
     std::optional<Node> node;

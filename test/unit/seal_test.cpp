@@ -4,11 +4,13 @@
 // admission while sealing loses and duplicates nothing.
 
 #include <barrel/block/sender_cache.hpp>
+#include <barrel/gen/transfer.hpp>
 #include <barrel/pipeline/pipeline.hpp>
 #include <barrel/pool/pool.hpp>
 #include <barrel/seal/sealer.hpp>
 #include <barrel/store/store.hpp>
 
+#include "node_parts.hpp"
 #include "store/testing.hpp"
 #include "test_files.hpp"
 #include "workloads.hpp"
@@ -28,25 +30,10 @@ namespace {
 
 constexpr uint64_t kSeed = 11;
 
-/// A node's parts for sealing: datadir, cache, pipeline, pool.
-struct Node {
-    explicit Node(const std::filesystem::path& path, const chain::Genesis& genesis)
-        : store{store::Store::init(path, genesis).value()},
-          pipeline{*store,
-                   [&] {
-                       pipeline::Config c;
-                       c.sender_cache = &cache;
-                       return c;
-                   }()},
-          pool{pool::Config{.chain_id = genesis.config.chain_id,
-                            .base_fee = genesis.config.base_fee,
-                            .block_gas_limit = genesis.gas_limit},
-               *store, &cache} {}
-
-    block::SenderCache cache{4096};
-    std::unique_ptr<store::Store> store;
-    pipeline::Pipeline pipeline;
-    pool::Pool pool;
+/// A node's parts for sealing, over a new datadir at `path`.
+struct Node : test::NodeParts {
+    Node(const std::filesystem::path& path, const chain::Genesis& genesis)
+        : NodeParts{store::Store::init(path, genesis).value()} {}
 };
 
 /// A fixed clock: time moves only when a test says so.
@@ -68,19 +55,15 @@ protected:
     std::vector<Bytes> transfers(size_t accounts, size_t per_account) const {
         std::vector<Bytes> out;
         for (size_t a = 0; a < accounts; ++a)
-            for (uint64_t n = 0; n < per_account; ++n) {
-                tx::Transaction t;
-                t.type = tx::TxType::dynamic_fee;
-                t.chain_id = workload.genesis.config.chain_id;
-                t.nonce = n;
-                t.max_fee_per_gas = workload.genesis.config.base_fee + 10;
-                t.max_priority_fee_per_gas = 1 + a % 3;
-                t.gas_limit = 21'000;
-                t.to = *tx::address_of(gen::account_key(kSeed, (a + 1) % 8));
-                t.value = 1000 + n;
-                EXPECT_TRUE(tx::sign(t, gen::account_key(kSeed, a)));
-                out.push_back(tx::encode(t));
-            }
+            for (uint64_t n = 0; n < per_account; ++n)
+                out.push_back(gen::signed_transfer(
+                    {.key = gen::account_key(kSeed, a),
+                     .to = *tx::address_of(gen::account_key(kSeed, (a + 1) % 8)),
+                     .nonce = n,
+                     .chain_id = workload.genesis.config.chain_id,
+                     .fee_cap = workload.genesis.config.base_fee + 10,
+                     .tip = 1 + a % 3,
+                     .value = 1000 + n}));
         return out;
     }
 
@@ -323,15 +306,13 @@ TEST_F(SealTest, a_transaction_failing_in_its_block_is_dropped_and_the_block_sea
     // Another sealer spends account 0's nonce 0 on another transaction; this node imports its
     // block behind its pool's back.
     Node other{dir.path() / "b", workload.genesis};
-    tx::Transaction spend;
-    spend.type = tx::TxType::dynamic_fee;
-    spend.chain_id = workload.genesis.config.chain_id;
-    spend.max_fee_per_gas = workload.genesis.config.base_fee + 10;
-    spend.gas_limit = 21'000;
-    spend.to = *tx::address_of(gen::account_key(kSeed, 7));
-    spend.value = 5;
-    ASSERT_TRUE(tx::sign(spend, gen::account_key(kSeed, 0)));
-    admit_all(other.pool, {tx::encode(spend)});
+    const Bytes spend = gen::signed_transfer({.key = gen::account_key(kSeed, 0),
+                                              .to = *tx::address_of(gen::account_key(kSeed, 7)),
+                                              .chain_id = workload.genesis.config.chain_id,
+                                              .fee_cap = workload.genesis.config.base_fee + 10,
+                                              .tip = 0,
+                                              .value = 5});
+    admit_all(other.pool, {spend});
     Sealer other_sealer{other.pipeline, other.pool, *other.store, Config{}, {}, {}, time.clock()};
     ASSERT_EQ(other_sealer.seal_ready(true), 1u);
 

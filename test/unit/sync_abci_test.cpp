@@ -12,6 +12,7 @@
 #include <barrel/sync/snapshot.hpp>
 
 #include "abci/chain_app.hpp"
+#include "node_parts.hpp"
 #include "pool_fixtures.hpp"
 #include "test_files.hpp"
 #include <gtest/gtest.h>
@@ -42,15 +43,10 @@ std::unique_ptr<store::Store> new_datadir(const std::filesystem::path& dir) {
 }
 
 /// A node's parts behind the application, with a snapshots folder.
-struct SyncNode {
+struct SyncNode : test::NodeParts {
     SyncNode(const std::filesystem::path& dir, uint64_t interval, sync::WriterHooks hooks = {})
-        : store{new_datadir(dir)},
+        : NodeParts{new_datadir(dir)},
           snapshots{sync::Snapshots::open(dir / "snapshots", 2).value()},
-          pipeline{*store, pipeline::Config{.sender_cache = &cache}},
-          pool{pool::Config{.chain_id = genesis().config.chain_id,
-                            .base_fee = genesis().config.base_fee,
-                            .block_gas_limit = genesis().gas_limit},
-               *store, &cache},
           app{*store, pipeline, pool,
               ChainConfig{.max_proposal_txs = 100,
                           .retain_blocks = 1,
@@ -73,11 +69,7 @@ struct SyncNode {
         return finalized ? finalized->app_hash() : std::string{};
     }
 
-    block::SenderCache cache{4096};
-    std::unique_ptr<store::Store> store;
     std::unique_ptr<sync::Snapshots> snapshots;
-    pipeline::Pipeline pipeline;
-    pool::Pool pool;
     ChainApp app;
     int64_t last_retain_height{0};
 };
