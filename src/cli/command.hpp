@@ -6,12 +6,12 @@
 
 #include <barrel/core/expected.hpp>
 
+#include "options/args.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
-#include <map>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,18 +22,14 @@ class Store;
 
 namespace barrel::cli {
 
-/// Bad arguments or bad input: run() prints "error: <what>" and exits with kExitBadInput. The
-/// message names what was wrong in one line ("invalid hex: odd number of hex digits").
-/// Any other exception a handler lets escape is an internal failure (kExitInternal).
-class InputError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-[[noreturn]] void fail(const std::string& message);
-
-/// `s` in single quotes, as errors name what the user gave: 'g.json'.
-std::string squote(std::string_view s);
+// What a command line is made of (options/args.hpp). InputError: bad arguments or bad input,
+// which run() prints as "error: <what>" and exits with kExitBadInput; any other exception a
+// handler lets escape is an internal failure (kExitInternal).
+using options::fail;
+using options::InputError;
+using options::OptionSpec;
+using options::ParsedArgs;
+using options::squote;
 
 /// The whole of a small text file (a genesis, a node's config), at most `limit` bytes (io's
 /// kMaxGenesisBytes by default); `what` names it in the error ("genesis 'g.json' is a
@@ -57,43 +53,10 @@ struct Context {
     std::ostream& err;
 };
 
-struct OptionSpec {
-    std::string_view name;        ///< "--chain-id"
-    std::string_view value_name;  ///< "N"; empty for a flag, which takes no value
-    std::string_view help;
-    bool required{false};
-    /// May be given more than once (`--node-arg A --node-arg B`): ParsedArgs::values has each
-    /// value in order. Its value is the next word whatever it is, `--x` included.
-    bool repeatable{false};
-};
-
 struct ArgSpec {
     std::string_view name;  ///< "HEX|-", as the usage line shows it
     std::string_view help;
     bool optional{false};  ///< optional arguments come after the required ones
-};
-
-/// A command's arguments as the dispatcher parsed them against its spec: every option is one
-/// the command (or the global table) declares, given at most once (a repeatable one: any number
-/// of times), with a value if it takes one; the number of positionals is within the spec.
-struct ParsedArgs {
-    std::vector<std::string_view> positionals;
-    /// Option name ("--chain-id") → value ("" for a flag). Global options are not in here, nor
-    /// repeatable ones.
-    std::map<std::string_view, std::string_view, std::less<>> options;
-    /// A repeatable option's name → its values in the order given (absent if not given).
-    std::map<std::string_view, std::vector<std::string_view>, std::less<>> repeated;
-
-    bool has(std::string_view name) const { return options.find(name) != options.end(); }
-    std::optional<std::string_view> value(std::string_view name) const {
-        const auto it = options.find(name);
-        if (it == options.end()) return std::nullopt;
-        return it->second;
-    }
-    std::vector<std::string_view> values(std::string_view name) const {
-        const auto it = repeated.find(name);
-        return it == repeated.end() ? std::vector<std::string_view>{} : it->second;
-    }
 };
 
 using Handler = int (*)(Context& ctx, const ParsedArgs& args);

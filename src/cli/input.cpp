@@ -6,10 +6,6 @@
 
 namespace barrel::cli {
 
-void fail(const std::string& message) { throw InputError(message); }
-
-std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
-
 std::string read_small_file(const std::string& path, std::string_view what, size_t limit) {
     static_assert(kMaxGenesisBytes == size_t{256} << 20, "command.hpp states the default");
     const std::string quoted = squote(path);

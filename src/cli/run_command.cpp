@@ -7,9 +7,9 @@
 #include <barrel/core/endpoint.hpp>
 #include <barrel/core/hex.hpp>
 
-#include "bound_options.hpp"
 #include "command.hpp"
 #include "node.hpp"
+#include "options/bound_options.hpp"
 #include "rpc/cors.hpp"
 
 #include <cstdint>
@@ -21,6 +21,9 @@
 namespace barrel::cli {
 
 namespace {
+
+using options::BoundOptions;
+using options::Sources;
 
 constexpr unsigned kMaxRpcThreads = 1024;
 
@@ -70,7 +73,7 @@ void bind_sealer(BoundOptions& o, NodeConfig& c) {
     o.duration("--block-time", "MS",
                {"Seal at most every MS ms; 0: a block as soon as transactions are pending and "
                 "the previous block is committed"},
-               c.seal.block_time, 0);
+               c.seal.block_time, {0});
     o.count("--max-block-txs",
             {"Transactions per block; a full block is sealed at once (with --abci: the most this "
              "node proposes; default: as many as the gas limit allows)"},
@@ -176,13 +179,11 @@ void bind_log(BoundOptions& o, NodeConfig& c) {
 
 /// Every option of `run`, bound into `c`.
 void bind_run_options(BoundOptions& o, NodeConfig& c) {
-    o.value(
-        "--datadir", "DIR", {"The node's data directory (barrel-node init)"}, "",
-        [&c](const std::string& text) {
-            c.datadir = text;
-            return std::string{};
-        },
-        true);
+    o.value("--datadir", "DIR", {"The node's data directory (barrel-node init)", "", true}, "",
+            [&c](const std::string& text) {
+                c.datadir = text;
+                return std::string{};
+            });
     rpc::HttpOptions& h = c.http;
     o.value("--http", "HOST:PORT",
             {"Where to serve JSON-RPC (an IPv6 address in brackets: [::1]:8545); port 0 picks a "
@@ -214,23 +215,18 @@ const OptionSpec kDumpConfigOption{
     "--dump-config", "",
     "Print the settings (the file's, then the options given) as a --config file, and exit"};
 
-/// The options' specs, from a binding to the defaults (kept: the specs view its strings).
-const std::vector<OptionSpec>& run_option_specs() {
-    static NodeConfig defaults;
-    static BoundOptions bound;
-    static const std::vector<OptionSpec> specs = [] {
-        bind_run_options(bound, defaults);
-        auto all = bound.specs();
-        all.push_back(kConfigOption);
-        all.push_back(kDumpConfigOption);
-        return all;
-    }();
+/// The options' specs: the settings', then --config and --dump-config.
+std::vector<OptionSpec> run_option_specs() {
+    auto specs =
+        options::bound_specs<NodeConfig, bind_run_options, Sources::command_line_and_file>();
+    specs.push_back(kConfigOption);
+    specs.push_back(kDumpConfigOption);
     return specs;
 }
 
 int run_handler(Context& ctx, const ParsedArgs& args) {
     NodeConfig config;
-    BoundOptions bound;
+    BoundOptions bound{Sources::command_line_and_file};
     bind_run_options(bound, config);
     if (const auto file = args.value(kConfigOption.name)) {
         const std::string path{*file};

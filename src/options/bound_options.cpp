@@ -7,7 +7,11 @@
 #include <map>
 #include <sstream>
 
-namespace barrel::cli {
+namespace barrel::options {
+
+void fail(const std::string& message) { throw InputError(message); }
+
+std::string squote(std::string_view s) { return "'" + std::string{s} + "'"; }
 
 namespace {
 
@@ -57,54 +61,85 @@ CLI::Validator BoundOptions::in_range(Range range) {
         "");
 }
 
-void BoundOptions::add(std::string name, std::string value_name, Help help,
-                       const std::string& default_value, bool required, Kind kind,
-                       std::function<std::string()> shown, const Make& make) {
+BoundOptions::Entry& BoundOptions::add(std::string name, std::string value_name, Help help,
+                                       const std::string& default_value, Kind kind,
+                                       std::function<std::string()> shown, const Make& make) {
     const std::string default_shown = help.default_text.empty() ? default_value : help.default_text;
     std::string text = help.text;
-    if (!default_shown.empty()) text += " (default " + default_shown + ")";
-    if (required) text += " (required: here or in the --config file)";
+    if (!default_shown.empty() && !help.required) text += " (default " + default_shown + ")";
+    if (help.required && m_sources == Sources::command_line_and_file)
+        text += " (required: here or in the --config file)";
     CLI::Option* option = make(name, text);
-    m_entries.push_back(Entry{std::move(name), std::move(value_name), std::move(text), required,
-                              kind, std::move(shown), option, std::nullopt});
+    option->type_name(value_name);
+    if (!m_group.empty()) option->group(m_group);
+    m_entries.push_back(Entry{std::move(name), std::move(value_name), std::move(text),
+                              help.required, false, kind, std::move(shown), option, std::nullopt});
+    return m_entries.back();
 }
 
 void BoundOptions::value(std::string name, std::string value_name, Help help,
                          std::string default_text,
-                         std::function<std::string(const std::string&)> parse, bool required) {
-    add(std::move(name), std::move(value_name), std::move(help), default_text, required,
-        Kind::string, {}, [&](const std::string& n, const std::string& h) {
-            return m_app.add_option(n)->description(h)->check(CLI::Validator(
-                [parse = std::move(parse)](std::string& text) { return parse(text); }, ""));
-        });
+                         std::function<std::string(const std::string&)> parse) {
+    Entry& e =
+        add(std::move(name), std::move(value_name), std::move(help), default_text, Kind::string, {},
+            [&](const std::string& n, const std::string& h) {
+                return m_app.add_option(n)->description(h)->check(CLI::Validator(
+                    [parse = std::move(parse)](std::string& text) { return parse(text); }, ""));
+            });
     // What a value option holds is what was last given, else its default: only the parse
     // callback knows the member it fills. The deque keeps the entry where it is.
-    Entry& e = m_entries.back();
     e.shown = [&e, default_text = std::move(default_text)] {
         const std::string& text = e.given ? *e.given : default_text;
         return text.empty() ? std::string{} : toml_string(text);
     };
 }
 
+void BoundOptions::repeated(std::string name, std::string value_name, std::string help,
+                            std::vector<std::string>& target) {
+    Entry& e = add(
+        std::move(name), std::move(value_name), {std::move(help) + " (repeatable)"}, "",
+        Kind::string, [] { return std::string{}; },
+        [&](const std::string& n, const std::string& h) {
+            return m_app.add_option(n, target, h)
+                ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        });
+    e.repeatable = true;
+}
+
 void BoundOptions::flag(std::string name, std::string help, bool& target) {
     add(
-        std::move(name), "", {std::move(help)}, "", false, Kind::boolean,
+        std::move(name), "", {std::move(help)}, "", Kind::boolean,
         [&target] { return std::string{target ? "true" : "false"}; },
         [&](const std::string& n, const std::string& h) { return m_app.add_flag(n, target, h); });
 }
 
-std::vector<OptionSpec> BoundOptions::specs() const {
-    std::vector<OptionSpec> out;
-    out.reserve(m_entries.size());
-    for (const Entry& e : m_entries) out.push_back({e.name, e.value_name, e.help, false});
+bool BoundOptions::given(std::string_view name) const {
+    for (const Entry& e : m_entries)
+        if (e.name == name) return e.option->count() > 0;
+    return false;
+}
+
+std::vector<std::string> BoundOptions::given_in(std::string_view title) const {
+    std::vector<std::string> out;
+    for (const Entry& e : m_entries)
+        if (e.option->get_group() == title && e.option->count() > 0) out.push_back(e.name);
     return out;
 }
 
-void BoundOptions::store(Entry& e, const std::string& text) {
+std::vector<OptionSpec> BoundOptions::specs() const {
+    const bool file = m_sources == Sources::command_line_and_file;
+    std::vector<OptionSpec> out;
+    out.reserve(m_entries.size());
+    for (const Entry& e : m_entries)
+        out.push_back({e.name, e.value_name, e.help, e.required && !file, e.repeatable});
+    return out;
+}
+
+void BoundOptions::store(Entry& e, const std::vector<std::string>& texts) {
     e.option->clear();  // a value given again (the file's, then the flag's) replaces the first
-    e.option->add_result(text);
+    for (const std::string& text : texts) e.option->add_result(text);
     e.option->run_callback();
-    e.given = text;
+    e.given = texts.back();
 }
 
 void BoundOptions::apply_file(const std::string& path, const std::string& text) {
@@ -136,7 +171,7 @@ void BoundOptions::apply_file(const std::string& path, const std::string& text) 
                                                                       : toml::node_type::string)} +
                  ", got " + std::string{toml_type_name(node.type())});
         try {
-            store(e, value);
+            store(e, {value});
         } catch (const CLI::Error& error) {
             // CLI11's "--name: what": the file names the key without its dashes.
             std::string what = error.what();
@@ -148,10 +183,15 @@ void BoundOptions::apply_file(const std::string& path, const std::string& text) 
 
 void BoundOptions::apply(const ParsedArgs& args) {
     for (Entry& e : m_entries) {
-        const auto given = args.value(e.name);
-        if (!given) continue;
+        std::vector<std::string> texts;
+        if (e.repeatable) {
+            for (std::string_view v : args.values(e.name)) texts.emplace_back(v);
+        } else if (const auto given = args.value(e.name)) {
+            texts.emplace_back(e.value_name.empty() ? "true" : std::string{*given});
+        }
+        if (texts.empty()) continue;
         try {
-            store(e, e.value_name.empty() ? "true" : std::string{*given});
+            store(e, texts);
         } catch (const CLI::Error& error) {
             fail(error.what());  // "--name: what", the validator's words
         }
@@ -175,4 +215,4 @@ std::string BoundOptions::dump() const {
     return out;
 }
 
-}  // namespace barrel::cli
+}  // namespace barrel::options
