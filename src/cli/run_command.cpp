@@ -179,11 +179,8 @@ void bind_log(BoundOptions& o, NodeConfig& c) {
 
 /// Every option of `run`, bound into `c`.
 void bind_run_options(BoundOptions& o, NodeConfig& c) {
-    o.value("--datadir", "DIR", {"The node's data directory (barrel-node init)", "", true}, "",
-            [&c](const std::string& text) {
-                c.datadir = text;
-                return std::string{};
-            });
+    o.text("--datadir", "DIR", {"The node's data directory (barrel-node init)", "", true},
+           c.datadir);
     rpc::HttpOptions& h = c.http;
     o.value("--http", "HOST:PORT",
             {"Where to serve JSON-RPC (an IPv6 address in brackets: [::1]:8545); port 0 picks a "

@@ -20,6 +20,7 @@
 #include <barrel/store/store.hpp>
 
 #include "command.hpp"
+#include "options/bound_options.hpp"
 #include "rpc/cors.hpp"
 #include "testnet.hpp"
 #include <signal.h>
@@ -45,8 +46,10 @@ using namespace testnet;
 using testnet::Node;
 using testnet::NodeConfig;
 using Clock = std::chrono::steady_clock;
+using options::BoundOptions;
 
-constexpr uint64_t kDefaultStartTimeoutS = 60;
+/// The longest `start` and `join` wait for the nodes to answer (--timeout S).
+constexpr uint64_t kMaxStartTimeoutS = 3600;
 /// How long a SIGTERMed process has to exit before it gets SIGKILL, and a SIGKILLed one to be gone.
 constexpr auto kStopGrace = std::chrono::seconds(20);
 constexpr auto kKillGrace = std::chrono::seconds(10);
@@ -54,10 +57,6 @@ constexpr auto kPollInterval = std::chrono::milliseconds(100);
 constexpr size_t kLogTailLines = 20;
 /// The CometBFT release barrel speaks (DESIGN.md, "Network"); v0.38.x share its ABCI wire format.
 constexpr std::string_view kCometVersionPrefix = "0.38.";
-
-std::string option_text(const ParsedArgs& args, std::string_view name) {
-    return std::string{*args.value(name)};
-}
 
 /// DIR as an absolute path without "." or "..", and no trailing slash.
 std::string absolute_dir(const std::string& dir) {
@@ -126,10 +125,10 @@ std::optional<std::string> search_cometbft() {
 }
 
 /// The cometbft to run: --cometbft, or the one found; it must be a v0.38 release.
-std::string find_cometbft(const ParsedArgs& args) {
+std::string find_cometbft(const std::optional<std::string>& given) {
     std::string path;
-    if (const auto given = args.value("--cometbft")) {
-        path = std::string{*given};
+    if (given) {
+        path = *given;
         if (!is_executable_file(path))
             fail("--cometbft " + squote(path) + ": not an executable file");
     } else {
@@ -205,15 +204,16 @@ private:
     std::string m_path;
 };
 
-Testnet load_testnet(const ParsedArgs& args) {
-    const std::string dir = absolute_dir(option_text(args, "--dir"));
+/// The testnet in --dir (`dir_as_given`).
+Testnet load_testnet(const std::string& dir_as_given) {
+    const std::string dir = absolute_dir(dir_as_given);
     const std::string file = testnet_file(dir);
     std::error_code ec;
     if (!fs::exists(file, ec))
         fail("no testnet in " + squote(dir) +
              " (no testnet.json): make one with barrel-node "
              "testnet init --dir " +
-             option_text(args, "--dir"));
+             dir_as_given);
     auto net = parse_testnet(read_small_file(file, "testnet file"));
     if (!net) fail(squote(file) + ": " + net.error());
     if (net->dir != dir)
@@ -223,10 +223,10 @@ Testnet load_testnet(const ParsedArgs& args) {
 }
 
 /// --node I as the nodes to act on: one, or all of them.
-std::vector<size_t> selected_nodes(const ParsedArgs& args, const Testnet& net) {
+std::vector<size_t> selected_nodes(const std::optional<uint64_t>& node, const Testnet& net) {
     std::vector<size_t> nodes;
-    if (const auto v = args.value("--node")) {
-        const uint64_t i = parse_u64_option("--node", *v);
+    if (node) {
+        const uint64_t i = *node;
         if (i >= net.nodes.size())
             fail("--node " + std::to_string(i) + ": the testnet has " +
                  std::to_string(net.nodes.size()) + " nodes (0 to " +
@@ -505,18 +505,66 @@ void start_nodes(Context& ctx, const Testnet& net, const std::vector<size_t>& no
     print_table(ctx, net, nodes);
 }
 
-std::chrono::seconds start_timeout(const ParsedArgs& args) {
-    uint64_t s = kDefaultStartTimeoutS;
-    if (const auto v = args.value("--timeout")) s = parse_u64_option("--timeout", *v);
-    if (s == 0 || s > 3600) fail("--timeout: expected 1 to 3600 seconds, got " + std::to_string(s));
-    return std::chrono::seconds(s);
+// ---- The options
+// ---------------------------------------------------------------------------------
+
+void bind_dir(BoundOptions& o, std::string& dir) {
+    o.text("--dir", "DIR", {"The testnet's folder", "", true}, dir);
+}
+
+void bind_cometbft(BoundOptions& o, std::optional<std::string>& path) {
+    o.text("--cometbft", "PATH",
+           {"The cometbft binary", "on PATH, or in $(go env GOPATH)/bin or ~/go/bin"}, path);
+}
+
+void bind_timeout(BoundOptions& o, std::chrono::seconds& timeout) {
+    o.duration("--timeout", "S", {"Seconds to wait for the nodes to answer"}, timeout,
+               {1, kMaxStartTimeoutS});
+}
+
+void bind_node(BoundOptions& o, std::optional<uint64_t>& node) {
+    o.count("--node", "I", {"Only node I", "every node"}, node, {0, kMaxNodes - 1});
+}
+
+/// What `start`, `stop` and `join` are given.
+struct NodesOptions {
+    std::string dir;  ///< as given
+    std::optional<uint64_t> node;
+    std::optional<std::string> cometbft;
+    std::chrono::seconds timeout{60};
+    bool kill{false};
+    bool state_sync{false};
+};
+
+void bind_start(BoundOptions& o, NodesOptions& c) {
+    bind_dir(o, c.dir);
+    bind_node(o, c.node);
+    bind_cometbft(o, c.cometbft);
+    bind_timeout(o, c.timeout);
+}
+
+void bind_stop(BoundOptions& o, NodesOptions& c) {
+    bind_dir(o, c.dir);
+    bind_node(o, c.node);
+    o.flag("--kill", "SIGKILL both processes at once (a crash) instead of SIGTERM", c.kill);
+}
+
+void bind_join(BoundOptions& o, NodesOptions& c) {
+    bind_dir(o, c.dir);
+    o.flag("--state-sync",
+           "Join from a validator's state snapshot (CometBFT state sync, checked against the "
+           "light client's app hash) instead of replaying every block",
+           c.state_sync);
+    bind_cometbft(o, c.cometbft);
+    bind_timeout(o, c.timeout);
 }
 
 // ---- init
 // ----------------------------------------------------------------------------------------
 
-/// What `init` is asked for, every value checked.
+/// What `init` is asked for: bound (bind_init), then checked (init_options).
 struct InitOptions {
+    std::string dir_as_given;
     std::string dir;  ///< absolute
     size_t validators{0};
     App app{App::barrel};
@@ -526,7 +574,8 @@ struct InitOptions {
     CometSettings settings;
     std::vector<std::string> node_args;
     uint64_t snapshot_interval{kDefaultSnapshotInterval};
-    bool default_genesis{true};
+    std::optional<std::string> genesis_path;  ///< none: the default dev genesis
+    std::optional<std::string> cometbft;
     std::string genesis_text;  ///< barrel's genesis, as given (none for kvstore)
     chain::Genesis genesis;
 };
@@ -536,98 +585,125 @@ struct InitOptions {
 constexpr std::array<std::string_view, 6> kStartsOwnArgs = {
     "--datadir", "--abci", "--cometbft-rpc", "--cometbft-batch", "--http", "--snapshot-interval"};
 
-CometSettings parse_settings_options(const ParsedArgs& args) {
-    CometSettings settings;
-    for (const auto& s : kNumericSettings) {
-        const auto v = args.value(s.option);
-        if (!v) continue;
-        const uint64_t n = parse_u64_option(s.option, *v);
-        if (auto e = range_error(s, n)) fail(std::string{s.option} + ": " + *e);
-        settings.*s.field = n;
-    }
-    for (const auto& s : kBoolSettings) {
-        const auto v = args.value(s.option);
-        if (!v) continue;
-        if (*v != "true" && *v != "false")
-            fail(std::string{s.option} + ": expected true or false, got " + squote(*v));
-        settings.*s.field = *v == "true";
-    }
-    return settings;
+/// What each CometBFT setting of init is, and CometBFT's own default, which a setting not given
+/// keeps (testnet.hpp's kNumericSettings and kBoolSettings hold their ranges).
+struct SettingHelp {
+    std::string_view option;
+    std::string_view help;
+    std::string_view cometbft_default;
+};
+constexpr SettingHelp kSettingHelp[] = {
+    {"--timeout-propose", "[consensus] timeout_propose, in ms", "3000"},
+    {"--mempool-size", "[mempool] size, in transactions", "5000"},
+    {"--mempool-max-txs-bytes", "[mempool] max_txs_bytes", "1073741824"},
+    {"--max-block-bytes", "The genesis' consensus_params.block.max_bytes", "22020096"},
+    {"--recheck", "[mempool] recheck", "true"},
+    {"--create-empty-blocks", "[consensus] create_empty_blocks", "true"},
+};
+
+BoundOptions::Help setting_help(std::string_view option) {
+    for (const SettingHelp& h : kSettingHelp)
+        if (h.option == option)
+            return {std::string{h.help}, "CometBFT's, " + std::string{h.cometbft_default}};
+    return {};
 }
 
-/// --app, and what only a barrel network takes (--genesis, --node-arg).
-void parse_app_options(const ParsedArgs& args, InitOptions& o) {
-    if (const auto v = args.value("--app")) {
-        const auto app = parse_app(*v);
-        if (!app) fail("--app: expected barrel or kvstore, got " + squote(*v));
-        o.app = *app;
+void bind_settings(BoundOptions& o, CometSettings& c) {
+    for (const NumericSetting& s : kNumericSettings)
+        o.count(std::string{s.option}, s.unit.empty() ? "N" : "MS", setting_help(s.option),
+                c.*s.field, {s.min, s.max});
+    for (const BoolSetting& s : kBoolSettings)
+        o.value(std::string{s.option}, "true|false", setting_help(s.option), "",
+                [&c, field = s.field](const std::string& text) {
+                    if (text != "true" && text != "false")
+                        return "expected true or false, got " + squote(text);
+                    c.*field = text == "true";
+                    return std::string{};
+                });
+}
+
+/// --hosts A,B,…: each a numeric IPv4 address (how many: checked against --validators later).
+std::string parse_hosts(const std::string& text, std::vector<std::string>& hosts) {
+    hosts.clear();
+    std::istringstream in{text};
+    for (std::string h; std::getline(in, h, ',');) {
+        if (!is_ipv4_address(h)) return squote(h) + " is not a numeric IPv4 address";
+        hosts.push_back(h);
     }
-    const auto node_args = args.values("--node-arg");
+    return {};
+}
+
+void bind_init(BoundOptions& o, InitOptions& c) {
+    bind_dir(o, c.dir_as_given);
+    o.count("--validators", {"How many validators", "", true}, c.validators, {1, kMaxNodes});
+    o.text("--genesis", "FILE",
+           {"barrel's genesis (docs/formats.md)", "a dev genesis funding one well-known key"},
+           c.genesis_path);
+    o.count("--base-port", "P",
+            {"Node I listens on P+10I (P2P), P+10I+1 (CometBFT RPC), P+10I+2 (JSON-RPC)"},
+            c.base_port, {1, 65535});
+    o.value("--hosts", "A,B,...",
+            {"Each validator's numeric IPv4 address, in order, to listen on and be dialled at "
+             "(for nodes in network namespaces of their own)",
+             std::string{kLoopbackHost} + " for all"},
+            "", [&c](const std::string& text) { return parse_hosts(text, c.hosts); });
+    o.count("--timeout-commit", "MS", {"CometBFT's pause after each block, in ms"},
+            c.timeout_commit_ms, {0, kMaxTimeoutMs});
+    o.value("--app", "barrel|kvstore",
+            {"barrel, or kvstore: CometBFT's built-in application, no work per transaction "
+             "(CometBFT's own limit)"},
+            std::string{app_name(c.app)}, [&c](const std::string& text) {
+                const auto app = parse_app(text);
+                if (!app) return "expected barrel or kvstore, got " + squote(text);
+                c.app = *app;
+                return std::string{};
+            });
+    bind_settings(o, c.settings);
+    o.count("--snapshot-interval",
+            {"Every barrel-node takes a state snapshot every N heights, for nodes that join by "
+             "state sync; 0: none"},
+            c.snapshot_interval, {0, kMaxSnapshotInterval});
+    o.repeated("--node-arg", "ARG",
+               "One more argument for every node's barrel-node run (--node-arg "
+               "--txpool-max-pending --node-arg 40000)",
+               c.node_args);
+    bind_cometbft(o, c.cometbft);
+}
+
+/// What only a barrel network takes (--genesis, --node-arg, --snapshot-interval), checked; the
+/// genesis read.
+void check_app_options(const ParsedArgs& args, InitOptions& o) {
     if (o.app == App::kvstore) {
-        if (args.has("--genesis"))
+        if (o.genesis_path)
             fail("--genesis: a kvstore network has no barrel genesis (--app kvstore)");
-        if (!node_args.empty()) fail("--node-arg: a kvstore network runs no barrel-node");
+        if (!o.node_args.empty()) fail("--node-arg: a kvstore network runs no barrel-node");
         if (args.has("--snapshot-interval"))
             fail("--snapshot-interval: a kvstore network runs no barrel-node (--app kvstore)");
         o.snapshot_interval = 0;
         return;
     }
-    if (const auto v = args.value("--snapshot-interval")) {
-        o.snapshot_interval = parse_u64_option("--snapshot-interval", *v);
-        if (o.snapshot_interval > kMaxSnapshotInterval)
-            fail("--snapshot-interval: expected 0 (none) to " +
-                 std::to_string(kMaxSnapshotInterval) + " heights, got " +
-                 std::to_string(o.snapshot_interval));
-    }
-    for (std::string_view a : node_args) {
+    for (std::string_view a : o.node_args)
         for (std::string_view own : kStartsOwnArgs)
             if (a == own || a.substr(0, a.find('=')) == own)
                 fail("--node-arg " + squote(a) + ": testnet start gives each node its own " +
                      std::string{own});
-        o.node_args.emplace_back(a);
-    }
-    const auto genesis_arg = args.value("--genesis");
-    o.default_genesis = !genesis_arg;
-    const std::string genesis_path = genesis_arg ? std::string{*genesis_arg} : "(default)";
     o.genesis_text =
-        genesis_arg ? read_small_file(genesis_path, "genesis") : default_genesis_text();
-    o.genesis = parse_barrel_genesis(o.genesis_text, genesis_path);
+        o.genesis_path ? read_small_file(*o.genesis_path, "genesis") : default_genesis_text();
+    o.genesis = parse_barrel_genesis(o.genesis_text, o.genesis_path.value_or("(default)"));
 }
 
-InitOptions parse_init_options(const ParsedArgs& args) {
-    InitOptions o;
-    o.dir = absolute_dir(option_text(args, "--dir"));
-    const uint64_t validators = parse_u64_option("--validators", *args.value("--validators"));
-    if (validators < 1 || validators > kMaxNodes)
-        fail("--validators: expected 1 to " + std::to_string(kMaxNodes) + ", got " +
-             std::to_string(validators));
-    o.validators = static_cast<size_t>(validators);
-    if (const auto v = args.value("--base-port")) o.base_port = parse_u64_option("--base-port", *v);
-    if (o.base_port == 0 || o.base_port > 65535)
-        fail("--base-port: expected a port from 1 to 65535, got " + std::to_string(o.base_port));
+/// init's options, every value checked.
+InitOptions init_options(const ParsedArgs& args) {
+    InitOptions o = options::bound_from<InitOptions, bind_init>(args);
+    o.dir = absolute_dir(o.dir_as_given);
     if (auto last = node_ports(o.base_port, o.validators - 1); !last)
         fail("--base-port: " + last.error());
-    o.hosts.assign(o.validators, std::string{kLoopbackHost});
-    if (const auto v = args.value("--hosts")) {
-        std::vector<std::string> hosts;
-        std::istringstream in{std::string{*v}};
-        for (std::string h; std::getline(in, h, ',');) {
-            if (!is_ipv4_address(h))
-                fail("--hosts: " + squote(h) + " is not a numeric IPv4 address");
-            hosts.push_back(h);
-        }
-        if (hosts.size() != o.validators)
-            fail("--hosts: expected one address per validator (" + std::to_string(o.validators) +
-                 "), got " + std::to_string(hosts.size()));
-        o.hosts = std::move(hosts);
-    }
-    if (const auto v = args.value("--timeout-commit"))
-        o.timeout_commit_ms = parse_u64_option("--timeout-commit", *v);
-    if (o.timeout_commit_ms > kMaxTimeoutMs)
-        fail("--timeout-commit: expected at most " + std::to_string(kMaxTimeoutMs) + " ms, got " +
-             std::to_string(o.timeout_commit_ms));
-    o.settings = parse_settings_options(args);
-    parse_app_options(args, o);
+    if (!args.has("--hosts"))
+        o.hosts.assign(o.validators, std::string{kLoopbackHost});
+    else if (o.hosts.size() != o.validators)
+        fail("--hosts: expected one address per validator (" + std::to_string(o.validators) +
+             "), got " + std::to_string(o.hosts.size()));
+    check_app_options(args, o);
     std::error_code ec;
     if (fs::exists(o.dir, ec)) {
         if (!fs::is_directory(o.dir, ec))
@@ -743,7 +819,7 @@ void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
         ctx.out << ", barrel chain id " << o.genesis.config.chain_id << ", genesis block "
                 << to_hex(block0) << ", state root " << to_hex(root) << "\n";
     }
-    if (o.app == App::barrel && o.default_genesis)
+    if (o.app == App::barrel && !o.genesis_path)
         ctx.out << "the default genesis funds " << kDevAccount << " with 1000000 ETH; its key "
                 << kDevKey << " is public (the first of the mnemonic 'test test test test test "
                 << "test test test test test test junk'): for tests only\n";
@@ -772,8 +848,8 @@ void print_init_summary(Context& ctx, const InitOptions& o, const Testnet& net,
 
 int init_handler(Context& ctx, const ParsedArgs& args) {
     // Every input is checked before anything is written.
-    const InitOptions o = parse_init_options(args);
-    const std::string cometbft = find_cometbft(args);
+    const InitOptions o = init_options(args);
+    const std::string cometbft = find_cometbft(o.cometbft);
     const fs::path dir{o.dir};
     BuildFolder made_parents{make_parents(dir)};
     BuildFolder build{(dir.parent_path() /
@@ -785,7 +861,7 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
     if (auto moved = io::rename_durably(build.path(), o.dir); !moved) fail(moved.error().message);
     build.release();
     made_parents.release();
-    print_init_summary(ctx, o, net, option_text(args, "--dir"));
+    print_init_summary(ctx, o, net, o.dir_as_given);
     return kExitOk;
 }
 
@@ -793,18 +869,19 @@ int init_handler(Context& ctx, const ParsedArgs& args) {
 // ---------------------------------------------------------------------------------
 
 int start_handler(Context& ctx, const ParsedArgs& args) {
-    const Testnet net = load_testnet(args);
-    const auto nodes = selected_nodes(args, net);
-    const auto timeout = start_timeout(args);
-    const std::string cometbft = find_cometbft(args);
-    start_nodes(ctx, net, nodes, cometbft, timeout, !args.has("--node"));
+    const auto o = options::bound_from<NodesOptions, bind_start>(args);
+    const Testnet net = load_testnet(o.dir);
+    const auto nodes = selected_nodes(o.node, net);
+    const std::string cometbft = find_cometbft(o.cometbft);
+    start_nodes(ctx, net, nodes, cometbft, o.timeout, !o.node);
     return kExitOk;
 }
 
 int stop_handler(Context& ctx, const ParsedArgs& args) {
-    const Testnet net = load_testnet(args);
-    const auto nodes = selected_nodes(args, net);
-    const bool kill = args.has("--kill");
+    const auto o = options::bound_from<NodesOptions, bind_stop>(args);
+    const Testnet net = load_testnet(o.dir);
+    const auto nodes = selected_nodes(o.node, net);
+    const bool kill = o.kill;
     std::vector<std::pair<int, std::string>> comets, barrels;
     std::vector<size_t> running;
     for (size_t i : nodes) {
@@ -874,8 +951,9 @@ StateSyncConfig state_sync_config(const Testnet& net) {
 }
 
 int join_handler(Context& ctx, const ParsedArgs& args) {
-    Testnet net = load_testnet(args);
-    const bool by_state_sync = args.has("--state-sync");
+    const auto o = options::bound_from<NodesOptions, bind_join>(args);
+    Testnet net = load_testnet(o.dir);
+    const bool by_state_sync = o.state_sync;
     if (by_state_sync && net.app != App::barrel)
         fail("--state-sync: a kvstore network offers no snapshots (--app kvstore)");
     // Asked first, before anything is made: the network must be running to be trusted.
@@ -886,8 +964,7 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
         fail("the testnet has " + std::to_string(index) + " nodes, the most it may have");
     auto ports = node_ports(net.base_port, index);
     if (!ports) fail(ports.error());
-    const auto timeout = start_timeout(args);
-    const std::string cometbft = find_cometbft(args);
+    const std::string cometbft = find_cometbft(o.cometbft);
     std::optional<chain::Genesis> genesis;
     if (net.app == App::barrel)
         genesis = parse_barrel_genesis(read_small_file(net.genesis_path(), "genesis"),
@@ -925,19 +1002,9 @@ int join_handler(Context& ctx, const ParsedArgs& args) {
                 << sync->trust_height << " (" << sync->trust_hash << ") from "
                 << sync->rpc_servers[0] << " and " << sync->rpc_servers[1]
                 << ", then catches up by block sync\n";
-    start_nodes(ctx, net, {index}, cometbft, timeout, false);
+    start_nodes(ctx, net, {index}, cometbft, o.timeout, false);
     return kExitOk;
 }
-
-// ---- Specs
-// ---------------------------------------------------------------------------------------
-
-constexpr OptionSpec kDirOption{"--dir", "DIR", "The testnet's folder", true};
-constexpr OptionSpec kCometOption{"--cometbft", "PATH",
-                                  "The cometbft binary (default: on PATH, or in $(go env "
-                                  "GOPATH)/bin)"};
-constexpr OptionSpec kTimeoutOption{"--timeout", "S",
-                                    "Seconds to wait for the nodes to answer (default: 60)"};
 
 }  // namespace
 
@@ -946,43 +1013,7 @@ Command testnet_init_command() {
         .name = "testnet init",
         .summary = "Write a local network of N validators (CometBFT + barrel) into a folder",
         .args = {},
-        .options =
-            {
-                kDirOption,
-                {"--validators", "N", "How many validators (1 to 100)", true},
-                {"--genesis", "FILE",
-                 "barrel's genesis (docs/formats.md; default: a dev genesis funding one "
-                 "well-known key)"},
-                {"--base-port", "P",
-                 "Node I listens on P+10I (P2P), P+10I+1 (CometBFT RPC), P+10I+2 (JSON-RPC) "
-                 "(default: 26600)"},
-                {"--hosts", "A,B,...",
-                 "Each validator's numeric IPv4 address, in order, to listen on and be dialled "
-                 "at (default: 127.0.0.1 for all; for nodes in network namespaces of their own)"},
-                {"--timeout-commit", "MS",
-                 "CometBFT's pause after each block, in ms (default: 1000)"},
-                {"--app", "barrel|kvstore",
-                 "barrel (default), or kvstore: CometBFT's built-in application, no work per "
-                 "transaction (CometBFT's own limit)"},
-                {"--timeout-propose", "MS",
-                 "[consensus] timeout_propose, in ms (default: CometBFT's, 3000)"},
-                {"--mempool-size", "N", "[mempool] size, in transactions (default: 5000)"},
-                {"--mempool-max-txs-bytes", "N",
-                 "[mempool] max_txs_bytes (default: CometBFT's, 1073741824)"},
-                {"--recheck", "true|false", "[mempool] recheck (default: true)"},
-                {"--create-empty-blocks", "true|false",
-                 "[consensus] create_empty_blocks (default: true)"},
-                {"--max-block-bytes", "N",
-                 "The genesis' consensus_params.block.max_bytes (default: CometBFT's, 22020096)"},
-                {"--snapshot-interval", "N",
-                 "Every barrel-node takes a state snapshot every N heights, for nodes that join "
-                 "by state sync (default: 100; 0: none)"},
-                {"--node-arg", "ARG",
-                 "One more argument for every node's barrel-node run (repeatable: --node-arg "
-                 "--txpool-max-pending --node-arg 40000)",
-                 false, true},
-                kCometOption,
-            },
+        .options = options::bound_specs<InitOptions, bind_init>(),
         .details =
             "Runs 'cometbft testnet' into DIR, then gives each node its ports (on loopback, or\n"
             "on its --hosts address), its ABCI socket, its peers and barrel's genesis\n"
@@ -1004,7 +1035,7 @@ Command testnet_start_command() {
         .name = "testnet start",
         .summary = "Start the nodes of a local network (or one of them) in the background",
         .args = {},
-        .options = {kDirOption, {"--node", "I", "Only node I"}, kCometOption, kTimeoutOption},
+        .options = options::bound_specs<NodesOptions, bind_start>(),
         .details =
             "Starts each node's barrel-node run, then its cometbft node, detached, their output\n"
             "in DIR/nodeI/barrel.log and cometbft.log, and waits until each answers (and, for the\n"
@@ -1021,9 +1052,7 @@ Command testnet_stop_command() {
         .name = "testnet stop",
         .summary = "Stop the nodes of a local network (or one of them)",
         .args = {},
-        .options = {kDirOption,
-                    {"--node", "I", "Only node I"},
-                    {"--kill", "", "SIGKILL both processes at once (a crash) instead of SIGTERM"}},
+        .options = options::bound_specs<NodesOptions, bind_stop>(),
         .details =
             "SIGTERM to cometbft, then to barrel-node, and waits until they exit (SIGKILL after\n"
             "20 s). A stopped node stays stopped; its data stays: testnet start resumes it.",
@@ -1036,12 +1065,7 @@ Command testnet_join_command() {
         .name = "testnet join",
         .summary = "Add a full node (not a validator) to a local network and start it",
         .args = {},
-        .options = {kDirOption,
-                    {"--state-sync", "",
-                     "Join from a validator's state snapshot (CometBFT state sync, checked "
-                     "against the light client's app hash) instead of replaying every block"},
-                    kCometOption,
-                    kTimeoutOption},
+        .options = options::bound_specs<NodesOptions, bind_join>(),
         .details =
             "Makes DIR/nodeN (cometbft init, the network's genesis.json, the validators as its\n"
             "peers, a barrel datadir from the same genesis, the ports after the last node's),\n"

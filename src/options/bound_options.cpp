@@ -46,6 +46,12 @@ std::string at_line(const std::string& path, const toml::source_region& where) {
 
 }  // namespace
 
+std::string BoundOptions::range_text(Range range) {
+    // A bound of 2^63 - 1 or more only keeps a count within its type: no user's limit.
+    if (range.high >= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return "";
+    return " (" + std::to_string(range.low) + " to " + std::to_string(range.high) + ")";
+}
+
 CLI::Validator BoundOptions::in_range(Range range) {
     return CLI::Validator(
         [range](std::string& text) -> std::string {
@@ -92,6 +98,23 @@ void BoundOptions::value(std::string name, std::string value_name, Help help,
         const std::string& text = e.given ? *e.given : default_text;
         return text.empty() ? std::string{} : toml_string(text);
     };
+}
+
+void BoundOptions::text(std::string name, std::string value_name, Help help, std::string& target) {
+    value(std::move(name), std::move(value_name), std::move(help), target,
+          [&target](const std::string& text) {
+              target = text;
+              return std::string{};
+          });
+}
+
+void BoundOptions::text(std::string name, std::string value_name, Help help,
+                        std::optional<std::string>& target) {
+    value(std::move(name), std::move(value_name), std::move(help), "",
+          [&target](const std::string& text) {
+              target = text;
+              return std::string{};
+          });
 }
 
 void BoundOptions::repeated(std::string name, std::string value_name, std::string help,

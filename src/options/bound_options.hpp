@@ -63,6 +63,7 @@ public:
     /// The same, its value named otherwise in the help (`BYTES`).
     template <class T>
     void count(std::string name, std::string value_name, Help help, T& target, Range range = {}) {
+        help.text += range_text(range);
         add(
             std::move(name), std::move(value_name), std::move(help), std::to_string(target),
             Kind::integer, [&target] { return std::to_string(target); },
@@ -74,6 +75,7 @@ public:
     template <class T>
     void count(std::string name, std::string value_name, Help help, std::optional<T>& target,
                Range range = {}) {
+        help.text += range_text(range);
         add(
             std::move(name), std::move(value_name), std::move(help), "", Kind::integer,
             [&target] { return target ? std::to_string(*target) : std::string{}; },
@@ -91,6 +93,7 @@ public:
                   Range range = {}) {
         constexpr uint64_t most =
             kCenturySeconds * static_cast<uint64_t>(Duration::period::den / Duration::period::num);
+        if (range.high < most) help.text += range_text(range);
         range.high = std::min(range.high, most);
         add(
             std::move(name), std::move(value_name), std::move(help), std::to_string(target.count()),
@@ -107,6 +110,12 @@ public:
     /// Any other value: `parse` stores it or returns what is wrong with it.
     void value(std::string name, std::string value_name, Help help, std::string default_text,
                std::function<std::string(const std::string&)> parse);
+
+    /// `--name VALUE`: the text as given, into `target` (its value before binding: the default).
+    void text(std::string name, std::string value_name, Help help, std::string& target);
+    /// The same, with no value until given (the default is `help.default_text`).
+    void text(std::string name, std::string value_name, Help help,
+              std::optional<std::string>& target);
 
     /// `--name VALUE`, given any number of times: each value, in order, into `target`.
     void repeated(std::string name, std::string value_name, std::string help,
@@ -170,6 +179,8 @@ private:
                const Make& make);
     /// Hands `texts` to the entry's option, which checks and stores them.
     static void store(Entry& e, const std::vector<std::string>& texts);
+    /// " (LOW to HIGH)" for the help of a count with a highest value a user may meet, else "".
+    static std::string range_text(Range range);
     /// Checks a count and rewrites it in decimal for CLI11's conversion.
     static CLI::Validator in_range(Range range);
 
