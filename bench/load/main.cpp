@@ -16,8 +16,8 @@
 #include "net_report.hpp"
 #include "net_run.hpp"
 #include "node_process.hpp"
+#include "options/bound_options.hpp"
 #include "report.hpp"
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,10 +31,39 @@
 
 using namespace barrel;
 using bench::Failure;
-using bench::parse_count;
 using bench::usage_error;
+using options::BoundOptions;
 
 namespace {
+
+/// The most validators a network may have (testnet init's bound).
+constexpr size_t kMaxValidators = 100;
+/// The largest value a CometBFT setting may be given here (mempool.max_txs_bytes's bound);
+/// testnet init checks each against CometBFT's own bounds (docs/network.md).
+constexpr uint64_t kMaxCometSetting = 1'099'511'627'776;
+/// CometBFT's default mempool.size.
+constexpr size_t kCometMempoolSize = 5000;
+/// How long a perturbation lasts by default: a killed node is restarted after 3 s (its
+/// processes start again slowly); the others last 10 s, as CometBFT's end-to-end tests have it.
+constexpr size_t kKillLastsS = 3, kPerturbationLastsS = 10;
+/// Seconds from the first send to the perturbation, by default.
+constexpr size_t kPerturbAfterS = 2;
+/// The longest a perturbation may wait or last, and --stall-timeout: a day.
+constexpr uint64_t kDayS = 86'400;
+
+/// --network's own options, as bound (parse_network checks them together).
+struct NetOptions {
+    load::TestnetSettings settings;  ///< validators, base_port, timeout_commit_ms
+    std::vector<load::App> apps{load::App::barrel, load::App::kvstore};
+    /// CometBFT's settings, passed to testnet init.
+    std::optional<uint64_t> timeout_propose, mempool_size, mempool_max_txs_bytes, max_block_bytes;
+    std::optional<std::string> recheck, create_empty_blocks;
+    std::optional<size_t> via, perturb_node, kill;
+    std::optional<load::Perturbation> perturb;
+    std::optional<uint64_t> kill_after_s, restart_after_s;
+    bool keep{false};
+    bool join{false};
+};
 
 struct Args {
     load::Config config;
@@ -44,151 +73,161 @@ struct Args {
     std::string url, node, json_out, plot_out;
     std::optional<size_t> block_time_ms, max_block_txs, txpool_max;
     std::vector<std::string> node_args;
-    /// --network and its options, as given (checked in parse_network).
     std::string network_dir;
-    std::map<std::string, std::string> net_options;
-    bool keep{false};
-    bool join{false};
-};
-
-/// The options of --network alone: each its name, its value's name and its help.
-struct NetOption {
-    const char* name;
-    const char* type;
-    const char* help;
-};
-constexpr NetOption kNetOptions[] = {
-    {"--validators", "N", "Validators of each testnet (default 4)"},
-    {"--app", "APP", "barrel, kvstore (CometBFT's built-in app) or both, alternating (default)"},
-    {"--base-port", "P", "The testnets' base port (default 27000; node I: P+10I to P+10I+3)"},
-    {"--timeout-commit", "MS", "CometBFT's timeout_commit (default 500)"},
-    {"--timeout-propose", "MS", "CometBFT's timeout_propose (testnet init's)"},
-    {"--mempool-size", "N", "CometBFT's mempool.size (testnet init's)"},
-    {"--mempool-max-txs-bytes", "N", "CometBFT's mempool.max_txs_bytes (testnet init's)"},
-    {"--recheck", "BOOL", "CometBFT's mempool.recheck, true or false (testnet init's)"},
-    {"--max-block-bytes", "N", "CometBFT's block.max_bytes (testnet init's; sizes the gas limit)"},
-    {"--create-empty-blocks", "BOOL", "CometBFT's create_empty_blocks, true or false"},
-    {"--via", "I", "Every connection to node I (default: connection c to node c mod N)"},
-    {"--perturb", "KIND",
-     "Perturb the network mid-run: kill, pause, disconnect or partition (default: none)"},
-    {"--perturb-node", "I",
-     "The validator killed, paused or cut off (0 to N-1; default N-1; a partition cuts "
-     "validators N/2 to N-1 off from the rest)"},
-    {"--kill", "I", "SIGKILL node I mid-run and start it again: --perturb kill --perturb-node I"},
-    {"--kill-after", "S", "Seconds from the first send to the perturbation (default 2)"},
-    {"--restart-after", "S",
-     "Seconds the perturbation lasts: to the restart, SIGCONT, reconnection or heal (default 3 "
-     "for kill, 10 for the others)"},
+    NetOptions net;
 };
 
 /// The default block size of `barrel-node run` (--max-block-txs), which sizes the generated
 /// genesis's gas limit when none is given.
 constexpr size_t kNodeBlockTxs = 2500;
 
-/// --network and the options that go with it, as given (parse_network checks them).
-void add_network_options(CLI::App& app, Args& a) {
-    app.add_option("--network", a.network_dir,
-                   "Load a network of testnets written under DIR (barrel-node testnet), barrel "
-                   "and CometBFT's kvstore alternating")
-        ->type_name("DIR");
-    for (const NetOption& o : kNetOptions)
-        app.add_option(o.name, a.net_options[o.name], o.help)->type_name(o.type);
-    app.add_flag("--keep", a.keep, "With --network: keep each run's testnet folder (stopped)");
-    app.add_flag("--join", a.join,
-                 "With --network: after each run a full node joins by block sync; its replay of "
-                 "the run's history is timed");
+/// The load's options: what is sent, how, and to which node.
+void bind_load(BoundOptions& o, Args& a) {
+    load::Config& c = a.config;
+    o.count("--txs", {"Transfers to send"}, c.txs, {1, gen::kMaxTotalTxs});
+    o.count("--senders", "S", {"Accounts that send them"}, c.senders, {1, gen::kMaxAccounts});
+    o.count("--batch", "B", {"Transactions per JSON-RPC batch"}, c.batch, {1, 1'000'000});
+    o.count("--connections", "C", {"Keep-alive connections, each with its own senders"},
+            c.connections, {1, 1024});
+    o.count("--rate", "TPS", {"Offer this many TPS, steadily", "as fast as it goes"}, c.rate,
+            {1, 100'000'000});
+    o.count("--window", {"Most transactions sent and not yet mined", "no bound"}, c.window,
+            {1, gen::kMaxTotalTxs});
+    o.count("--runs", "R", {"Runs, each on a fresh node; medians reported"}, a.runs, {1, 1000});
+    o.count("--accounts", "A", {"Accounts of the generated genesis, as barrel-node gen's"},
+            a.accounts, {2, gen::kMaxAccounts});
+    o.count("--seed", "S", {"Seed of the generated genesis's keys"}, a.seed, {0});
+    o.value("--url", "http://HOST:PORT",
+            {"Load a running node instead (its genesis made by barrel-node gen with the same "
+             "--seed and --accounts)"},
+            "", [&a](const std::string& text) {
+                if (auto url = parse_http_url(text); !url) return url.error();
+                a.url = text;
+                return std::string{};
+            });
+    o.text("--node", "PATH", {"The barrel-node to start", "beside this program, then PATH"},
+           a.node);
+    o.count("--block-time", "MS", {"The node's --block-time", "the node's"}, a.block_time_ms,
+            {0, 3'600'000});
+    o.count("--max-block-txs", "N", {"The node's --max-block-txs", "the node's"}, a.max_block_txs,
+            {1, gen::kMaxTxsPerBlock});
+    o.count("--txpool-max", "N",
+            {"The node's --txpool-max-pending", "enough for every transaction"}, a.txpool_max,
+            {1, UINT32_MAX});
+    o.repeated("--node-arg", "ARG", "One more argument for barrel-node run", a.node_args);
+    o.duration("--poll-ms", "MS", {"How often to look for new blocks"}, c.poll, {1, 60'000});
+    o.duration("--stall-timeout", "S", {"Give up when nothing is sent or mined for this long"},
+               c.stall, {1, kDayS});
+    o.count("--gas-price", "GWEI",
+            {"Gas price of the transfers in gwei (a node with a rising base fee needs more)"},
+            c.gas_price_gwei, {1, 1'000'000});
+    o.count("--check-receipts",
+            {"After the clock, check the receipt of every N-th mined transaction (1: all)"},
+            c.receipt_stride, {1, gen::kMaxTotalTxs});
+    c.ceiling_threads = std::max(1u, std::thread::hardware_concurrency());
+    o.count("--threads", {"Threads of the recovery ceiling", "every core"}, c.ceiling_threads,
+            {1, 65536});
+}
+
+/// "true" or "false" for a CometBFT switch, into `target`; what is wrong with it, or "".
+std::string parse_switch(const std::string& text, std::optional<std::string>& target) {
+    if (text != "true" && text != "false") return "expected true or false, got '" + text + "'";
+    target = text;
+    return {};
+}
+
+/// The title of --network's options in the help; given_in() names those given.
+constexpr const char* kNetworkGroup = "Options of --network";
+
+/// --network's own options (each only with --network).
+void bind_network(BoundOptions& o, NetOptions& n) {
+    o.group(kNetworkGroup);
+    load::TestnetSettings& s = n.settings;
+    o.count("--validators", {"Validators of each testnet"}, s.validators, {1, kMaxValidators});
+    o.value("--app", "APP", {"barrel, kvstore (CometBFT's built-in app) or both, alternating"},
+            "both", [&n](const std::string& text) {
+                n.apps.clear();
+                if (text == "barrel" || text == "both") n.apps.push_back(load::App::barrel);
+                if (text == "kvstore" || text == "both") n.apps.push_back(load::App::kvstore);
+                if (n.apps.empty()) return "expected barrel, kvstore or both, got '" + text + "'";
+                return std::string{};
+            });
+    o.count("--base-port", "P", {"The testnets' base port (node I: P+10I to P+10I+3)"}, s.base_port,
+            {1, 65535});
+    o.count("--timeout-commit", "MS", {"CometBFT's timeout_commit"}, s.timeout_commit_ms,
+            {0, 3'600'000});
+    const std::string init_default = "testnet init's";
+    o.count("--timeout-propose", "MS", {"CometBFT's timeout_propose", init_default},
+            n.timeout_propose, {1, kMaxCometSetting});
+    o.count("--mempool-size", "N",
+            {"CometBFT's mempool.size",
+             "the larger of " + std::to_string(kCometMempoolSize) + " and --txs"},
+            n.mempool_size, {1, kMaxCometSetting});
+    o.count("--mempool-max-txs-bytes", "N", {"CometBFT's mempool.max_txs_bytes", init_default},
+            n.mempool_max_txs_bytes, {1, kMaxCometSetting});
+    o.value("--recheck", "BOOL", {"CometBFT's mempool.recheck, true or false", init_default}, "",
+            [&n](const std::string& text) { return parse_switch(text, n.recheck); });
+    o.count("--max-block-bytes", "N",
+            {"CometBFT's block.max_bytes (sizes the gas limit)", init_default}, n.max_block_bytes,
+            {1, kMaxCometSetting});
+    o.value("--create-empty-blocks", "BOOL",
+            {"CometBFT's create_empty_blocks, true or false", init_default}, "",
+            [&n](const std::string& text) { return parse_switch(text, n.create_empty_blocks); });
+    o.count("--via", "I", {"Every connection to node I", "connection c to node c mod N"}, n.via,
+            {0, kMaxValidators - 1});
+    o.value("--perturb", "KIND",
+            {"Perturb the network mid-run: kill, pause, disconnect or partition", "none"}, "",
+            [&n](const std::string& text) {
+                n.perturb = load::parse_perturbation(text);
+                if (!n.perturb)
+                    return "expected kill, pause, disconnect or partition, got '" + text + "'";
+                return std::string{};
+            });
+    o.count("--perturb-node", "I",
+            {"The validator killed, paused or cut off (a partition cuts validators N/2 to N-1 "
+             "off from the rest)",
+             "N-1"},
+            n.perturb_node, {0, kMaxValidators - 1});
+    o.count("--kill", "I",
+            {"SIGKILL node I mid-run and start it again: --perturb kill --perturb-node I"}, n.kill,
+            {0, kMaxValidators - 1});
+    o.count("--kill-after", "S",
+            {"Seconds from the first send to the perturbation", std::to_string(kPerturbAfterS)},
+            n.kill_after_s, {0, kDayS});
+    o.count("--restart-after", "S",
+            {"Seconds the perturbation lasts: to the restart, SIGCONT, reconnection or heal",
+             std::to_string(kKillLastsS) + " for kill, " + std::to_string(kPerturbationLastsS) +
+                 " for the others"},
+            n.restart_after_s, {0, kDayS});
+    o.flag("--keep", "Keep each run's testnet folder (stopped)", n.keep);
+    o.flag("--join",
+           "After each run a full node joins by block sync; its replay of the run's history is "
+           "timed",
+           n.join);
+    o.group("");
 }
 
 Args parse_args(int argc, char** argv) {
-    CLI::App app{
+    Args a;
+    BoundOptions bound;
+    bind_load(bound, a);
+    bound.text("--network", "DIR",
+               {"Load a network of testnets written under DIR (barrel-node testnet), barrel and "
+                "CometBFT's kvstore alternating"},
+               a.network_dir);
+    bind_network(bound, a.net);
+    bound.text("--json", "FILE", {"Write the runs as JSON here ('-': stdout)"}, a.json_out);
+    bound.text("--plot", "FILE.svg", {"Draw sent and mined over time as SVG here"}, a.plot_out);
+    CLI::App& app = bound.app();
+    app.name("barrel-load");
+    app.description(
         "Sends signed transfers to barrel-node run over JSON-RPC and measures what its clients "
         "get:\nsubmit and end-to-end TPS, send-to-mined latency, the node's stage times, and "
-        "the\nratio to the recovery ceiling measured in the same run.",
-        "barrel-load"};
+        "the\nratio to the recovery ceiling measured in the same run.");
     app.allow_extras();
-    Args a;
-    std::string txs, senders, batch, connections, rate, window, runs, accounts, seed, poll, stall,
-        threads, block_time, max_block_txs, txpool_max, gas_price, receipt_stride;
-    app.add_option("--txs", txs, "Transfers to send (default 100000)")->type_name("N");
-    app.add_option("--senders", senders, "Accounts that send them (default 500)")->type_name("S");
-    app.add_option("--batch", batch, "Transactions per JSON-RPC batch (default 100)")
-        ->type_name("B");
-    app.add_option("--connections", connections,
-                   "Keep-alive connections, each with its own senders (default 4)")
-        ->type_name("C");
-    app.add_option("--rate", rate, "Offer this many TPS, steadily (default: as fast as it goes)")
-        ->type_name("TPS");
-    app.add_option("--window", window,
-                   "Most transactions sent and not yet mined (default: no bound)")
-        ->type_name("N");
-    app.add_option("--runs", runs, "Runs, each on a fresh node; medians reported (default 1)")
-        ->type_name("R");
-    app.add_option("--accounts", accounts,
-                   "Accounts of the generated genesis (default 10000, as barrel-node gen)")
-        ->type_name("A");
-    app.add_option("--seed", seed, "Seed of the generated genesis's keys (default 1)")
-        ->type_name("S");
-    app.add_option("--url", a.url,
-                   "Load a running node instead (its genesis made by barrel-node gen with the "
-                   "same --seed and --accounts)")
-        ->type_name("http://HOST:PORT");
-    app.add_option("--node", a.node,
-                   "The barrel-node to start (default: beside this program, then PATH)")
-        ->type_name("PATH");
-    app.add_option("--block-time", block_time, "The node's --block-time")->type_name("MS");
-    app.add_option("--max-block-txs", max_block_txs, "The node's --max-block-txs")->type_name("N");
-    app.add_option("--txpool-max", txpool_max,
-                   "The node's --txpool-max-pending (default: enough for every transaction)")
-        ->type_name("N");
-    app.add_option("--node-arg", a.node_args, "One more argument for barrel-node run (repeatable)")
-        ->type_name("ARG");
-    app.add_option("--poll-ms", poll, "How often to look for new blocks (default 5)")
-        ->type_name("MS");
-    app.add_option("--stall-timeout", stall,
-                   "Give up when nothing is sent or mined for this long (default 60)")
-        ->type_name("S");
-    app.add_option("--gas-price", gas_price,
-                   "Gas price of the transfers in gwei (default 1; a node with a rising base "
-                   "fee needs more)")
-        ->type_name("GWEI");
-    app.add_option("--check-receipts", receipt_stride,
-                   "After the clock, check the receipt of every N-th mined transaction "
-                   "(default 1: all)")
-        ->type_name("N");
-    app.add_option("--threads", threads, "Threads of the recovery ceiling (default: every core)")
-        ->type_name("N");
-    add_network_options(app, a);
-    app.add_option("--json", a.json_out, "Write the runs as JSON here ('-': stdout)")
-        ->type_name("FILE");
-    app.add_option("--plot", a.plot_out, "Draw sent and mined over time as SVG here")
-        ->type_name("FILE.svg");
     bench::parse_command_line(app, argc, argv);
 
-    load::Config& c = a.config;
-    if (!txs.empty()) c.txs = parse_count("--txs", txs, 1, gen::kMaxTotalTxs);
-    if (!senders.empty()) c.senders = parse_count("--senders", senders, 1, gen::kMaxAccounts);
-    if (!batch.empty()) c.batch = parse_count("--batch", batch, 1, 1'000'000);
-    if (!connections.empty()) c.connections = parse_count("--connections", connections, 1, 1024);
-    if (!rate.empty()) c.rate = static_cast<double>(parse_count("--rate", rate, 1, 100'000'000));
-    if (!window.empty()) c.window = parse_count("--window", window, 1, gen::kMaxTotalTxs);
-    if (!receipt_stride.empty())
-        c.receipt_stride = parse_count("--check-receipts", receipt_stride, 1, gen::kMaxTotalTxs);
-    if (!gas_price.empty()) c.gas_price_gwei = parse_count("--gas-price", gas_price, 1, 1'000'000);
-    if (!runs.empty()) a.runs = parse_count("--runs", runs, 1, 1000);
-    if (!accounts.empty()) a.accounts = parse_count("--accounts", accounts, 2, gen::kMaxAccounts);
-    if (!seed.empty()) a.seed = parse_count("--seed", seed, 0, UINT64_MAX);
-    if (!poll.empty())
-        c.poll = std::chrono::milliseconds{parse_count("--poll-ms", poll, 1, 60'000)};
-    if (!stall.empty())
-        c.stall = std::chrono::seconds{parse_count("--stall-timeout", stall, 1, 86'400)};
-    c.ceiling_threads = threads.empty() ? std::max(1u, std::thread::hardware_concurrency())
-                                        : parse_count("--threads", threads, 1, 65536);
-    if (!block_time.empty())
-        a.block_time_ms = parse_count("--block-time", block_time, 0, 3'600'000);
-    if (!max_block_txs.empty())
-        a.max_block_txs = parse_count("--max-block-txs", max_block_txs, 1, gen::kMaxTxsPerBlock);
-    if (!txpool_max.empty()) a.txpool_max = parse_count("--txpool-max", txpool_max, 1, UINT32_MAX);
-
+    const load::Config& c = a.config;
     if (c.senders > a.accounts)
         usage_error("--senders: " + std::to_string(c.senders) + " is more than --accounts (" +
                     std::to_string(a.accounts) + ")");
@@ -198,23 +237,16 @@ Args parse_args(int argc, char** argv) {
                     "): each sender's transactions go over one connection, in nonce order");
     if (!a.url.empty()) {
         if (a.runs > 1) usage_error("--runs: only with a node of barrel-load's own (no --url)");
-        for (const auto& [given, name] : {std::pair{!a.node.empty(), "--node"},
-                                          {a.block_time_ms.has_value(), "--block-time"},
-                                          {a.max_block_txs.has_value(), "--max-block-txs"},
-                                          {a.txpool_max.has_value(), "--txpool-max"},
-                                          {!a.node_args.empty(), "--node-arg"}})
-            if (given)
+        for (const char* name :
+             {"--node", "--block-time", "--max-block-txs", "--txpool-max", "--node-arg"})
+            if (bound.given(name))
                 usage_error(std::string{name} +
                             ": only with a node of barrel-load's own (no --url)");
     }
     if (!a.network_dir.empty() && !a.url.empty()) usage_error("--network: not with --url");
-    if (a.network_dir.empty()) {
-        for (const NetOption& o : kNetOptions)
-            if (!a.net_options[o.name].empty())
-                usage_error(std::string{o.name} + ": only with --network");
-        if (a.keep) usage_error("--keep: only with --network");
-        if (a.join) usage_error("--join: only with --network");
-    }
+    if (const auto net_only = bound.given_in(kNetworkGroup);
+        a.network_dir.empty() && !net_only.empty())
+        usage_error(net_only.front() + ": only with --network");
     if (a.json_out == "-" && a.plot_out == "-")
         usage_error("--json and --plot cannot both write standard output");
     return a;
@@ -318,16 +350,8 @@ std::vector<load::RunResult> load_own_nodes(const Args& a) {
     return results;
 }
 
-/// "true" or "false" for a CometBFT switch; anything else is a usage error.
-std::string parse_switch(const std::string& name, const std::string& v) {
-    if (v != "true" && v != "false")
-        usage_error(name + ": expected true or false, got '" + v + "'");
-    return v;
-}
-
-/// A node index below `nodes`, for --via and --kill.
-size_t parse_node_index(const std::string& name, const std::string& v, size_t nodes) {
-    const size_t i = parse_count(name, v, 0, 1'000'000);
+/// --via, --kill or --perturb-node's node, checked against the validators.
+size_t node_index(const std::string& name, size_t i, size_t nodes) {
     if (i >= nodes)
         usage_error(name + ": node " + std::to_string(i) + " is not one of the " +
                     std::to_string(nodes) + " validators (0 to " + std::to_string(nodes - 1) + ")");
@@ -348,61 +372,42 @@ std::vector<std::string> network_node_args(const Args& a) {
     return out;
 }
 
-/// The largest value a CometBFT setting may be given here (mempool.max_txs_bytes's bound).
-constexpr uint64_t kMaxCometSetting = 1'099'511'627'776;
-/// CometBFT's default mempool.size.
-constexpr size_t kCometMempoolSize = 5000;
-
 /// The CometBFT settings given, as testnet init's arguments (the same for both apps).
-std::vector<std::string> comet_arguments(const Args& a, load::NetworkMode& m) {
-    std::vector<std::string> out;
-    for (const char* name :
-         {"--timeout-propose", "--mempool-size", "--mempool-max-txs-bytes", "--max-block-bytes"}) {
-        const std::string& v = a.net_options.at(name);
-        if (v.empty()) continue;
-        // testnet init checks each against CometBFT's own bounds (docs/network.md).
-        const size_t n = parse_count(name, v, 1, kMaxCometSetting);
-        if (std::string_view{name} == "--max-block-bytes") m.max_block_bytes = n;
-        out.insert(out.end(), {name, std::to_string(n)});
-    }
+std::vector<std::string> comet_arguments(const Args& a) {
+    const NetOptions& n = a.net;
     // A mempool that holds the whole load, as barrel's pool does (CometBFT's default is 5,000
     // transactions): kvstore refuses what a full mempool cannot take, where barrel-node hands
     // it over again later, so the default would fail kvstore's runs, not measure them.
-    if (a.net_options.at("--mempool-size").empty())
-        out.insert(out.end(), {"--mempool-size",
-                               std::to_string(std::max<size_t>(kCometMempoolSize, a.config.txs))});
-    for (const char* name : {"--recheck", "--create-empty-blocks"})
-        if (const std::string& v = a.net_options.at(name); !v.empty())
-            out.insert(out.end(), {name, parse_switch(name, v)});
+    const uint64_t mempool_size =
+        n.mempool_size.value_or(std::max<size_t>(kCometMempoolSize, a.config.txs));
+    std::vector<std::string> out;
+    for (const auto& [name, value] : {std::pair{"--timeout-propose", n.timeout_propose},
+                                      {"--mempool-size", std::optional{mempool_size}},
+                                      {"--mempool-max-txs-bytes", n.mempool_max_txs_bytes},
+                                      {"--max-block-bytes", n.max_block_bytes}})
+        if (value) out.insert(out.end(), {name, std::to_string(*value)});
+    for (const auto& [name, value] :
+         {std::pair{"--recheck", n.recheck}, {"--create-empty-blocks", n.create_empty_blocks}})
+        if (value) out.insert(out.end(), {name, *value});
     return out;
 }
 
-/// How long a perturbation lasts by default: a killed node is restarted after 3 s (its
-/// processes start again slowly); the others last 10 s, as CometBFT's end-to-end tests have it.
-constexpr size_t kKillLastsS = 3, kPerturbationLastsS = 10;
-
 /// --perturb, --perturb-node, --kill and their timing, into m.config.fault.
-void parse_perturbation_options(const Args& a, load::NetworkMode& m) {
-    auto given = [&](const char* name) -> const std::string& { return a.net_options.at(name); };
+void parse_perturbation_options(const NetOptions& o, load::NetworkMode& m) {
     const size_t n = m.settings.validators;
     auto& f = m.config.fault;
-    if (!given("--perturb").empty()) {
-        f.kind = load::parse_perturbation(given("--perturb"));
-        if (!f.kind)
-            usage_error("--perturb: expected kill, pause, disconnect or partition, got '" +
-                        given("--perturb") + "'");
-    }
-    if (!given("--kill").empty()) {
+    f.kind = o.perturb;
+    if (o.kill) {
         if (f.kind) usage_error("--kill: the same as --perturb kill --perturb-node I: give one");
         f.kind = load::Perturbation::kill;
-        f.node = parse_node_index("--kill", given("--kill"), n);
+        f.node = node_index("--kill", *o.kill, n);
     }
-    if (!given("--perturb-node").empty()) {
+    if (o.perturb_node) {
         if (!f.kind) usage_error("--perturb-node: only with --perturb");
         if (*f.kind == load::Perturbation::partition)
             usage_error("--perturb-node: not with --perturb partition (it cuts validators " +
                         std::to_string(n / 2) + " to " + std::to_string(n - 1) + " off)");
-        f.node = parse_node_index("--perturb-node", given("--perturb-node"), n);
+        f.node = node_index("--perturb-node", *o.perturb_node, n);
     }
     if (f.kind == load::Perturbation::partition) {
         if (n < 2) usage_error("--perturb partition: needs 2 validators or more");
@@ -410,19 +415,16 @@ void parse_perturbation_options(const Args& a, load::NetworkMode& m) {
     }
     if (f.kind && !f.node) f.node = n - 1;
     const size_t lasts = f.kind == load::Perturbation::kill ? kKillLastsS : kPerturbationLastsS;
-    for (const auto& [name, field, fallback] :
-         {std::tuple{"--kill-after", &f.kill_after, size_t{2}},
-          {"--restart-after", &f.restart_after, lasts}}) {
-        if (!given(name).empty() && !f.kind)
-            usage_error(std::string{name} + ": only with --perturb or --kill");
-        *field = std::chrono::seconds{
-            given(name).empty() ? fallback : parse_count(name, given(name), 0, 86'400)};
+    for (const auto& [name, field, given, fallback] :
+         {std::tuple{"--kill-after", &f.kill_after, o.kill_after_s, kPerturbAfterS},
+          {"--restart-after", &f.restart_after, o.restart_after_s, lasts}}) {
+        if (given && !f.kind) usage_error(std::string{name} + ": only with --perturb or --kill");
+        *field = std::chrono::seconds{given.value_or(fallback)};
     }
 }
 
 /// --network and its options, checked: every mistake a usage error before anything starts.
 load::NetworkMode parse_network(const Args& a) {
-    auto given = [&](const char* name) -> const std::string& { return a.net_options.at(name); };
     load::NetworkMode m;
     m.config.load = a.config;
     if (a.config.batch > load::kCometMaxBatch)
@@ -436,25 +438,15 @@ load::NetworkMode parse_network(const Args& a) {
     m.seed = a.seed;
     m.accounts = a.accounts;
     m.runs = a.runs;
-    m.keep = a.keep;
-    m.join = a.join;
+    m.keep = a.net.keep;
+    m.join = a.net.join;
     m.dir = std::filesystem::absolute(a.network_dir).lexically_normal().string();
-    auto& s = m.settings;
-    if (!given("--validators").empty())
-        s.validators = parse_count("--validators", given("--validators"), 1, 100);
-    const std::string app = given("--app").empty() ? "both" : given("--app");
-    if (app == "barrel" || app == "both") m.apps.push_back(load::App::barrel);
-    if (app == "kvstore" || app == "both") m.apps.push_back(load::App::kvstore);
-    if (m.apps.empty()) usage_error("--app: expected barrel, kvstore or both, got '" + app + "'");
-    if (!given("--base-port").empty())
-        s.base_port = parse_count("--base-port", given("--base-port"), 1, 65535);
-    if (!given("--timeout-commit").empty())
-        s.timeout_commit_ms =
-            parse_count("--timeout-commit", given("--timeout-commit"), 0, 3'600'000);
-    s.comet_args = comet_arguments(a, m);
-    if (!given("--via").empty())
-        m.config.via = parse_node_index("--via", given("--via"), s.validators);
-    parse_perturbation_options(a, m);
+    m.settings = a.net.settings;
+    m.apps = a.net.apps;
+    m.max_block_bytes = a.net.max_block_bytes;
+    m.settings.comet_args = comet_arguments(a);
+    if (a.net.via) m.config.via = node_index("--via", *a.net.via, m.settings.validators);
+    parse_perturbation_options(a.net, m);
     if (m.join && (m.config.fault.kind == load::Perturbation::disconnect ||
                    m.config.fault.kind == load::Perturbation::partition))
         usage_error(

@@ -1,10 +1,10 @@
 # ctest load_network_smoke: barrel-load --network on 1 validator, barrel then CometBFT's kvstore
 # (a few hundred transactions each), then barrel with its validator SIGKILLed and restarted
 # mid-run: exit 0, every transaction mined once on every node with the same block hashes, every
-# figure of the JSON report there, the run folders removed. Then the usage errors of --network,
-# each one line and exit 2. It needs the cometbft binary (scripts/deps.sh --cometbft; the release
-# phase of scripts/test.sh builds it before ctest): without one it is skipped, saying so, except
-# in CI, where it fails.
+# figure of the JSON report there, the run folders removed (the usage errors of --network are
+# load_usage's, usage.cmake, which needs no cometbft). It needs the cometbft binary
+# (scripts/deps.sh --cometbft; the release phase of scripts/test.sh builds it before ctest):
+# without one it is skipped, saying so, except in CI, where it fails.
 #   cmake -DLOAD=<barrel-load> -DNODE=<barrel-node> -DWORK=<scratch dir> -DPORT=<base port> -P network_smoke.cmake
 cmake_minimum_required(VERSION 3.20)
 
@@ -166,35 +166,5 @@ endif()
 file(GLOB left "${WORK}/net/*")
 if(left)
     message(FATAL_ERROR "left behind: ${left}")
-endif()
-
-set(PROGRAM "${LOAD}")
-include("${CMAKE_CURRENT_LIST_DIR}/../common/expect_bad_usage.cmake")
-set(net --network "${WORK}/never")
-expect_bad_usage("error: --network: not with --url" ${net} --url http://127.0.0.1:1)
-expect_bad_usage("error: --validators: only with --network" --validators 2)
-expect_bad_usage("error: --keep: only with --network" --keep)
-expect_bad_usage("error: --join: only with --network" --join)
-expect_bad_usage("error: --join: not with --perturb disconnect or partition (a joining node runs outside the validators' namespaces)" ${net} --join --perturb disconnect)
-expect_bad_usage("error: --via: node 2 is not one of the 2 validators (0 to 1)" ${net} --validators 2 --via 2)
-expect_bad_usage("error: --kill: node 4 is not one of the 4 validators (0 to 3)" ${net} --kill 4)
-expect_bad_usage("error: --kill-after: only with --perturb or --kill" ${net} --kill-after 3)
-expect_bad_usage("error: --restart-after: only with --perturb or --kill" ${net} --restart-after 3)
-expect_bad_usage("error: --perturb: expected kill, pause, disconnect or partition, got 'bogus'" ${net} --perturb bogus)
-expect_bad_usage("error: --perturb: only with --network" --perturb pause)
-expect_bad_usage("error: --perturb-node: only with --perturb" ${net} --perturb-node 1)
-expect_bad_usage("error: --perturb-node: node 4 is not one of the 4 validators (0 to 3)" ${net} --perturb pause --perturb-node 4)
-expect_bad_usage("error: --perturb-node: not with --perturb partition (it cuts validators 2 to 3 off)" ${net} --perturb partition --perturb-node 1)
-expect_bad_usage("error: --kill: the same as --perturb kill --perturb-node I: give one" ${net} --perturb pause --kill 1)
-expect_bad_usage("error: --perturb partition: needs 2 validators or more" ${net} --validators 1 --perturb partition)
-expect_bad_usage("error: --app: expected barrel, kvstore or both, got 'geth'" ${net} --app geth)
-expect_bad_usage("error: --recheck: expected true or false, got 'maybe'" ${net} --recheck maybe)
-expect_bad_usage("error: --create-empty-blocks: expected true or false, got '1'" ${net} --create-empty-blocks 1)
-expect_bad_usage("error: --batch: at most 100 with --network (CometBFT's rpc.max_request_batch_size as testnet init sets it)" ${net} --batch 101)
-expect_bad_usage("error: --block-time: not with --network (CometBFT makes the blocks: --timeout-commit)" ${net} --block-time 100)
-expect_bad_usage("error: --validators: expected an integer >= 1, got \"0\"" ${net} --validators 0)
-expect_bad_usage("error: --mempool-size: expected an integer >= 1, got \"0\"" ${net} --mempool-size 0)
-if(EXISTS "${WORK}/never")
-    message(FATAL_ERROR "a usage error left ${WORK}/never")
 endif()
 file(REMOVE_RECURSE "${WORK}")

@@ -1,7 +1,7 @@
 # ctest load_smoke: barrel-load against a node of its own (a small load), then the JSON report:
 # every field there, every transaction accepted and mined once, the checks passed, the ratio to
 # the recovery ceiling above 0. The per-stage times are numbers or null (a node without the
-# barrel_stage_duration_seconds family). Then the usage errors, each one line and exit 2.
+# barrel_stage_duration_seconds family). The usage errors are load_usage's (usage.cmake).
 #   cmake -DLOAD=<barrel-load> -DNODE=<barrel-node> -DWORK=<scratch dir> -P smoke.cmake
 cmake_minimum_required(VERSION 3.20)
 file(REMOVE_RECURSE "${WORK}")
@@ -102,17 +102,4 @@ file(GLOB left "${WORK}/tmp/*")
 if(left)
     message(FATAL_ERROR "left behind: ${left}")
 endif()
-
-# Every mistake is exit status 2 and one line naming it, before anything is started.
-set(PROGRAM "${LOAD}")
-include("${CMAKE_CURRENT_LIST_DIR}/../common/expect_bad_usage.cmake")
-expect_bad_usage("error: unknown option --bogus" --bogus)
-expect_bad_usage("error: --txs: expected an integer >= 1, got \"0\"" --txs 0)
-expect_bad_usage("error: --connections: 5 is more than --senders (4)" --senders 4 --connections 5)
-expect_bad_usage("error: --senders: 30 is more than --accounts (20)" --senders 30 --accounts 20)
-expect_bad_usage("error: --runs: only with a node of barrel-load's own (no --url)" --url http://127.0.0.1:1 --runs 2)
-expect_bad_usage("error: --url: expected http://HOST:PORT, got 'ftp://x'" --url ftp://x)
-expect_bad_usage("error: --json: '${WORK}' is a directory" --json "${WORK}")
-expect_bad_usage("error: --gas-price: expected an integer >= 1, got \"0\"" --gas-price 0)
-expect_bad_usage("error: --check-receipts: expected an integer >= 1, got \"0\"" --check-receipts 0)
 file(REMOVE_RECURSE "${WORK}")
