@@ -1,12 +1,10 @@
 #include "args.hpp"
 
-#include <barrel/core/uint256.hpp>
 #include <barrel/version/version.hpp>
 
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -51,18 +49,6 @@ int guarded_main(const std::function<int()>& run) {
         std::cerr << "error: " << e.what() << "\n";
         return 2;
     }
-}
-
-size_t parse_count(const std::string& name, const std::string& v, uint64_t min, uint64_t max) {
-    const auto n = parse_u64(v);
-    const bool digits =
-        !v.empty() && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (n && *n >= min && *n <= max) return static_cast<size_t>(*n);
-    if (!digits || (n && *n < min))
-        usage_error(name + ": expected an integer >= " + std::to_string(min) + ", got \"" + v +
-                    "\"");
-    usage_error(name + ": " + v + " is out of range (" + std::to_string(min) + " to " +
-                std::to_string(max) + ")");
 }
 
 std::optional<io::AtomicFile> create_output(const std::string& option, const std::string& path) {

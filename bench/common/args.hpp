@@ -1,7 +1,7 @@
 #pragma once
 // What the benchmark programs (barrel-bench, barrel-load) share about their command lines and
-// outputs: how a run ends early, count options, output files created before the long run, and
-// the machine a run was measured on.
+// outputs: how a run ends early, output files created before the long run, and the machine a run
+// was measured on. Their options are bound by options/bound_options.hpp, as barrel-node's.
 
 #include <barrel/io/files.hpp>
 
@@ -40,10 +40,6 @@ void parse_command_line(CLI::App& app, int argc, char** argv);
 /// with EFBIG, reported, instead of the process dying mid-write), a Failure or a WriteError
 /// printed as one "error: …" line and its exit status.
 int guarded_main(const std::function<int()>& run);
-
-/// A count option's value: an integer from `min` to `max`. Anything but digits (or 0x-hex) is
-/// "expected an integer", digits beyond the range are "out of range" with the range.
-size_t parse_count(const std::string& name, const std::string& v, uint64_t min, uint64_t max);
 
 /// An output option's file, created before the long run so that a path that cannot be written
 /// is an error now rather than silence at the end. Nothing for an empty path.

@@ -12,9 +12,9 @@
 
 #include "common/args.hpp"
 #include "common/recover_loop.hpp"
+#include "options/bound_options.hpp"
 #include "report.hpp"
 #include "store/testing.hpp"
-#include <CLI/CLI.hpp>
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 #include <unistd.h>
@@ -22,17 +22,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
 namespace fs = std::filesystem;
 using namespace barrel;
 using bench::Failure;
-using bench::parse_count;
 using bench::usage_error;
+using options::BoundOptions;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -61,60 +63,55 @@ struct ImportFailure {
     std::string message;
 };
 
-Args parse_args(int argc, char** argv) {
-    CLI::App app{
-        "Times blocks through decode, verify, execute and commit (RocksDB in a temporary datadir)\n"
-        "at 1 thread and N threads, cold and warm sender cache, one block at a time and streamed.",
-        "barrel-bench"};
-    app.allow_extras();  // an unknown option is named below, in one line
-    // Values are taken as text and checked below, so each mistake has its own message.
-    std::string blocks, txs, accounts, seed, threads, mix, hot_ratio;
-    Args a;
-    app.add_option("--blocks", blocks, "Blocks to generate (default 20)")->type_name("N");
-    app.add_option("--txs", txs, "Transactions per block (1 to 1000000; default 2500)")
-        ->type_name("N");
-    app.add_option("--accounts", accounts, "Funded accounts (at least 2; default 10000)")
-        ->type_name("N");
-    app.add_option("--mix", mix, "transfer, dag or mixed (default transfer)")->type_name("KIND");
-    app.add_option("--hot-ratio", hot_ratio,
-                   "Probability (0 to 1) that a transaction touches the hot set")
-        ->type_name("R");
-    app.add_option("--seed", seed, "Seed of the workload (default 1)")->type_name("S");
-    app.add_option("--threads", threads, "The 'all threads' count (default: every core)")
-        ->type_name("N");
-    app.add_option("--json", a.json_out,
-                   "Write the runs as JSON here ('-': stdout, and the table goes to stderr)")
-        ->type_name("FILE");
-    app.add_option("--plot", a.plot_out,
-                   "Draw the per-stage times as an SVG chart here ('-': stdout, as --json)")
-        ->type_name("FILE.svg");
-    app.add_option("--input", a.input,
-                   "A chain file (needs --genesis) or a plain RLP transaction list (decode + "
-                   "verify only); at most 1073741824 bytes in all, docs/formats.md \"Limits\"")
-        ->type_name("FILE");
-    app.add_option("--genesis", a.genesis,
-                   "The genesis of the --input chain file (at most 268435456 bytes)")
-        ->type_name("G.json");
-    app.add_flag("--quick", a.quick, "Only the all-threads runs");
-    bench::parse_command_line(app, argc, argv);
+void bind_args(BoundOptions& o, Args& a) {
+    o.count("--blocks", {"Blocks to generate"}, a.blocks, {1, gen::kMaxTotalTxs});
+    o.count("--txs", {"Transactions per block"}, a.txs, {1, gen::kMaxTxsPerBlock});
+    o.count("--accounts", {"Funded accounts"}, a.accounts, {2, gen::kMaxAccounts});
+    o.value("--mix", "KIND", {"transfer, dag or mixed"}, std::string{gen::to_string(a.mix)},
+            [&a](const std::string& text) {
+                const auto m = gen::parse_mix(text);
+                if (!m) return "expected transfer, dag or mixed, got \"" + text + "\"";
+                a.mix = *m;
+                return std::string{};
+            });
+    std::ostringstream hot_ratio;
+    hot_ratio << a.hot_ratio;
+    o.value("--hot-ratio", "R", {"Probability (0 to 1) that a transaction touches the hot set"},
+            hot_ratio.str(), [&a](const std::string& text) {
+                char* end = nullptr;
+                const double r = std::strtod(text.c_str(), &end);
+                if (end == text.c_str() || *end != '\0' || !(r >= 0 && r <= 1))
+                    return "expected a number in [0, 1], got \"" + text + "\"";
+                a.hot_ratio = r;
+                return std::string{};
+            });
+    o.count("--seed", "S", {"Seed of the workload"}, a.seed, {0});
+    o.count("--threads", "N", {"The 'all threads' count", "every core"}, a.threads, {1, 65536});
+    o.text("--json", "FILE",
+           {"Write the runs as JSON here ('-': stdout, and the table goes to stderr)"}, a.json_out);
+    o.text("--plot", "FILE.svg",
+           {"Draw the per-stage times as an SVG chart here ('-': stdout, as --json)"}, a.plot_out);
+    o.text("--input", "FILE",
+           {"A chain file (needs --genesis) or a plain RLP transaction list (decode + verify "
+            "only); at most 1073741824 bytes in all, docs/formats.md \"Limits\""},
+           a.input);
+    o.text("--genesis", "G.json",
+           {"The genesis of the --input chain file (at most 268435456 bytes)"}, a.genesis);
+    o.flag("--quick", "Only the all-threads runs", a.quick);
+}
 
-    if (!blocks.empty()) a.blocks = parse_count("--blocks", blocks, 1, gen::kMaxTotalTxs);
-    if (!txs.empty()) a.txs = parse_count("--txs", txs, 1, gen::kMaxTxsPerBlock);
-    if (!accounts.empty()) a.accounts = parse_count("--accounts", accounts, 2, gen::kMaxAccounts);
-    if (!seed.empty()) a.seed = parse_count("--seed", seed, 0, UINT64_MAX);
-    if (!threads.empty()) a.threads = parse_count("--threads", threads, 1, 65536);
-    if (!mix.empty()) {
-        const auto m = gen::parse_mix(mix);
-        if (!m) usage_error("--mix: expected transfer, dag or mixed, got \"" + mix + "\"");
-        a.mix = *m;
-    }
-    if (!hot_ratio.empty()) {
-        char* end = nullptr;
-        const double r = std::strtod(hot_ratio.c_str(), &end);
-        if (end == hot_ratio.c_str() || *end != '\0' || !(r >= 0 && r <= 1))
-            usage_error("--hot-ratio: expected a number in [0, 1], got \"" + hot_ratio + "\"");
-        a.hot_ratio = r;
-    }
+Args parse_args(int argc, char** argv) {
+    Args a;
+    BoundOptions bound;
+    bind_args(bound, a);
+    CLI::App& app = bound.app();
+    app.name("barrel-bench");
+    app.description(
+        "Times blocks through decode, verify, execute and commit (RocksDB in a temporary "
+        "datadir)\nat 1 thread and N threads, cold and warm sender cache, one block at a time and "
+        "streamed.");
+    app.allow_extras();  // an unknown option is named by parse_command_line, in one line
+    bench::parse_command_line(app, argc, argv);
     if (a.json_out == "-" && a.plot_out == "-")
         usage_error("--json and --plot cannot both write standard output");
     if (a.input.empty() && !a.genesis.empty())
