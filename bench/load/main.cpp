@@ -375,17 +375,18 @@ std::vector<std::string> network_node_args(const Args& a) {
 /// The CometBFT settings given, as testnet init's arguments (the same for both apps).
 std::vector<std::string> comet_arguments(const Args& a) {
     const NetOptions& n = a.net;
-    // A mempool that holds the whole load, as barrel's pool does (CometBFT's default is 5,000
-    // transactions): kvstore refuses what a full mempool cannot take, where barrel-node hands
-    // it over again later, so the default would fail kvstore's runs, not measure them.
-    const uint64_t mempool_size =
-        n.mempool_size.value_or(std::max<size_t>(kCometMempoolSize, a.config.txs));
     std::vector<std::string> out;
     for (const auto& [name, value] : {std::pair{"--timeout-propose", n.timeout_propose},
-                                      {"--mempool-size", std::optional{mempool_size}},
+                                      {"--mempool-size", n.mempool_size},
                                       {"--mempool-max-txs-bytes", n.mempool_max_txs_bytes},
                                       {"--max-block-bytes", n.max_block_bytes}})
         if (value) out.insert(out.end(), {name, std::to_string(*value)});
+    // A mempool that holds the whole load, as barrel's pool does (CometBFT's default is 5,000
+    // transactions): kvstore refuses what a full mempool cannot take, where barrel-node hands
+    // it over again later, so the default would fail kvstore's runs, not measure them.
+    if (!n.mempool_size)
+        out.insert(out.end(), {"--mempool-size",
+                               std::to_string(std::max<size_t>(kCometMempoolSize, a.config.txs))});
     for (const auto& [name, value] :
          {std::pair{"--recheck", n.recheck}, {"--create-empty-blocks", n.create_empty_blocks}})
         if (value) out.insert(out.end(), {name, *value});
