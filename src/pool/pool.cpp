@@ -234,8 +234,8 @@ struct Pool::Impl {
     /// Copies the encodings within the size bound into new pooled transactions.
     Live copy_encodings(std::span<const BytesView> encodings, Origin origin,
                         std::span<Prepared> out) const;
-    /// Hashes the group together (unless the caller gave `hashes`) and rejects those the pool
-    /// holds (one shared lock per group).
+    /// Hashes the group together and rejects those the pool holds (one shared lock per group);
+    /// or takes the hashes the caller `given`, who looked them up already (Pool::admit).
     void hash_and_look_up(const Live& live, std::span<const Hash> hashes,
                           std::span<Prepared> out) const;
     /// check_stateless() of each transaction not rejected yet: those that pass.
@@ -333,14 +333,14 @@ Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings
 
 void Pool::Impl::hash_and_look_up(const Live& live, std::span<const Hash> given,
                                   std::span<Prepared> out) const {
-    std::array<Hash, kPrepareGroup> hashes;
-    if (given.empty()) {
-        std::array<BytesView, kPrepareGroup> views;
-        for (size_t k = 0; k < live.count; ++k) views[k] = out[live.index[k]].tx->encoding;
-        keccak256_many(std::span{views}.first(live.count), hashes);  // tx::hash_of, four at once
-    } else {
-        for (size_t k = 0; k < live.count; ++k) hashes[k] = given[live.index[k]];
+    if (!given.empty()) {
+        for (size_t k = 0; k < live.count; ++k) out[live.index[k]].tx->hash = given[live.index[k]];
+        return;
     }
+    std::array<BytesView, kPrepareGroup> views;
+    std::array<Hash, kPrepareGroup> hashes;
+    for (size_t k = 0; k < live.count; ++k) views[k] = out[live.index[k]].tx->encoding;
+    keccak256_many(std::span{views}.first(live.count), hashes);  // tx::hash_of, four at a time
     std::shared_lock lock{mutex};
     for (size_t k = 0; k < live.count; ++k) {
         out[live.index[k]].tx->hash = hashes[k];

@@ -161,12 +161,16 @@ public:
     /// encoding in the same order. Decoding, the stateless checks and sender recovery run in
     /// parallel over the batch; the stateful checks run in batch order, so two transactions of
     /// one sender in a batch are checked as if sent one after the other. Thread-safe.
-    /// `hashes`, when given, are the encodings' tx::hash_of, which the caller computed already
-    /// (CheckTx looks a transaction up before admitting it): admission takes them as they are.
+    /// `hashes`, when given, are the encodings' tx::hash_of, computed by a caller that has just
+    /// looked each one up (find) and not found it (CheckTx): admission neither hashes them nor
+    /// looks them up again before recovery. Another admission of the same transaction in
+    /// between costs a recovery at most (the sender cache is asked first); the check under the
+    /// lock still refuses it as already known.
     std::vector<AdmitResult> admit(std::span<const BytesView> encodings,
                                    Origin origin = Origin::local,
                                    std::span<const Hash> hashes = {});
     AdmitResult admit_one(BytesView encoding, Origin origin = Origin::local);
+    /// admit() of one transaction the caller hashed and did not find: see `hashes` above.
     AdmitResult admit_one(BytesView encoding, const Hash& hash, Origin origin);
 
     /// A pooled transaction, pending or queued, by hash, as a reader whose store snapshot's
