@@ -149,26 +149,33 @@ Answer<pb::ResponseQuery> ChainApp::query(const pb::RequestQuery& /*request*/) {
 Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request) {
     pb::ResponseCheckTx response;
     const BytesView tx = view_of(request.tx());
-    if (request.type() == pb::RECHECK) {
-        // After each commit: Commit has told the pool what the block made invalid, so whether
-        // the pool still holds it is the whole answer, and nothing is recovered again.
-        if (const pool::TxPtr pooled = m_pool.find(tx::hash_of(tx), kLivePool)) {
-            response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
-        } else {
-            response.set_code(kNoLongerPooled);
-            response.set_log("no longer valid: the pool no longer holds it");
-        }
+    // Hashed once: the pool is searched by it, and admission takes it as it is.
+    const Hash hash = tx::hash_of(tx);
+    // A recheck (after each commit): Commit has told the pool what the block made invalid, so
+    // whether the pool still holds it is the whole answer, and nothing is recovered again. A
+    // first check of a transaction the pool holds is answered the same way: "already known"
+    // is admitted too, since a transaction this node took over JSON-RPC comes back through
+    // CometBFT's mempool, which must still gossip it.
+    if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
+        response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
         return response;
     }
-    const pool::AdmitResult admitted = m_pool.admit_one(tx, pool::Origin::peer);
-    // Already known is admitted too: a transaction this node took over JSON-RPC comes back
-    // through CometBFT's mempool, which must still gossip it.
-    if (!admitted && admitted.error().code != pool::RejectCode::already_known) {
+    if (request.type() == pb::RECHECK) {
+        response.set_code(kNoLongerPooled);
+        response.set_log("no longer valid: the pool no longer holds it");
+        return response;
+    }
+    const pool::AdmitResult admitted = m_pool.admit_one(tx, hash, pool::Origin::peer);
+    if (admitted) {
+        response.set_gas_wanted(static_cast<int64_t>(admitted->gas_limit));
+        return response;
+    }
+    if (admitted.error().code != pool::RejectCode::already_known) {
         response.set_code(check_tx_code(admitted.error().code));
         response.set_log(admitted.error().message);
         return response;
     }
-    const Hash hash = admitted ? admitted->hash : tx::hash_of(tx);
+    // Admitted meanwhile by another connection (JSON-RPC): known, as above.
     if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool))
         response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
     return response;

@@ -200,6 +200,30 @@ Bytes encode_block(const Header& header, std::span<const BytesView> txs) {
     return out;
 }
 
+Block with_header(Block b, const Header& header) {
+    Bytes wire = encode_block(header, b.tx_encodings);
+    // The object area is the end of the new wire, the transactions in order. A view that lay in
+    // transaction i's old bytes lies at the same distance from its start in the new ones (the
+    // old wire may have been a plain list, whose transactions are not contiguous).
+    size_t area = 0;
+    for (const BytesView t : b.tx_encodings) area += t.size();
+    const uint8_t* moved_to = wire.data() + (wire.size() - area);
+    for (size_t i = 0; i < b.tx_encodings.size(); ++i) {
+        const BytesView old = b.tx_encodings[i];
+        const auto moved = [&](BytesView v) {
+            if (v.data() < old.data() || v.data() + v.size() > old.data() + old.size()) return v;
+            return BytesView{moved_to + (v.data() - old.data()), v.size()};
+        };
+        if (i < b.txs.size()) b.txs[i].data = moved(b.txs[i].data);
+        b.tx_encodings[i] = BytesView{moved_to, old.size()};
+        moved_to += old.size();
+    }
+    b.wire = std::move(wire);
+    b.header = header;
+    b.hash = hash_of(header);
+    return b;
+}
+
 Bytes encode_plain_tx_list(std::span<const BytesView> txs) {
     Bytes payload;
     for (const auto& t : txs) {

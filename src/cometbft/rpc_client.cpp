@@ -3,6 +3,7 @@
 #include <barrel/core/base64.hpp>
 
 #include <nlohmann/json.hpp>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <charconv>
@@ -38,17 +39,73 @@ const json* answer(const json& batch, int id) {
     return nullptr;
 }
 
+/// A broadcast batch's body: `[{"jsonrpc":"2.0","id":I,"method":"broadcast_tx_async",
+/// "params":{"tx":"…"}},…]`, the call of transaction I with id I. Written as text: the base64
+/// needs no escaping, and a document built only to be dumped cost more than the transactions'
+/// hand-over itself (docs/benchmarks.md, "The JSON-RPC path (issue 39, target 1)").
+template <class Queued>
+std::string broadcast_body(std::span<const Queued> batch) {
+    static constexpr std::string_view kHead = R"({"jsonrpc":"2.0","id":)";
+    static constexpr std::string_view kMethod =
+        R"(,"method":"broadcast_tx_async","params":{"tx":")";
+    size_t size = 2;
+    for (const Queued& q : batch) size += kHead.size() + 10 + kMethod.size() + q.base64.size() + 4;
+    std::string body;
+    body.reserve(size);
+    body += '[';
+    for (size_t i = 0; i < batch.size(); ++i) {
+        if (i > 0) body += ',';
+        body += kHead;
+        body += std::to_string(i);
+        body += kMethod;
+        body += batch[i].base64;
+        body += R"("}})";
+    }
+    body += ']';
+    return body;
+}
+
+/// What CometBFT said of one broadcast.
+enum class Verdict : uint8_t { refused, accepted, mempool_full };
+
 /// Whether a broadcast's error answer is CometBFT's "mempool is full" (ErrMempoolIsFull, in the
 /// error's data: "mempool is full: number of txs 5000 (max: 5000), total txs bytes …").
-bool refused_for_full_mempool(const json& answer) {
-    const json error = answer.value("error", json::object());
+bool refused_for_full_mempool(simdjson::dom::element error) {
     for (const char* field : {"data", "message"}) {
-        const json text = error.is_object() ? error.value(field, json{}) : json{};
-        if (text.is_string() &&
-            text.get_ref<const std::string&>().find("mempool is full") != std::string::npos)
+        std::string_view text;
+        if (!error[field].get_string().get(text) &&
+            text.find("mempool is full") != std::string_view::npos)
             return true;
     }
     return false;
+}
+
+/// The verdict on each of a batch's `n` broadcasts from CometBFT's answer: the (first) answer
+/// with id I is transaction I's. One without a `result`, or without an answer (a body that is
+/// no batch, an id missing), is refused. async: a result says the request was taken (its
+/// CheckTx runs later); an error is CometBFT's own refusal: the transaction is in its cache
+/// already, its mempool is full.
+std::vector<Verdict> verdicts(std::string_view body, size_t n) {
+    std::vector<Verdict> out(n, Verdict::refused);
+    // Only the client's thread reads answers; the parser keeps its buffers between batches.
+    thread_local simdjson::dom::parser parser;
+    const simdjson::padded_string padded{body};
+    simdjson::dom::array answers;
+    if (parser.parse(padded).get_array().get(answers)) return out;
+    std::vector<bool> seen(n, false);
+    for (const simdjson::dom::element a : answers) {
+        int64_t id = -1;
+        if (a["id"].get_int64().get(id) || id < 0 || static_cast<uint64_t>(id) >= n) continue;
+        const size_t i = static_cast<size_t>(id);
+        if (seen[i]) continue;  // a repeated id: the first answer is the one
+        seen[i] = true;
+        simdjson::dom::element error;
+        if (!a["error"].get(error))
+            out[i] = refused_for_full_mempool(error) ? Verdict::mempool_full : Verdict::refused;
+        else if (!a["result"].error())
+            out[i] = Verdict::accepted;
+    }
+    return out;
 }
 
 }  // namespace
@@ -86,14 +143,18 @@ void CometClient::stop() {
 
 void CometClient::broadcast(std::span<const BytesView> encodings) {
     if (encodings.empty()) return;
+    // Encoded outside the lock: the caller is a JSON-RPC worker, the lock the client thread's.
+    std::vector<Queued> queued;
+    queued.reserve(encodings.size());
+    for (BytesView e : encodings) queued.push_back(Queued{base64(e)});
     {
         std::lock_guard lock{m_mutex};
-        for (BytesView e : encodings) {
+        for (Queued& q : queued) {
             if (m_queue.size() >= m_config.max_queued) {
                 m_queue.pop_front();
                 ++m_counts.dropped;
             }
-            m_queue.push_back(Queued{Bytes(e.begin(), e.end())});
+            m_queue.push_back(std::move(q));
         }
     }
     m_wake.notify_all();
@@ -155,28 +216,20 @@ void CometClient::requeue(std::vector<Queued>& batch) {
 }
 
 bool CometClient::send_batch(std::vector<Queued>& batch) {
-    json body = json::array();
-    for (size_t i = 0; i < batch.size(); ++i)
-        body.push_back(call(static_cast<int>(i), "broadcast_tx_async",
-                            json{{"tx", base64(batch[i].encoding)}}));
-    auto response = post(body.dump());
+    auto response = post(broadcast_body(std::span<const Queued>{batch}));
     if (!response) {
         note_unreachable(response.error());
         std::lock_guard lock{m_mutex};
         m_status.reachable = false;
         return false;
     }
-    const json answers = json::parse(*response, nullptr, false);
+    const std::vector<Verdict> said = verdicts(*response, batch.size());
     uint64_t accepted = 0, refused = 0, full = 0;
     std::vector<Queued> again;
     for (size_t i = 0; i < batch.size(); ++i) {
-        const json* a = answer(answers, static_cast<int>(i));
-        // async: the answer says the request was taken (its CheckTx runs later); an error is
-        // CometBFT's own refusal: the transaction is in its cache already, its mempool is full.
-        if (a != nullptr && a->contains("result") && !a->contains("error")) {
+        if (said[i] == Verdict::accepted) {
             ++accepted;
-        } else if (a != nullptr && refused_for_full_mempool(*a) &&
-                   batch[i].full_retries < kMaxFullRetries) {
+        } else if (said[i] == Verdict::mempool_full && batch[i].full_retries < kMaxFullRetries) {
             ++full;
             ++batch[i].full_retries;
             again.push_back(std::move(batch[i]));

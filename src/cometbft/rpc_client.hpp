@@ -77,7 +77,8 @@ public:
     /// Ends the thread; what is still queued is not handed over (it stays in barrel's pool).
     void stop();
 
-    /// Queues encodings to hand over (copied). Thread-safe, never blocks on the network.
+    /// Queues encodings to hand over, each kept as the base64 text its call carries (its one
+    /// copy). Thread-safe, never blocks on the network.
     void broadcast(std::span<const BytesView> encodings);
 
     EngineStatus status() const;
@@ -95,7 +96,7 @@ public:
 private:
     void run();
     struct Queued {
-        Bytes encoding;
+        std::string base64;        ///< the encoding as broadcast_tx_async's `tx` takes it
         uint32_t full_retries{0};  ///< refusals for a full mempool so far
     };
     /// One batch handed over; false if CometBFT could not be reached. What its mempool was too

@@ -282,7 +282,7 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
         return fail(Stage::execute, outcome.error());
     }
     if (d.is_template) {
-        if (auto sealed = seal(d, *outcome); !sealed) return fail(Stage::decode, sealed.error());
+        seal(d, *outcome);
     } else if (auto sealed = exec::check_seal(h, *outcome); !sealed) {
         d.times.execute_ms = ms_since(t0);
         return fail(Stage::seal, sealed.error());
@@ -292,21 +292,16 @@ Expected<void, PipelineError> Pipeline::execute(Decoded& d, const store::Head& p
     return {};
 }
 
-Expected<void, block::BlockError> Pipeline::seal(Decoded& d, const exec::Outcome& outcome) const {
+void Pipeline::seal(Decoded& d, const exec::Outcome& outcome) const {
     block::Header h = *d.block.header;
     h.gas_used = outcome.gas_used;
     h.txs_root = outcome.txs_root;
     h.receipts_root = outcome.receipts_root;
     h.state_root = outcome.state_root;
     // The header is at the front of the wire block and its length may change, so the block is
-    // encoded again around the same transaction bytes and decoded again for the commit's views.
-    // The senders carry over: the transactions are the ones verified.
-    auto sealed =
-        block::decode_block(block::encode_block(h, d.block.tx_encodings), m_config.parallel);
-    if (!sealed) return unexpected(sealed.error());
-    sealed->senders = std::move(d.block.senders);
-    d.block = std::move(sealed).value();
-    return {};
+    // encoded again around the same transaction bytes; what was decoded from them (and the
+    // senders, verified) carries over, its views moved into the new wire for the commit.
+    d.block = block::with_header(std::move(d.block), h);
 }
 
 Expected<BlockResult, PipelineError> Pipeline::commit(const Decoded& d, BytesView consensus_hash) {

@@ -223,7 +223,7 @@ struct Pool::Impl {
 
     /// The parallel step of admission for up to kPrepareGroup encodings: everything that needs
     /// no lock but the shared one, recovery included.
-    void prepare(std::span<const BytesView> encodings, Origin origin,
+    void prepare(std::span<const BytesView> encodings, std::span<const Hash> hashes, Origin origin,
                  std::span<Prepared> out) const;
     /// The transactions of a group still in the running after a step of prepare(): their
     /// indexes in the group, in order.
@@ -234,8 +234,10 @@ struct Pool::Impl {
     /// Copies the encodings within the size bound into new pooled transactions.
     Live copy_encodings(std::span<const BytesView> encodings, Origin origin,
                         std::span<Prepared> out) const;
-    /// Hashes the group together and rejects those the pool holds (one shared lock per group).
-    void hash_and_look_up(const Live& live, std::span<Prepared> out) const;
+    /// Hashes the group together and rejects those the pool holds (one shared lock per group);
+    /// or takes the hashes the caller `given`, who looked them up already (Pool::admit).
+    void hash_and_look_up(const Live& live, std::span<const Hash> hashes,
+                          std::span<Prepared> out) const;
     /// check_stateless() of each transaction not rejected yet: those that pass.
     Live check_stateless(const Live& live, std::span<Prepared> out) const;
     /// Recovers the group's senders together, caches them and reads their accounts.
@@ -295,13 +297,13 @@ struct Pool::Impl {
     }
 };
 
-void Pool::Impl::prepare(std::span<const BytesView> encodings, Origin origin,
-                         std::span<Prepared> out) const {
+void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<const Hash> hashes,
+                         Origin origin, std::span<Prepared> out) const {
     // Each step runs over the group's transactions that passed the one before, in the order of
     // a single transaction's checks, so that hashing and recovery can take the group together.
     const size_t n = std::min(encodings.size(), kPrepareGroup);
     Live live = copy_encodings(encodings.first(n), origin, out);
-    hash_and_look_up(live, out);
+    hash_and_look_up(live, hashes.first(std::min(hashes.size(), n)), out);
     live = check_stateless(live, out);
     recover_and_read(live, out);
     // Rejected transactions hold nothing: insert() looks at the rejection alone.
@@ -329,7 +331,12 @@ Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings
     return live;
 }
 
-void Pool::Impl::hash_and_look_up(const Live& live, std::span<Prepared> out) const {
+void Pool::Impl::hash_and_look_up(const Live& live, std::span<const Hash> given,
+                                  std::span<Prepared> out) const {
+    if (!given.empty()) {
+        for (size_t k = 0; k < live.count; ++k) out[live.index[k]].tx->hash = given[live.index[k]];
+        return;
+    }
     std::array<BytesView, kPrepareGroup> views;
     std::array<Hash, kPrepareGroup> hashes;
     for (size_t k = 0; k < live.count; ++k) views[k] = out[live.index[k]].tx->encoding;
@@ -609,7 +616,8 @@ Admitted Pool::Impl::hold(Sender& held, Prepared& p, std::chrono::steady_clock::
     reclassify(held, old_taken_end, old_pending_end);
     pending += held.pending() - pending_before;
     p.admitted = shared;
-    return Admitted{shared->hash, shared->sender, nonce < held.pending_end, !added};
+    return Admitted{shared->hash, shared->sender, shared->tx.gas_limit, nonce < held.pending_end,
+                    !added};
 }
 
 AdmitResult Pool::Impl::insert(Prepared& p, std::chrono::steady_clock::time_point now) {
@@ -798,10 +806,12 @@ Pool::Pool(const Config& config, const state::StateReader& state, block::SenderC
 
 Pool::~Pool() = default;
 
-std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings, Origin origin) {
+std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings, Origin origin,
+                                     std::span<const Hash> hashes) {
     std::vector<Prepared> prepared(encodings.size());
     for_each_group(encodings.size(), kPrepareGroup, true, [&](size_t begin, size_t end) {
-        m_impl->prepare(encodings.subspan(begin, end - begin), origin,
+        m_impl->prepare(encodings.subspan(begin, end - begin),
+                        hashes.empty() ? hashes : hashes.subspan(begin, end - begin), origin,
                         std::span{prepared}.subspan(begin, end - begin));
     });
     std::vector<AdmitResult> results;
@@ -839,6 +849,11 @@ std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings, Origi
 AdmitResult Pool::admit_one(BytesView encoding, Origin origin) {
     const BytesView one[] = {encoding};
     return std::move(admit(one, origin).front());
+}
+
+AdmitResult Pool::admit_one(BytesView encoding, const Hash& hash, Origin origin) {
+    const BytesView one[] = {encoding};
+    return std::move(admit(one, origin, {&hash, 1}).front());
 }
 
 TxPtr Pool::find(const Hash& hash, uint64_t as_of) const {

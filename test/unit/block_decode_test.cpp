@@ -668,6 +668,44 @@ TEST(block_decode, round_trip) {
     }
 }
 
+// A sealed template under the header execution filled in: what decoding the block under the new
+// header makes of it, with nothing decoded again, whether the template's transactions came as an
+// offset-indexed list or a plain one; every view is into the new wire.
+TEST(block_decode, with_header_is_the_block_decoded_under_the_new_header) {
+    const auto txs = test::mixed_txs(9);
+    block::Header sealed = test::sample_header(1, 12345);
+    sealed.gas_used = 0x1234'5678'9abc;  // a longer encoding than the template's 0
+    block::Header empty_template = sealed;
+    empty_template.gas_used = 0;
+    const Bytes indexed = block::encode_block(empty_template, txs.views());
+    const Bytes plain =
+        list({block::encode(empty_template), block::encode_plain_tx_list(txs.views())});
+    auto expected = block::decode_block(block::encode_block(sealed, txs.views()));
+    ASSERT_TRUE(expected) << describe(expected.error());
+    for (const Bytes& wire : {indexed, plain}) {
+        auto b = block::decode_block(wire);
+        ASSERT_TRUE(b) << describe(b.error());
+        std::vector<Address> senders(b->size());
+        for (size_t i = 0; i < senders.size(); ++i) senders[i][0] = static_cast<uint8_t>(i + 1);
+        b->senders = senders;
+        const block::Block moved = block::with_header(std::move(b).value(), sealed);
+        EXPECT_EQ(moved.wire, expected->wire);
+        EXPECT_EQ(*moved.header, sealed);
+        EXPECT_EQ(moved.hash, expected->hash);
+        EXPECT_EQ(moved.tx_hashes, expected->tx_hashes);
+        EXPECT_EQ(moved.senders, senders);  // verified once: carried over
+        expect_block_holds(moved, txs);
+        const uint8_t* begin = moved.wire.data();
+        for (size_t i = 0; i < moved.size(); ++i) {
+            const BytesView data = moved.txs[i].data;
+            if (data.empty()) continue;
+            EXPECT_TRUE(data.data() >= begin &&
+                        data.data() + data.size() <= begin + moved.wire.size())
+                << i;
+        }
+    }
+}
+
 TEST(block_decode, encode_block_layout) {
     const auto& txs = base_txs();
     const Bytes wire = block::encode_block(base_header(), txs.views());

@@ -110,6 +110,25 @@ TEST_F(PoolTest, rejects_with_go_ethereums_messages) {
     EXPECT_EQ(pool().status().pending, 1u);
 }
 
+// CheckTx's admission: the hash its caller computed (and looked up) is taken as it is, the gas
+// limit comes back with the admission, and a second admission of the same bytes is still refused
+// as already known (by the check under the lock: the look-up before recovery is the caller's).
+TEST_F(PoolTest, an_admission_with_the_callers_hash_still_refuses_a_duplicate) {
+    const Bytes raw = signed_tx({.gas = 30'000});
+    const Hash hash = hash_of(raw);
+    const pool::AdmitResult first = pool().admit_one(raw, hash, pool::Origin::peer);
+    ASSERT_TRUE(first.has_value()) << first.error().message;
+    EXPECT_EQ(first->hash, hash);
+    EXPECT_EQ(first->gas_limit, 30'000u);
+    ASSERT_NE(pool().find(hash, UINT64_MAX), nullptr);
+    EXPECT_EQ(pool().find(hash, UINT64_MAX)->origin, pool::Origin::peer);
+    const pool::AdmitResult again = pool().admit_one(raw, hash, pool::Origin::peer);
+    ASSERT_FALSE(again.has_value());
+    EXPECT_EQ(again.error().code, RejectCode::already_known);
+    EXPECT_EQ(again.error().message, "already known");
+    EXPECT_EQ(pool().status().pending, 1u);
+}
+
 TEST_F(PoolTest, a_high_s_signature_is_an_invalid_sender) {
     const Bytes raw = signed_tx({});
     auto t = tx::decode(raw).value();

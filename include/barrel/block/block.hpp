@@ -124,6 +124,12 @@ Bytes encode_block(const Header& header, std::span<const BytesView> tx_encodings
 /// A plain RLP list of transactions as go-ethereum writes []*types.Transaction.
 Bytes encode_plain_tx_list(std::span<const BytesView> tx_encodings);
 
+/// `block` under `header` instead of its own (a sealed template: execution filled in gas used
+/// and the roots): the wire is encoded again around the same transaction bytes, and everything
+/// decoded from them carries over, its views moved to the same bytes in the new wire. Only the
+/// header is hashed; no transaction is decoded or hashed again.
+Block with_header(Block block, const Header& header);
+
 // ---- stage 1: decode -------------------------------------------------------------------------
 
 /// Splits the first wire block off the front of `from` without decoding its transactions:

@@ -190,8 +190,9 @@ private:
     Expected<bool, PipelineError> is_stored(const Decoded& d) const;
     /// Recovers the senders of a decoded block (stage 2).
     Expected<void, PipelineError> verify(Decoded& d);
-    /// A template's header filled in from its outcome, and the block re-encoded around it.
-    Expected<void, block::BlockError> seal(Decoded& d, const exec::Outcome& outcome) const;
+    /// A template's header filled in from its outcome, and the block re-encoded around it
+    /// (block::with_header: nothing decoded again).
+    void seal(Decoded& d, const exec::Outcome& outcome) const;
     /// decode, then verify unless the block is stored already.
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index, bool is_template);
     /// Links `d` to `parent`, executes it against `state` (whose lattice is `parent_lattice`) and

@@ -129,8 +129,9 @@ using TxPtr = std::shared_ptr<const PooledTx>;
 struct Admitted {
     Hash hash;
     Address sender;
-    bool pending{false};   ///< executable now (else queued behind a nonce gap)
-    bool replaced{false};  ///< it replaced a pooled transaction with the same nonce
+    uint64_t gas_limit{0};  ///< the transaction's (CheckTx answers it as gas_wanted)
+    bool pending{false};    ///< executable now (else queued behind a nonce gap)
+    bool replaced{false};   ///< it replaced a pooled transaction with the same nonce
 };
 using AdmitResult = Expected<Admitted, Rejection>;
 
@@ -160,9 +161,17 @@ public:
     /// encoding in the same order. Decoding, the stateless checks and sender recovery run in
     /// parallel over the batch; the stateful checks run in batch order, so two transactions of
     /// one sender in a batch are checked as if sent one after the other. Thread-safe.
+    /// `hashes`, when given, are the encodings' tx::hash_of, computed by a caller that has just
+    /// looked each one up (find) and not found it (CheckTx): admission neither hashes them nor
+    /// looks them up again before recovery. Another admission of the same transaction in
+    /// between costs a recovery at most (the sender cache is asked first); the check under the
+    /// lock still refuses it as already known.
     std::vector<AdmitResult> admit(std::span<const BytesView> encodings,
-                                   Origin origin = Origin::local);
+                                   Origin origin = Origin::local,
+                                   std::span<const Hash> hashes = {});
     AdmitResult admit_one(BytesView encoding, Origin origin = Origin::local);
+    /// admit() of one transaction the caller hashed and did not find: see `hashes` above.
+    AdmitResult admit_one(BytesView encoding, const Hash& hash, Origin origin);
 
     /// A pooled transaction, pending or queued, by hash, as a reader whose store snapshot's
     /// head is block `as_of` sees the pool: a transaction that left with a later block (one the
