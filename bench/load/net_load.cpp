@@ -216,8 +216,8 @@ public:
     void sample(bool first = false) {
         for (size_t k = 0; k < m_nodes.size(); ++k)
             for (size_t kind = 0; kind < 2; ++kind) {
-                const auto pid =
-                    pid_in(kind == 0 ? m_nodes[k].barrel_pid_file : m_nodes[k].cometbft_pid_file);
+                const testnet::Node& n = m_nodes[k].layout;
+                const auto pid = pid_in(kind == 0 ? n.barrel_pid_file() : n.cometbft_pid_file());
                 if (!pid) continue;
                 const auto cpu = process_cpu_seconds(*pid);
                 if (!cpu) continue;

@@ -2,7 +2,6 @@
 
 #include "common/args.hpp"
 #include "node_process.hpp"
-#include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <filesystem>
@@ -29,18 +28,7 @@ std::string last_lines(const std::string& text, size_t count) {
     return out.empty() ? " (no output)" : out;
 }
 
-Expected<HttpUrl, std::string> url_member(const nlohmann::json& node, const std::string& at,
-                                          const std::string& name) {
-    if (!node.contains(name) || !node[name].is_string())
-        return unexpected(at + "." + name + ": missing");
-    auto url = parse_http_url(node[name].get<std::string>());
-    if (!url) return unexpected(at + "." + name + ": " + url.error());
-    return url;
-}
-
 }  // namespace
-
-std::string_view app_name(App app) noexcept { return app == App::barrel ? "barrel" : "kvstore"; }
 
 std::vector<std::string> init_arguments(const std::string& dir, const TestnetSettings& s) {
     std::vector<std::string> args{"init",
@@ -69,34 +57,18 @@ std::vector<std::string> init_arguments(const std::string& dir, const TestnetSet
 }
 
 Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet_json) {
-    const auto doc = nlohmann::json::parse(testnet_json, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) return unexpected(std::string{"not JSON"});
-    if (!doc.contains("nodes") || !doc["nodes"].is_array())
-        return unexpected(std::string{"nodes: missing"});
+    auto net = testnet::parse_testnet(testnet_json);
+    if (!net) return unexpected(net.error());
     std::vector<NetNode> out;
-    for (const auto& n : doc["nodes"]) {
-        const std::string at = "nodes." + std::to_string(out.size());
-        if (!n.is_object() || !n.contains("home") || !n["home"].is_string())
-            return unexpected(at + ".home: missing");
-        const std::string home = n["home"].get<std::string>();
+    for (testnet::Node& n : net->nodes) {
         NetNode node;
-        node.index = out.size();
-        auto comet = url_member(n, at, "cometbft_rpc");
-        if (!comet) return unexpected(comet.error());
-        node.cometbft_rpc = *comet;
-        if (n.contains("json_rpc")) {
-            auto json_rpc = url_member(n, at, "json_rpc");
-            if (!json_rpc) return unexpected(json_rpc.error());
-            node.json_rpc = *json_rpc;
-        }
-        // Listed by testnet.json since the kvstore app; before, beside the node's home.
-        const auto pids = n.value("pid_files", nlohmann::json::object());
-        node.cometbft_pid_file = pids.value("cometbft", home + "/cometbft.pid");
-        node.barrel_pid_file =
-            pids.value("barrel", node.json_rpc ? home + "/barrel.pid" : std::string{});
+        node.index = n.index;
+        // parse_testnet built the URLs from a numeric address and a port: they parse.
+        node.cometbft_rpc = *parse_http_url(n.cometbft_rpc_url());
+        if (n.app == App::barrel) node.json_rpc = *parse_http_url(n.json_rpc_url());
+        node.layout = std::move(n);
         out.push_back(std::move(node));
     }
-    if (out.empty()) return unexpected(std::string{"nodes: empty"});
     return out;
 }
 
@@ -173,8 +145,9 @@ const NetNode& Network::join() {
 }
 
 void Network::pause(size_t i) {
-    for (const std::string* file : {&m_nodes[i].barrel_pid_file, &m_nodes[i].cometbft_pid_file})
-        if (const auto pid = pid_in(*file)) {
+    const testnet::Node& n = m_nodes[i].layout;
+    for (const std::string& file : {n.barrel_pid_file(), n.cometbft_pid_file()})
+        if (const auto pid = pid_in(file)) {
             ::kill(*pid, SIGSTOP);
             m_paused.push_back(*pid);
         }

@@ -21,7 +21,7 @@
 
 #include "command.hpp"
 #include "rpc/cors.hpp"
-#include "testnet.hpp"
+#include "testnet/testnet.hpp"
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>

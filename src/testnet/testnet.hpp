@@ -1,8 +1,8 @@
 #pragma once
-// Internal to the cli module: the parts of `barrel-node testnet` (testnet_command.cpp) that tests
-// check without processes: the node layout (ports, paths, addresses), the few edits made to the
-// config.toml and genesis.json CometBFT writes, DIR/testnet.json, and the process and HTTP
-// helpers the commands start, watch and stop the nodes with.
+// What `barrel-node testnet` (cli/testnet_command.cpp) and barrel-load share (internal, not
+// installed): the node layout (ports, paths, addresses), the few edits made to the config.toml
+// and genesis.json CometBFT writes, the one reader and writer of DIR/testnet.json, and the
+// process and HTTP helpers the commands start, watch and stop the nodes with.
 //
 // A testnet folder (docs/network.md):
 //   DIR/testnet.json      every node's addresses, paths and log files (Testnet below)
@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace barrel::cli::testnet {
+namespace barrel::testnet {
 
 // ---- Layout
 // --------------------------------------------------------------------------------------
@@ -302,4 +302,4 @@ struct LatestBlock {
 };
 Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_url);
 
-}  // namespace barrel::cli::testnet
+}  // namespace barrel::testnet

@@ -9,7 +9,7 @@
 #include <barrel/core/uint256.hpp>
 
 #include "http/client.hpp"
-#include "testnet.hpp"
+#include "testnet/testnet.hpp"
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
@@ -24,7 +24,7 @@
 
 extern char** environ;
 
-namespace barrel::cli::testnet {
+namespace barrel::testnet {
 
 namespace {
 
@@ -300,4 +300,4 @@ Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_
     return LatestBlock{*height, hash_text->get<std::string>()};
 }
 
-}  // namespace barrel::cli::testnet
+}  // namespace barrel::testnet
