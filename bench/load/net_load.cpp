@@ -217,7 +217,7 @@ public:
         for (size_t k = 0; k < m_nodes.size(); ++k)
             for (size_t kind = 0; kind < 2; ++kind) {
                 const testnet::Node& n = m_nodes[k].layout;
-                const auto pid = pid_in(kind == 0 ? n.barrel_pid_file() : n.cometbft_pid_file());
+                const auto pid = kind == 0 ? testnet::barrel_pid(n) : testnet::cometbft_pid(n);
                 if (!pid) continue;
                 const auto cpu = process_cpu_seconds(*pid);
                 if (!cpu) continue;

@@ -72,15 +72,6 @@ Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet
     return out;
 }
 
-std::optional<pid_t> pid_in(const std::string& pid_file) {
-    if (pid_file.empty()) return std::nullopt;
-    std::ifstream in{pid_file};
-    long pid = 0;
-    if (!(in >> pid) || pid <= 0) return std::nullopt;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return std::nullopt;
-    return static_cast<pid_t>(pid);
-}
-
 Network::Network(std::string barrel_node, std::string dir, const TestnetSettings& settings,
                  bool keep, NetNamespaces* namespaces)
     : m_node{std::move(barrel_node)},
@@ -113,16 +104,15 @@ Network::~Network() {
 void Network::testnet(const std::vector<std::string>& args, const std::string& log_name) {
     std::vector<std::string> argv{m_node, "testnet"};
     argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = testnet::run_program(argv);
+    if (!r) fail(r.error());
     // Beside the folder, not in it: init wants it absent or empty.
-    const std::string log = m_dir + "." + log_name + ".log";
-    const int status = run_to_end(argv, log);
-    const std::string output = read_text_file(log);
-    std::error_code ec;
-    if (!m_keep) fs::remove(log, ec);
-    if (status != 0) {
+    if (m_keep) std::ofstream{m_dir + "." + log_name + ".log"} << r->output;
+    if (r->status != 0) {
         std::string command = "barrel-node testnet";
         for (const auto& a : args) command += " " + a;
-        fail(command + ": exit status " + std::to_string(status) + ":" + last_lines(output, 8));
+        fail(command + ": exit status " + std::to_string(r->status) + ":" +
+             last_lines(r->output, 8));
     }
 }
 
@@ -146,8 +136,8 @@ const NetNode& Network::join() {
 
 void Network::pause(size_t i) {
     const testnet::Node& n = m_nodes[i].layout;
-    for (const std::string& file : {n.barrel_pid_file(), n.cometbft_pid_file()})
-        if (const auto pid = pid_in(file)) {
+    for (const auto pid : {testnet::barrel_pid(n), testnet::cometbft_pid(n)})
+        if (pid) {
             ::kill(*pid, SIGSTOP);
             m_paused.push_back(*pid);
         }
@@ -180,11 +170,8 @@ void Network::tear_down() {
     m_paused.clear();
     if (m_running) {
         m_running = false;
-        try {
-            run_to_end({m_node, "testnet", "stop", "--dir", m_dir, "--kill"}, "/dev/null");
-        } catch (const bench::Failure&) {
-            // Already failing or ending: the nodes' pid files name what is left to stop.
-        }
+        // Already failing or ending: if it cannot run, the nodes' pid files name what is left.
+        (void)testnet::run_program({m_node, "testnet", "stop", "--dir", m_dir, "--kill"});
     }
     std::error_code ec;
     if (!m_keep) fs::remove_all(m_dir, ec);

@@ -56,9 +56,6 @@ struct NetNode {
 /// testnet.json's nodes, read by testnet::parse_testnet (its errors: "nodes.1.home: missing").
 Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet_json);
 
-/// The pid in a pid file, if it holds one and that process runs.
-std::optional<pid_t> pid_in(const std::string& pid_file);
-
 class Network {
 public:
     /// `testnet init` into `dir` (which must not exist), then `testnet start`. Throws

@@ -248,15 +248,6 @@ std::string self_executable() {
     return p.string();
 }
 
-/// A kvstore node has no barrel-node.
-std::optional<int> barrel_pid(const Node& n) {
-    if (n.app != App::barrel) return std::nullopt;
-    return running_pid(n.barrel_pid_file(), n.datadir);
-}
-std::optional<int> cometbft_pid(const Node& n) {
-    return running_pid(n.cometbft_pid_file(), n.home);
-}
-
 void remove_file(const std::string& path) {
     std::error_code ec;
     fs::remove(path, ec);
