@@ -282,13 +282,7 @@ RunResult run_load(const Config& config, const Workload& w, const HttpUrl& url, 
     } catch (...) {
         sh.fail_with(std::current_exception());
     }
-    {
-        std::lock_guard lock{sh.mutex};
-        sh.stop.store(true);
-        done.store(true);
-        sh.changed.notify_all();
-        sh.finished.notify_all();
-    }
+    sh.end(done);
     for (auto& t : senders) t.join();
     progress.join();
     if (sh.error) std::rethrow_exception(sh.error);

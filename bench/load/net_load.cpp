@@ -417,13 +417,7 @@ void run_threads(const NetConfig& config, const NetWorkload& w, Network& net, Cl
     std::thread fault;
     if (config.fault.kind) fault = guarded(sh, [&] { run_fault(config, net, t0, sh, r); });
     for (auto& t : watchers) t.join();
-    {
-        std::lock_guard lock{sh.mutex};
-        sh.stop.store(true);
-        done.store(true);
-        sh.changed.notify_all();
-        sh.finished.notify_all();
-    }
+    sh.end(done);
     for (auto& t : senders) t.join();
     progress.join();
     if (fault.joinable()) fault.join();

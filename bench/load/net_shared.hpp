@@ -69,6 +69,14 @@ struct Shared {
         for (const auto& s : seen) m = std::min(m, s->mined.load());
         return m;
     }
+    /// The run's end: the waits end, and `done` (the progress line's) is set.
+    void end(std::atomic<bool>& done) {
+        std::lock_guard lock{mutex};
+        stop.store(true);
+        done.store(true);
+        changed.notify_all();
+        finished.notify_all();
+    }
     void fail_with(std::exception_ptr e) {
         std::lock_guard lock{mutex};
         if (!error) error = e;
