@@ -80,17 +80,9 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
     w.index_of = HashIndex{w.hashes};
 
     w.schedule = make_schedule(n, config.senders, config.batch, config.connections);
-    w.bodies.resize(w.schedule.size());
-    for (size_t c = 0; c < w.schedule.size(); ++c)
-        for (const Batch& b : w.schedule[c]) {
-            std::string body = "[";
-            for (const uint32_t i : b) {
-                if (body.size() > 1) body += ',';
-                body += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
-                        R"(,"method":"eth_sendRawTransaction","params":[")" + raw[i] + "\"]}";
-            }
-            w.bodies[c].push_back(body + "]");
-        }
+    w.bodies = batch_bodies(w.schedule, [&](uint32_t i) {
+        return R"("method":"eth_sendRawTransaction","params":[")" + raw[i] + "\"]";
+    });
     return w;
 }
 
@@ -264,21 +256,27 @@ RunResult run_load(const Config& config, const Workload& w, const HttpUrl& url, 
     bench::RecoverRates ceiling;
     ceiling.sample(w.recover_loop, config.ceiling_threads);
 
-    // The network run's sender and watcher, on one endpoint.
+    // The network run's sender and watcher, on one endpoint, their connections opened before
+    // the clock.
     const NetWorkload nw = barrel_workload(w);
     const std::vector<HttpUrl> urls{url};
+    std::vector<std::unique_ptr<HttpConnection>> connections;
+    for (size_t c = 0; c < w.schedule.size(); ++c)
+        connections.push_back(std::make_unique<HttpConnection>(url));
+    auto watcher = std::make_unique<HttpConnection>(url);
     net::Shared sh{result.txs, 1};
     std::vector<net::SenderStats> stats;
     const auto node_cpu_before = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
     const double self_cpu_before = self_cpu_seconds();
     const auto t0 = Clock::now();
     sh.moved();
-    auto senders = net::start_senders(config, nw, urls, std::nullopt, t0, sh, stats);
+    auto senders =
+        net::start_senders(config, nw, urls, std::nullopt, t0, sh, stats, std::move(connections));
     std::atomic<bool> done{false};
     std::thread progress{
         [&] { watch_progress(config, result.txs, t0, sh, node_pid, done, result); }};
     try {
-        net::watch_node(config, nw, url, 0, start_head + 1, sh);
+        net::watch_node(config, nw, url, 0, start_head + 1, sh, std::move(watcher));
     } catch (...) {
         sh.fail_with(std::current_exception());
     }

@@ -50,18 +50,9 @@ NetWorkload kv_workload(const Workload& base) {
     for (size_t i = 0; i < n; ++i) w.kv_base64[i] = base64(kv_transaction(i, base.sizes[i]));
     w.kv_index.reserve(n);
     for (size_t i = 0; i < n; ++i) w.kv_index.emplace(w.kv_base64[i], static_cast<uint32_t>(i));
-    w.kv_bodies.resize(base.schedule.size());
-    for (size_t c = 0; c < base.schedule.size(); ++c)
-        for (const Batch& b : base.schedule[c]) {
-            std::string body = "[";
-            for (const uint32_t i : b) {
-                if (body.size() > 1) body += ',';
-                body += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
-                        R"(,"method":"broadcast_tx_async","params":{"tx":")" + w.kv_base64[i] +
-                        "\"}}";
-            }
-            w.kv_bodies[c].push_back(body + "]");
-        }
+    w.kv_bodies = batch_bodies(base.schedule, [&](uint32_t i) {
+        return R"("method":"broadcast_tx_async","params":{"tx":")" + w.kv_base64[i] + "\"}";
+    });
     return w;
 }
 
@@ -200,15 +191,17 @@ void send_batches(const Config& config, const NetWorkload& w, size_t c, Route& r
 std::vector<std::thread> net::start_senders(const Config& config, const NetWorkload& w,
                                             const std::vector<HttpUrl>& urls,
                                             std::optional<size_t> via, Clock::time_point t0,
-                                            Shared& sh, std::vector<SenderStats>& stats) {
+                                            Shared& sh, std::vector<SenderStats>& stats,
+                                            std::vector<std::unique_ptr<HttpConnection>> opened) {
     const size_t connections = w.base->schedule.size();
     stats.assign(connections, {});
+    opened.resize(connections);
     sh.senders_left.store(connections);
     std::vector<std::thread> threads;
     for (size_t c = 0; c < connections; ++c)
-        // t0 and via by value: they are this call's, which returns before the threads end.
-        threads.emplace_back([&, c, via, t0] {
-            Route route{urls, via.value_or(c % urls.size()), nullptr};
+        // t0, via and the connection by value: they are this call's, which returns first.
+        threads.emplace_back([&, c, via, t0, conn = std::move(opened[c])]() mutable {
+            Route route{urls, via.value_or(c % urls.size()), std::move(conn)};
             try {
                 send_batches(config, w, c, route, t0, sh, stats[c]);
             } catch (...) {

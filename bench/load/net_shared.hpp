@@ -96,20 +96,23 @@ struct SenderStats {
 /// pacing (config.rate) and the window allow, connection c to urls[via, or else c mod N]; a
 /// connection whose node fails moves to the next URL and sends its batch again there, until
 /// config.stall. Each marks itself done in sh.senders_left; `stats` gets one entry per
-/// connection. The caller joins the threads.
+/// connection. The caller joins the threads. `opened`, if given, holds each connection opened
+/// already (before the clock), to its first URL.
 std::vector<std::thread> start_senders(const Config& config, const NetWorkload& w,
                                        const std::vector<HttpUrl>& urls, std::optional<size_t> via,
                                        Clock::time_point t0, Shared& sh,
-                                       std::vector<SenderStats>& stats);
+                                       std::vector<SenderStats>& stats,
+                                       std::vector<std::unique_ptr<HttpConnection>> opened = {});
 
 /// Where each node is sent to and watched for `app`: its JSON-RPC (barrel) or CometBFT's RPC.
 std::vector<HttpUrl> app_urls(const std::vector<NetNode>& nodes, App app);
 
 /// Watches node `k` at `url` from height `from` until every accepted transaction is in a block
 /// there (after the sends are done), the run stops, or nothing moves for config.stall. A node
-/// that does not answer (killed) is asked again every poll.
+/// that does not answer (killed) is asked again every poll. `opened`: a connection to `url`
+/// opened already (before the clock), if any.
 void watch_node(const Config& config, const NetWorkload& w, const HttpUrl& url, size_t k,
-                uint64_t from, Shared& sh);
+                uint64_t from, Shared& sh, std::unique_ptr<HttpConnection> opened = nullptr);
 
 /// After the run: the checks and the figures, into `r`.
 void summarise(const NetWorkload& w, const Shared& sh, Clock::time_point t0, NetRunResult& r);

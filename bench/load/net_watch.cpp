@@ -27,7 +27,8 @@ struct Seen {
 /// with the answer. Throws bench::Failure when the node does not answer (killed, restarting).
 class BlockSource {
 public:
-    BlockSource(const NetWorkload& w, HttpUrl url) : m_w{w}, m_url{std::move(url)} {}
+    BlockSource(const NetWorkload& w, HttpUrl url, std::unique_ptr<HttpConnection> conn)
+        : m_w{w}, m_url{std::move(url)}, m_conn{std::move(conn)} {}
 
     using Answer = Expected<std::optional<Seen>, std::string>;
 
@@ -101,9 +102,9 @@ void record(const Seen& block, uint64_t h, Clock::time_point at, NodeSeen& s) {
 }  // namespace
 
 void watch_node(const Config& config, const NetWorkload& w, const HttpUrl& url, size_t k,
-                uint64_t from, Shared& sh) {
+                uint64_t from, Shared& sh, std::unique_ptr<HttpConnection> opened) {
     NodeSeen& s = *sh.seen[k];
-    BlockSource source{w, url};
+    BlockSource source{w, url, std::move(opened)};
     uint64_t next = from;
     while (!sh.stop.load()) {
         std::optional<BlockSource::Answer> answer;
