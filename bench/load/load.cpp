@@ -9,12 +9,12 @@
 #include "common/args.hpp"
 #include "common/stats.hpp"
 #include "core/parallel.hpp"
+#include "net_shared.hpp"
 #include "node_process.hpp"
 #include "ticker.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -31,7 +31,7 @@ constexpr uint64_t kTransferGas = 21'000;
 
 using bench::fail;
 
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+using net::seconds;
 
 }  // namespace
 
@@ -80,180 +80,17 @@ Workload prepare(const Config& config, uint64_t seed, uint64_t chain_id,
     w.index_of = HashIndex{w.hashes};
 
     w.schedule = make_schedule(n, config.senders, config.batch, config.connections);
-    w.bodies.resize(w.schedule.size());
-    for (size_t c = 0; c < w.schedule.size(); ++c)
-        for (const Batch& b : w.schedule[c]) {
-            std::string body = "[";
-            for (const uint32_t i : b) {
-                if (body.size() > 1) body += ',';
-                body += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
-                        R"(,"method":"eth_sendRawTransaction","params":[")" + raw[i] + "\"]}";
-            }
-            w.bodies[c].push_back(body + "]");
-        }
+    w.bodies = batch_bodies(w.schedule, [&](uint32_t i) {
+        return R"("method":"eth_sendRawTransaction","params":[")" + raw[i] + "\"]";
+    });
     return w;
 }
 
 namespace {
 
-/// What the connections, the poller and the progress line share during a run.
-struct Shared {
-    Shared(size_t n, bool has_window)
-        : send_time(n),
-          rejected_flag(n, 0),
-          mined_time(n),
-          mined_block(n, 0),
-          mined_count(n, 0),
-          windowed{has_window} {}
-
-    // Per transaction. send_time and rejected_flag: written by the transaction's connection;
-    // the mined_* by the poller; all read after the threads are joined.
-    std::vector<Clock::time_point> send_time;
-    std::vector<uint8_t> rejected_flag;
-    std::vector<Clock::time_point> mined_time;
-    std::vector<uint64_t> mined_block;
-    std::vector<uint32_t> mined_count;
-
-    std::mutex mutex;
-    /// Senders waiting for the window wait on it; so that the connections do not pay for waking
-    /// threads nobody needs, it is notified only when there is a window (or on a failure).
-    std::condition_variable changed;
-    /// The progress line's: it wakes on its 100 ms ticks, and is notified once, at the end.
-    std::condition_variable finished;
-    const bool windowed;
-    size_t dispatched{0};  ///< guarded by mutex: the window's account
-    std::atomic<size_t> answered{0}, rejected{0}, mined{0}, claimed{0};
-    std::atomic<bool> stop{false};
-    std::exception_ptr error;  ///< guarded by mutex: the first connection's failure
-
-    size_t outstanding() const { return dispatched - mined.load() - rejected.load(); }
-    void notify() {
-        if (!windowed) return;
-        std::lock_guard lock{mutex};
-        changed.notify_all();
-    }
-};
-
-/// What one connection measured.
-struct ConnectionStats {
-    std::optional<Clock::time_point> first_send, last_response;
-    std::map<std::string, size_t> rejections;
-    size_t wrong_hashes{0};
-};
-
-/// A rejection's message up to its details ("nonce too low: next nonce 3, tx nonce 0" is
-/// "nonce too low"), so that the report counts kinds rather than one line per transaction.
-std::string rejection_kind(const std::string& message) {
-    return message.substr(0, message.find(": "));
-}
-
-/// One connection's loop: its batches in order, each when pacing and the window allow.
-void send_batches(const Config& config, const Workload& w, size_t c, HttpConnection& conn,
-                  Clock::time_point t0, Shared& sh, ConnectionStats& stats) {
-    const auto& batches = w.schedule[c];
-    ResponseReader reader;
-    std::vector<uint8_t> seen(config.batch);
-    for (size_t b = 0; b < batches.size() && !sh.stop.load(); ++b) {
-        const Batch& batch = batches[b];
-        if (config.rate > 0) {
-            const size_t k = sh.claimed.fetch_add(batch.size());
-            std::this_thread::sleep_until(
-                t0 + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(static_cast<double>(k) / config.rate)));
-        }
-        {
-            std::unique_lock lock{sh.mutex};
-            if (config.window > 0)
-                sh.changed.wait(lock, [&] {
-                    return sh.stop.load() || sh.outstanding() + batch.size() <= config.window ||
-                           sh.outstanding() == 0;
-                });
-            if (sh.stop.load()) return;
-            sh.dispatched += batch.size();
-        }
-        const auto sent = Clock::now();
-        if (!stats.first_send) stats.first_send = sent;
-        for (const uint32_t i : batch) sh.send_time[i] = sent;
-        const std::string body = conn.post(w.bodies[c][b]);
-        stats.last_response = Clock::now();
-
-        const auto answers = reader.send_answers(body, batch.size());
-        if (!answers) fail("eth_sendRawTransaction: " + answers.error());
-        if (auto wrong = check_answer_ids(*answers, batch, seen))
-            fail("eth_sendRawTransaction: " + *wrong);
-        size_t rejected = 0;
-        for (const SendAnswer& a : *answers) {
-            if (a.error) {
-                ++stats.rejections[rejection_kind(*a.error)];
-                sh.rejected_flag[a.id] = 1;
-                ++rejected;
-                continue;
-            }
-            if (!a.hash || *a.hash != w.hashes[a.id]) ++stats.wrong_hashes;
-        }
-        sh.rejected.fetch_add(rejected);
-        sh.answered.fetch_add(batch.size());
-        sh.notify();
-    }
-}
-
-/// Watches the chain from block `next` on until every accepted transaction is seen mined (or
-/// nothing moves for config.stall); fills the mined_* columns. Returns the blocks that held any.
-/// It asks for the next block itself rather than for the head number first: a null answer is
-/// "not yet", so a poll that finds nothing costs one call, and one that finds a block does not
-/// need a second. (A block the node skipped would read as "not yet": the stall ends the run.)
-size_t poll_blocks(const Config& config, const Workload& w, HttpConnection& conn, uint64_t next,
-                   Shared& sh) {
-    const size_t n = w.hashes.size();
-    size_t blocks = 0;
-    auto last_move = Clock::now();
-    size_t last_answered = 0, last_mined = 0;
-    ResponseReader reader;
-    while (!sh.stop.load()) {
-        const std::string body =
-            conn.post(R"([{"jsonrpc":"2.0","id":0,"method":"eth_getBlockByNumber","params":[")" +
-                      to_hex_quantity(next) + "\",false]}]");
-        const auto seen = Clock::now();
-        const auto found = reader.block_hashes(body, 1);
-        if (!found) fail("eth_getBlockByNumber: " + found.error());
-        if (const auto& block = found->front()) {
-            size_t mined = 0;
-            bool ours = false;
-            for (const Hash& hash : *block) {
-                const auto i = w.index_of.find(hash, w.hashes);
-                if (!i) continue;  // another client's
-                ours = true;
-                if (sh.mined_count[*i]++ == 0) {
-                    sh.mined_time[*i] = seen;
-                    sh.mined_block[*i] = next;
-                    ++mined;
-                }
-            }
-            blocks += ours ? 1 : 0;
-            ++next;
-            sh.mined.fetch_add(mined);
-            sh.notify();
-            continue;  // more blocks may be waiting
-        }
-        const size_t answered = sh.answered.load(), mined = sh.mined.load();
-        if (answered == n && mined + sh.rejected.load() >= n) break;
-        if (answered != last_answered || mined != last_mined) {
-            last_answered = answered;
-            last_mined = mined;
-            last_move = Clock::now();
-        } else if (Clock::now() - last_move > config.stall) {
-            std::cerr << "barrel-load: nothing sent or mined for " << config.stall.count()
-                      << " s; giving up with " << n - mined << " transactions not mined\n";
-            break;
-        }
-        std::this_thread::sleep_for(config.poll);
-    }
-    return blocks;
-}
-
 /// Samples the timeline every 100 ms and prints a progress line every second and once more at
 /// the end, until `done`.
-void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared& sh,
+void watch_progress(const Config& config, size_t n, Clock::time_point t0, net::Shared& sh,
                     std::optional<pid_t> node_pid, const std::atomic<bool>& done,
                     RunResult& result) {
     size_t mined_a_second_ago = 0;
@@ -269,7 +106,7 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
     };
     tick_every_100ms(sh.mutex, sh.finished, done, t0, [&](size_t tick) {
         const double t = seconds(Clock::now() - t0);
-        const size_t answered = sh.answered.load(), mined = sh.mined.load();
+        const size_t answered = sh.answered.load(), mined = sh.seen[0]->mined.load();
         result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
         if (tick % 10 != 0) return;
         if (node_pid)
@@ -282,7 +119,7 @@ void watch_progress(const Config& config, size_t n, Clock::time_point t0, Shared
         print(t, answered, mined);
     });
     const double t = seconds(Clock::now() - t0);
-    const size_t answered = sh.answered.load(), mined = sh.mined.load();
+    const size_t answered = sh.answered.load(), mined = sh.seen[0]->mined.load();
     result.timeline.push_back({t, static_cast<double>(answered), static_cast<double>(mined)});
     if (node_pid)
         if (const auto r = process_rss_mib(*node_pid)) result.node_rss_mib_end = *r;
@@ -320,11 +157,11 @@ void read_metrics(const MetricsText& before, const MetricsText& after, RunResult
 }
 
 /// The checks after the clock: each sender's nonce, each transaction's receipt.
-void check_chain(const Config& config, const Workload& w, HttpConnection& conn, const Shared& sh,
-                 RunResult& r) {
+void check_chain(const Config& config, const Workload& w, HttpConnection& conn,
+                 const net::NodeSeen& seen, RunResult& r) {
     std::vector<uint64_t> expected = w.start_nonces;
     for (size_t i = 0; i < w.hashes.size(); ++i)
-        if (sh.mined_count[i] > 0) ++expected[sender_of(i, config.senders)];
+        if (seen.mined_count[i] > 0) ++expected[sender_of(i, config.senders)];
     // Batches as large as the sends' (which the node took), within the node's default bound.
     const size_t chunk = std::clamp<size_t>(config.batch, 100, 1000);
     for (size_t s0 = 0; s0 < w.senders.size(); s0 += chunk) {
@@ -339,7 +176,7 @@ void check_chain(const Config& config, const Workload& w, HttpConnection& conn, 
 
     std::vector<uint32_t> mined;
     for (size_t i = 0; i < w.hashes.size(); ++i)
-        if (sh.mined_count[i] > 0) mined.push_back(static_cast<uint32_t>(i));
+        if (seen.mined_count[i] > 0) mined.push_back(static_cast<uint32_t>(i));
     if (config.receipt_stride > 1) {
         size_t kept = 0;
         for (size_t k = 0; k < mined.size(); k += config.receipt_stride) mined[kept++] = mined[k];
@@ -354,7 +191,7 @@ void check_chain(const Config& config, const Workload& w, HttpConnection& conn, 
             const auto& rc = receipts[k];
             const bool ok =
                 rc.is_object() && rc.value("status", "") == "0x1" && rc.contains("blockNumber") &&
-                quantity(rc["blockNumber"], "blockNumber") == sh.mined_block[mined[k0 + k]];
+                quantity(rc["blockNumber"], "blockNumber") == seen.mined_height[mined[k0 + k]];
             r.bad_receipts += ok ? 0 : 1;
         }
     }
@@ -362,25 +199,31 @@ void check_chain(const Config& config, const Workload& w, HttpConnection& conn, 
 }
 
 /// Latency percentiles, throughput and the counts, from the per-transaction columns.
-void summarise_run(const Shared& sh, const std::vector<ConnectionStats>& stats, RunResult& r) {
+void summarise_run(const net::Shared& sh, const std::vector<net::SenderStats>& stats,
+                   RunResult& r) {
     std::optional<Clock::time_point> first, last_answer, last_mined;
     for (const auto& s : stats) {
-        if (s.first_send && (!first || *s.first_send < *first)) first = s.first_send;
-        if (s.last_response && (!last_answer || *s.last_response > *last_answer))
-            last_answer = s.last_response;
+        if (!s.first_send) continue;
+        if (!first || *s.first_send < *first) first = s.first_send;
+        if (!last_answer || s.last_answer > *last_answer) last_answer = s.last_answer;
         for (const auto& [message, count] : s.rejections) r.rejections[message] += count;
-        if (s.wrong_hashes > 0) r.rejections["(answered with another hash)"] += s.wrong_hashes;
     }
+    const net::NodeSeen& seen = *sh.seen[0];
     std::vector<double> latencies;
+    std::vector<uint64_t> heights;
     for (size_t i = 0; i < r.txs; ++i) {
-        if (sh.rejected_flag[i]) ++r.rejected;
-        if (sh.mined_count[i] > 1) ++r.mined_twice;
-        if (sh.mined_count[i] == 0) continue;
+        if (sh.outcome[i] == net::kRejected) ++r.rejected;
+        if (seen.mined_count[i] > 1) ++r.mined_twice;
+        if (seen.mined_count[i] == 0) continue;
         ++r.mined;
+        heights.push_back(seen.mined_height[i]);
         latencies.push_back(
-            std::chrono::duration<double, std::milli>(sh.mined_time[i] - sh.send_time[i]).count());
-        if (!last_mined || sh.mined_time[i] > *last_mined) last_mined = sh.mined_time[i];
+            std::chrono::duration<double, std::milli>(seen.mined_time[i] - sh.send_time[i])
+                .count());
+        if (!last_mined || seen.mined_time[i] > *last_mined) last_mined = seen.mined_time[i];
     }
+    std::sort(heights.begin(), heights.end());
+    r.blocks = static_cast<size_t>(std::unique(heights.begin(), heights.end()) - heights.begin());
     r.accepted = r.txs - r.rejected;
     r.not_mined = r.accepted > r.mined ? r.accepted - r.mined : 0;
     std::sort(latencies.begin(), latencies.end());
@@ -413,48 +256,33 @@ RunResult run_load(const Config& config, const Workload& w, const HttpUrl& url, 
     bench::RecoverRates ceiling;
     ceiling.sample(w.recover_loop, config.ceiling_threads);
 
+    // The network run's sender and watcher, on one endpoint, their connections opened before
+    // the clock.
+    const NetWorkload nw = barrel_workload(w);
+    const std::vector<HttpUrl> urls{url};
     std::vector<std::unique_ptr<HttpConnection>> connections;
     for (size_t c = 0; c < w.schedule.size(); ++c)
         connections.push_back(std::make_unique<HttpConnection>(url));
-
-    Shared sh{result.txs, config.window > 0};
-    std::vector<ConnectionStats> stats(connections.size());
+    auto watcher = std::make_unique<HttpConnection>(url);
+    net::Shared sh{result.txs, 1};
+    std::vector<net::SenderStats> stats;
     const auto node_cpu_before = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
     const double self_cpu_before = self_cpu_seconds();
     const auto t0 = Clock::now();
-    std::vector<std::thread> senders;
-    for (size_t c = 0; c < connections.size(); ++c)
-        senders.emplace_back([&, c] {
-            try {
-                send_batches(config, w, c, *connections[c], t0, sh, stats[c]);
-            } catch (...) {
-                std::lock_guard lock{sh.mutex};
-                if (!sh.error) sh.error = std::current_exception();
-                sh.stop.store(true);
-                sh.changed.notify_all();
-            }
-        });
+    sh.moved();
+    auto senders =
+        net::start_senders(config, nw, urls, std::nullopt, t0, sh, stats, std::move(connections));
     std::atomic<bool> done{false};
     std::thread progress{
         [&] { watch_progress(config, result.txs, t0, sh, node_pid, done, result); }};
-    auto join_all = [&] {
-        {
-            std::lock_guard lock{sh.mutex};
-            sh.stop.store(true);
-            done.store(true);
-            sh.changed.notify_all();
-            sh.finished.notify_all();
-        }
-        for (auto& t : senders) t.join();
-        progress.join();
-    };
     try {
-        result.blocks = poll_blocks(config, w, poller, start_head + 1, sh);
+        net::watch_node(config, nw, url, 0, start_head + 1, sh, std::move(watcher));
     } catch (...) {
-        join_all();
-        throw;
+        sh.fail_with(std::current_exception());
     }
-    join_all();
+    sh.end(done);
+    for (auto& t : senders) t.join();
+    progress.join();
     if (sh.error) std::rethrow_exception(sh.error);
     const double self_cpu = self_cpu_seconds() - self_cpu_before;
     const auto node_cpu_after = node_pid ? process_cpu_seconds(*node_pid) : std::nullopt;
@@ -467,7 +295,7 @@ RunResult run_load(const Config& config, const Workload& w, const HttpUrl& url, 
             result.node_cpu_us_per_tx = (*node_cpu_after - *node_cpu_before) * per_tx;
     }
     read_metrics(metrics_before, scrape_metrics(poller), result);
-    check_chain(config, w, poller, sh, result);
+    check_chain(config, w, poller, *sh.seen[0], result);
 
     ceiling.sample(w.recover_loop, config.ceiling_threads);
     result.ceiling_tps = bench::median(ceiling.all_threads);

@@ -2,7 +2,8 @@
 // One load run against a node: the workload signed before any clock starts, then sent as
 // JSON-RPC batches of eth_sendRawTransaction over keep-alive connections while a poller watches
 // the blocks for the transactions' hashes, then checked (outside the timing) against the final
-// nonces and the receipts.
+// nonces and the receipts. The sends and the watch are the network run's (net_shared.hpp), on
+// one endpoint.
 
 #include <barrel/core/bytes.hpp>
 

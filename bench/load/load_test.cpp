@@ -159,9 +159,9 @@ std::string send_error(std::string_view body, size_t calls) {
     return r ? "(read)" : r.error();
 }
 
-std::string block_error(std::string_view body, size_t calls) {
+std::string block_error(std::string_view body) {
     ResponseReader reader;
-    const auto r = reader.block_hashes(body, calls);
+    const auto r = reader.eth_block(body);
     return r ? "(read)" : r.error();
 }
 }  // namespace
@@ -236,49 +236,23 @@ TEST(load_responses, send_answers_malformed) {
     EXPECT_EQ(send_error(long_body, 1), "a batch of 1 was answered by " + long_body.substr(0, 200));
 }
 
-TEST(load_responses, block_hashes_by_id) {
-    ResponseReader reader;
-    const std::string body = R"([{"jsonrpc":"2.0","id":1,"result":null},)"
-                             R"({"id":0,"result":{"number":"0x5","transactions":[")" +
-                             kHashA + R"(",")" + kHashB +
-                             R"("],"hash":"0x00"}},)"
-                             R"({"result":{"transactions":[]},"id":2}])";
-    const auto r = reader.block_hashes(body, 3);
-    ASSERT_TRUE(r) << r.error();
-    ASSERT_EQ(r->size(), 3u);
-    ASSERT_TRUE((*r)[0]);
-    ASSERT_EQ((*r)[0]->size(), 2u);
-    EXPECT_EQ((*(*r)[0])[0], *hash_of_hex(kHashA));
-    EXPECT_EQ((*(*r)[0])[1], *hash_of_hex(kHashB));
-    EXPECT_FALSE((*r)[1]);  // null: not there yet
-    ASSERT_TRUE((*r)[2]);
-    EXPECT_TRUE((*r)[2]->empty());
-}
-
-TEST(load_responses, block_hashes_malformed) {
-    EXPECT_EQ(block_error(R"([{"id":0,"result":null}])", 2),
-              R"(a batch of 2 calls was answered by [{"id":0,"result":null}])");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":null})", 1),
-              R"(the response is not JSON: [{"id":0,"result":null})");
-    EXPECT_EQ(block_error(R"(["x"])", 1), "an answer is not an object");
-    EXPECT_EQ(block_error(R"([{"result":null}])", 1), "an answer has no id");
-    EXPECT_EQ(block_error(R"([{"id":null,"result":null}])", 1), "an answer's id is not a number");
-    EXPECT_EQ(block_error(R"([{"id":1,"result":null}])", 1), "an answer of unknown id 1");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":null},{"id":0,"result":null}])", 2),
-              "two answers of id 0");
-    EXPECT_EQ(block_error(R"([{"id":0,"error":{"code":-32602,"message":"bad block"}}])", 1),
+TEST(load_responses, eth_block_malformed) {
+    const std::string ok = R"("hash":")" + kHashA + R"(")";
+    EXPECT_EQ(block_error(R"({"id":0,"result":null)"),
+              R"(the response is not JSON: {"id":0,"result":null)");
+    EXPECT_EQ(block_error(R"({"id":0,"error":{"code":-32602,"message":"bad block"}})"),
               "bad block");
-    EXPECT_EQ(block_error(R"([{"id":0,"error":7}])", 1), "(no message)");
-    EXPECT_EQ(block_error(R"([{"id":0}])", 1), "an answer has neither result nor error");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":"0x5"}])", 1), "a block is not an object");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":{"number":"0x5"}}])", 1),
-              "a block has no transactions list");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":{"transactions":{}}}])", 1),
-              "a block's transactions are not a list");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":{"transactions":[{"hash":"0x"}]}}])", 1),
-              "a block's transaction is not a hash (a full object?)");
-    EXPECT_EQ(block_error(R"([{"id":0,"result":{"transactions":["0x12"]}}])", 1),
-              "a block's transaction hash is not 0x and 64 hex digits: 0x12");
+    EXPECT_EQ(block_error(R"({"id":0,"result":"0x5"})"), "a block has no hash");
+    EXPECT_EQ(block_error(R"({"id":0,"result":{)" + ok + "}}"), "a block has no transactions list");
+    EXPECT_EQ(block_error(R"({"id":0,"result":{"hash":"0x12","transactions":[]}})"),
+              "a block hash is not 0x and 64 hex digits: 0x12");
+    EXPECT_EQ(block_error(R"({"id":0,"result":{)" + ok + R"(,"transactions":[{"hash":"0x"}]}})"),
+              "a block's transaction is not a hash");
+    EXPECT_EQ(block_error(R"({"id":0,"result":{)" + ok + R"(,"transactions":["0x12"]}})"),
+              "a block's transaction is not a hash");
+    EXPECT_EQ(
+        block_error(R"({"id":0,"result":{)" + ok + R"(,"transactions":[")" + kHashB + R"("]}})"),
+        "(read)");
 }
 
 TEST(load_responses, hash_index_finds_every_hash_and_no_other) {

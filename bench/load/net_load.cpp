@@ -50,18 +50,9 @@ NetWorkload kv_workload(const Workload& base) {
     for (size_t i = 0; i < n; ++i) w.kv_base64[i] = base64(kv_transaction(i, base.sizes[i]));
     w.kv_index.reserve(n);
     for (size_t i = 0; i < n; ++i) w.kv_index.emplace(w.kv_base64[i], static_cast<uint32_t>(i));
-    w.kv_bodies.resize(base.schedule.size());
-    for (size_t c = 0; c < base.schedule.size(); ++c)
-        for (const Batch& b : base.schedule[c]) {
-            std::string body = "[";
-            for (const uint32_t i : b) {
-                if (body.size() > 1) body += ',';
-                body += R"({"jsonrpc":"2.0","id":)" + std::to_string(i) +
-                        R"(,"method":"broadcast_tx_async","params":{"tx":")" + w.kv_base64[i] +
-                        "\"}}";
-            }
-            w.kv_bodies[c].push_back(body + "]");
-        }
+    w.kv_bodies = batch_bodies(base.schedule, [&](uint32_t i) {
+        return R"("method":"broadcast_tx_async","params":{"tx":")" + w.kv_base64[i] + "\"}";
+    });
     return w;
 }
 
@@ -95,40 +86,43 @@ bool already_there(App app, const std::string& message) {
 
 /// One connection's node, moved to the next node when it fails.
 struct Route {
-    const std::vector<NetNode>& nodes;
-    App app;
+    const std::vector<HttpUrl>& urls;
     size_t node;
     std::unique_ptr<HttpConnection> conn;
 
-    const HttpUrl& url() const {
-        return app == App::barrel ? *nodes[node].json_rpc : nodes[node].cometbft_rpc;
-    }
+    /// What a post got: the answer, from which node, and whether the batch was sent before (to
+    /// a node that failed: what reached it may be there already).
+    struct Posted {
+        std::string body;
+        size_t node{0};
+        bool again{false};
+    };
+
     /// Posts `body` to the node, or to the next ones in turn while it fails, until `give_up`.
-    std::pair<std::string, size_t> post(const std::string& body, Shared& sh,
-                                        std::chrono::seconds give_up) {
+    Posted post(const std::string& body, Shared& sh, std::chrono::seconds give_up) {
         const auto deadline = Clock::now() + give_up;
         for (size_t tries = 0;; ++tries) {
             try {
-                if (!conn) conn = std::make_unique<HttpConnection>(url());
-                return {conn->post(body), node};
+                if (!conn) conn = std::make_unique<HttpConnection>(urls[node]);
+                return {conn->post(body), node, tries > 0};
             } catch (const bench::Failure& f) {
                 conn.reset();
                 if (sh.stop.load() || Clock::now() > deadline) throw;
-                node = (node + 1) % nodes.size();
+                node = (node + 1) % urls.size();
                 // A whole round of nodes refused: wait a little before the next round.
-                if ((tries + 1) % nodes.size() == 0)
+                if ((tries + 1) % urls.size() == 0)
                     std::this_thread::sleep_for(std::chrono::milliseconds{100});
             }
         }
     }
 };
 
-/// Counts one batch's answers.
+/// Counts one batch's answers; `again`: the batch was sent before, to a node that failed.
 void take_answers(const NetWorkload& w, const std::vector<SendAnswer>& answers, size_t node,
-                  Shared& sh, std::map<std::string, size_t>& rejections) {
+                  bool again, Shared& sh, std::map<std::string, size_t>& rejections) {
     size_t accepted = 0, rejected = 0;
     for (const SendAnswer& a : answers) {
-        const bool ok = !a.error || already_there(w.app, *a.error);
+        const bool ok = !a.error || (again && already_there(w.app, *a.error));
         if (ok && w.app == App::barrel && !a.error && (!a.hash || *a.hash != w.base->hashes[a.id]))
             ++rejections["(answered with another hash)"];
         if (sh.outcome[a.id] == net::kAccepted) continue;  // counted when first sent
@@ -166,30 +160,66 @@ bool wait_turn(const Config& config, size_t size, Clock::time_point t0, Shared& 
     return true;
 }
 
-void send_batches(const NetConfig& config, const NetWorkload& w, size_t c, Route& route,
-                  Clock::time_point t0, Shared& sh, std::map<std::string, size_t>& rejections,
-                  Clock::time_point& last_answer) {
+void send_batches(const Config& config, const NetWorkload& w, size_t c, Route& route,
+                  Clock::time_point t0, Shared& sh, net::SenderStats& stats) {
     const auto& batches = w.base->schedule[c];
     ResponseReader reader;
     std::vector<uint8_t> seen;
     for (size_t b = 0; b < batches.size(); ++b) {
         const Batch& batch = batches[b];
-        if (!wait_turn(config.load, batch.size(), t0, sh)) return;
+        if (!wait_turn(config, batch.size(), t0, sh)) return;
         const auto sent = Clock::now();
+        if (!stats.first_send) stats.first_send = sent;
         for (const uint32_t i : batch) sh.send_time[i] = sent;
-        const auto [body, node] = route.post(w.bodies()[c][b], sh, config.load.stall);
-        last_answer = Clock::now();
-        const auto answers = w.app == App::barrel ? reader.send_answers(body, batch.size())
-                                                  : reader.broadcast_answers(body, batch.size());
+        const auto posted = route.post(w.bodies()[c][b], sh, config.stall);
+        stats.last_answer = Clock::now();
+        const auto answers = w.app == App::barrel
+                                 ? reader.send_answers(posted.body, batch.size())
+                                 : reader.broadcast_answers(posted.body, batch.size());
         const char* method =
             w.app == App::barrel ? "eth_sendRawTransaction: " : "broadcast_tx_async: ";
         if (!answers) fail(method + answers.error());
         if (auto wrong = check_answer_ids(*answers, batch, seen)) fail(method + *wrong);
-        take_answers(w, *answers, node, sh, rejections);
+        take_answers(w, *answers, posted.node, posted.again, sh, stats.rejections);
         sh.answered.fetch_add(batch.size());
         sh.moved();
     }
 }
+
+}  // namespace
+
+std::vector<std::thread> net::start_senders(const Config& config, const NetWorkload& w,
+                                            const std::vector<HttpUrl>& urls,
+                                            std::optional<size_t> via, Clock::time_point t0,
+                                            Shared& sh, std::vector<SenderStats>& stats,
+                                            std::vector<std::unique_ptr<HttpConnection>> opened) {
+    const size_t connections = w.base->schedule.size();
+    stats.assign(connections, {});
+    opened.resize(connections);
+    sh.senders_left.store(connections);
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < connections; ++c)
+        // t0, via and the connection by value: they are this call's, which returns first.
+        threads.emplace_back([&, c, via, t0, conn = std::move(opened[c])]() mutable {
+            Route route{urls, via.value_or(c % urls.size()), std::move(conn)};
+            try {
+                send_batches(config, w, c, route, t0, sh, stats[c]);
+            } catch (...) {
+                sh.fail_with(std::current_exception());
+            }
+            sh.senders_left.fetch_sub(1);
+        });
+    return threads;
+}
+
+std::vector<HttpUrl> net::app_urls(const std::vector<NetNode>& nodes, App app) {
+    std::vector<HttpUrl> urls;
+    for (const NetNode& n : nodes)
+        urls.push_back(app == App::barrel ? *n.json_rpc : n.cometbft_rpc);
+    return urls;
+}
+
+namespace {
 
 // ---- The processes' CPU and memory -----------------------------------------------------------
 
@@ -216,8 +246,8 @@ public:
     void sample(bool first = false) {
         for (size_t k = 0; k < m_nodes.size(); ++k)
             for (size_t kind = 0; kind < 2; ++kind) {
-                const auto pid =
-                    pid_in(kind == 0 ? m_nodes[k].barrel_pid_file : m_nodes[k].cometbft_pid_file);
+                const testnet::Node& n = m_nodes[k].layout;
+                const auto pid = kind == 0 ? testnet::barrel_pid(n) : testnet::cometbft_pid(n);
                 if (!pid) continue;
                 const auto cpu = process_cpu_seconds(*pid);
                 if (!cpu) continue;
@@ -353,27 +383,6 @@ void watch_progress(const std::string& label, size_t n, Clock::time_point t0, Sh
     print(t, answered, everywhere);
 }
 
-/// Starts the connections' threads; each marks itself done in sh.senders_left.
-std::vector<std::thread> start_senders(const NetConfig& config, const NetWorkload& w,
-                                       const Network& net, Clock::time_point t0, Shared& sh,
-                                       std::vector<std::map<std::string, size_t>>& rejections,
-                                       std::vector<Clock::time_point>& last_answer) {
-    const size_t connections = w.base->schedule.size();
-    sh.senders_left.store(connections);
-    std::vector<std::thread> threads;
-    for (size_t c = 0; c < connections; ++c)
-        threads.emplace_back([&, c] {
-            Route route{net.nodes(), w.app, config.via.value_or(c % net.nodes().size()), nullptr};
-            try {
-                send_batches(config, w, c, route, t0, sh, rejections[c], last_answer[c]);
-            } catch (...) {
-                sh.fail_with(std::current_exception());
-            }
-            sh.senders_left.fetch_sub(1);
-        });
-    return threads;
-}
-
 /// A thread running `body`, whose exception stops the run (rethrown by run_network_load).
 std::thread guarded(Shared& sh, std::function<void()> body) {
     return std::thread{[&sh, body = std::move(body)] {
@@ -389,25 +398,19 @@ std::thread guarded(Shared& sh, std::function<void()> body) {
 /// watcher per node, the progress line, the fault.
 void run_threads(const NetConfig& config, const NetWorkload& w, Network& net, Clock::time_point t0,
                  Shared& sh, ProcessMeter& meter, NetRunResult& r,
-                 std::vector<std::map<std::string, size_t>>& rejections,
-                 std::vector<Clock::time_point>& last_answer) {
-    auto senders = start_senders(config, w, net, t0, sh, rejections, last_answer);
+                 std::vector<net::SenderStats>& stats) {
+    const auto urls = net::app_urls(net.nodes(), w.app);
+    auto senders = net::start_senders(config.load, w, urls, config.via, t0, sh, stats);
     std::vector<std::thread> watchers;
-    for (size_t k = 0; k < net.nodes().size(); ++k)
+    for (size_t k = 0; k < urls.size(); ++k)
         watchers.push_back(
-            guarded(sh, [&, k] { net::watch_node(config, w, net.nodes()[k], k, sh); }));
+            guarded(sh, [&, k] { net::watch_node(config.load, w, urls[k], k, 1, sh); }));
     std::atomic<bool> done{false};
     std::thread progress{[&] { watch_progress(config.load.label, r.txs, t0, sh, meter, done, r); }};
     std::thread fault;
     if (config.fault.kind) fault = guarded(sh, [&] { run_fault(config, net, t0, sh, r); });
     for (auto& t : watchers) t.join();
-    {
-        std::lock_guard lock{sh.mutex};
-        sh.stop.store(true);
-        done.store(true);
-        sh.changed.notify_all();
-        sh.finished.notify_all();
-    }
+    sh.end(done);
     for (auto& t : senders) t.join();
     progress.join();
     if (fault.joinable()) fault.join();
@@ -428,17 +431,18 @@ NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Net
 
     Shared sh{r.txs, net.nodes().size()};
     ProcessMeter meter{net.nodes()};
-    std::vector<std::map<std::string, size_t>> rejections(w.base->schedule.size());
-    std::vector<Clock::time_point> last_answer(w.base->schedule.size());
+    std::vector<net::SenderStats> stats;
     const double self_cpu_before = self_cpu_seconds();
     const auto t0 = Clock::now();
     sh.moved();
-    run_threads(config, w, net, t0, sh, meter, r, rejections, last_answer);
+    run_threads(config, w, net, t0, sh, meter, r, stats);
     r.generator_cpu_s = self_cpu_seconds() - self_cpu_before;
     r.nodes = meter.usage();
-    for (const auto& per : rejections)
-        for (const auto& [message, count] : per) r.rejections[message] += count;
-    const auto last = *std::max_element(last_answer.begin(), last_answer.end());
+    Clock::time_point last{};
+    for (const auto& s : stats) {
+        for (const auto& [message, count] : s.rejections) r.rejections[message] += count;
+        last = std::max(last, s.last_answer);
+    }
     r.submit_seconds = seconds(last - t0);
     r.submit_tps = r.submit_seconds > 0 ? static_cast<double>(r.txs) / r.submit_seconds : 0;
     net::summarise(w, sh, t0, r);

@@ -1,7 +1,7 @@
 #include "net_namespaces.hpp"
 
 #include "common/args.hpp"
-#include "node_process.hpp"
+#include "testnet/testnet.hpp"
 #include <sched.h>
 #include <unistd.h>
 
@@ -76,7 +76,7 @@ NetNamespaces::~NetNamespaces() {
 
 void NetNamespaces::remove_namespaces() {
     for (size_t i = 0; i < m_made; ++i)
-        run_to_end({m_ip, "netns", "del", m_prefix + "-n" + std::to_string(i)}, "/dev/null");
+        (void)testnet::run_program({m_ip, "netns", "del", m_prefix + "-n" + std::to_string(i)});
     m_made = 0;
 }
 
@@ -89,16 +89,13 @@ std::string NetNamespaces::exec_prefix() const {
 void NetNamespaces::ip(const std::vector<std::string>& args) const {
     std::vector<std::string> argv{m_ip};
     argv.insert(argv.end(), args.begin(), args.end());
-    const std::string log = "/tmp/" + m_prefix + ".ip.log";
-    const int status = run_to_end(argv, log);
-    const std::string output = read_text_file(log);
-    std::error_code ec;
-    std::filesystem::remove(log, ec);
-    if (status != 0) {
+    const auto r = testnet::run_program(argv);
+    if (!r) throw bench::Failure{1, r.error()};
+    if (r->status != 0) {
         std::string command = "ip";
         for (const auto& a : args) command += " " + a;
-        throw bench::Failure{1,
-                             command + ": exit status " + std::to_string(status) + ": " + output};
+        throw bench::Failure{
+            1, command + ": exit status " + std::to_string(r->status) + ": " + r->output};
     }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// Internal to the network run (net_load.cpp, net_watch.cpp, net_summary.cpp): what the
+// Internal to the runs (net_load.cpp, net_watch.cpp, net_summary.cpp, load.cpp): what the
 // connections, the watchers (one per node), the fault and the progress line share while the
-// clock runs, and the watchers themselves.
+// clock runs, and the senders and watchers themselves. A single-node run (load.cpp) is the same
+// sender and watcher on one endpoint.
 
 #include "net_load.hpp"
 
@@ -10,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace barrel::load::net {
 
@@ -67,6 +69,14 @@ struct Shared {
         for (const auto& s : seen) m = std::min(m, s->mined.load());
         return m;
     }
+    /// The run's end: the waits end, and `done` (the progress line's) is set.
+    void end(std::atomic<bool>& done) {
+        std::lock_guard lock{mutex};
+        stop.store(true);
+        done.store(true);
+        changed.notify_all();
+        finished.notify_all();
+    }
     void fail_with(std::exception_ptr e) {
         std::lock_guard lock{mutex};
         if (!error) error = e;
@@ -75,11 +85,34 @@ struct Shared {
     }
 };
 
-/// Watches node `k` from height 1 until every accepted transaction is in a block there (after
-/// the sends are done), the run stops, or nothing moves for config.stall. A node that does not
-/// answer (killed) is asked again every poll.
-void watch_node(const NetConfig& config, const NetWorkload& w, const NetNode& node, size_t k,
-                Shared& sh);
+/// What one connection's sends saw.
+struct SenderStats {
+    std::map<std::string, size_t> rejections;  ///< by the node's message, up to its first ": "
+    std::optional<Clock::time_point> first_send;
+    Clock::time_point last_answer{};
+};
+
+/// The sender: a thread per connection of w's schedule, each sending its batches in order when
+/// pacing (config.rate) and the window allow, connection c to urls[via, or else c mod N]; a
+/// connection whose node fails moves to the next URL and sends its batch again there, until
+/// config.stall. Each marks itself done in sh.senders_left; `stats` gets one entry per
+/// connection. The caller joins the threads. `opened`, if given, holds each connection opened
+/// already (before the clock), to its first URL.
+std::vector<std::thread> start_senders(const Config& config, const NetWorkload& w,
+                                       const std::vector<HttpUrl>& urls, std::optional<size_t> via,
+                                       Clock::time_point t0, Shared& sh,
+                                       std::vector<SenderStats>& stats,
+                                       std::vector<std::unique_ptr<HttpConnection>> opened = {});
+
+/// Where each node is sent to and watched for `app`: its JSON-RPC (barrel) or CometBFT's RPC.
+std::vector<HttpUrl> app_urls(const std::vector<NetNode>& nodes, App app);
+
+/// Watches node `k` at `url` from height `from` until every accepted transaction is in a block
+/// there (after the sends are done), the run stops, or nothing moves for config.stall. A node
+/// that does not answer (killed) is asked again every poll. `opened`: a connection to `url`
+/// opened already (before the clock), if any.
+void watch_node(const Config& config, const NetWorkload& w, const HttpUrl& url, size_t k,
+                uint64_t from, Shared& sh, std::unique_ptr<HttpConnection> opened = nullptr);
 
 /// After the run: the checks and the figures, into `r`.
 void summarise(const NetWorkload& w, const Shared& sh, Clock::time_point t0, NetRunResult& r);

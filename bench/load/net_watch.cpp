@@ -27,8 +27,8 @@ struct Seen {
 /// with the answer. Throws bench::Failure when the node does not answer (killed, restarting).
 class BlockSource {
 public:
-    BlockSource(const NetWorkload& w, const NetNode& node)
-        : m_w{w}, m_url{w.app == App::barrel ? *node.json_rpc : node.cometbft_rpc} {}
+    BlockSource(const NetWorkload& w, HttpUrl url, std::unique_ptr<HttpConnection> conn)
+        : m_w{w}, m_url{std::move(url)}, m_conn{std::move(conn)} {}
 
     using Answer = Expected<std::optional<Seen>, std::string>;
 
@@ -101,11 +101,11 @@ void record(const Seen& block, uint64_t h, Clock::time_point at, NodeSeen& s) {
 
 }  // namespace
 
-void watch_node(const NetConfig& config, const NetWorkload& w, const NetNode& node, size_t k,
-                Shared& sh) {
+void watch_node(const Config& config, const NetWorkload& w, const HttpUrl& url, size_t k,
+                uint64_t from, Shared& sh, std::unique_ptr<HttpConnection> opened) {
     NodeSeen& s = *sh.seen[k];
-    BlockSource source{w, node};
-    uint64_t next = 1;
+    BlockSource source{w, url, std::move(opened)};
+    uint64_t next = from;
     while (!sh.stop.load()) {
         std::optional<BlockSource::Answer> answer;
         try {
@@ -129,15 +129,14 @@ void watch_node(const NetConfig& config, const NetWorkload& w, const NetNode& no
             continue;  // more blocks may be waiting
         }
         if (answered && node_done(s, sh)) return;
-        if (sh.stalled(config.load.stall)) {
+        if (sh.stalled(config.stall)) {
             std::cerr << "barrel-load: node " << k << ": nothing sent or mined for "
-                      << config.load.stall.count() << " s; giving up at height " << next - 1
-                      << " with "
+                      << config.stall.count() << " s; giving up at height " << next - 1 << " with "
                       << sh.accepted.load() - std::min(sh.accepted.load(), s.mined.load())
                       << " transactions not mined there\n";
             return;
         }
-        std::this_thread::sleep_for(config.load.poll);
+        std::this_thread::sleep_for(config.poll);
     }
 }
 

@@ -2,7 +2,6 @@
 
 #include "common/args.hpp"
 #include "node_process.hpp"
-#include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <filesystem>
@@ -29,18 +28,7 @@ std::string last_lines(const std::string& text, size_t count) {
     return out.empty() ? " (no output)" : out;
 }
 
-Expected<HttpUrl, std::string> url_member(const nlohmann::json& node, const std::string& at,
-                                          const std::string& name) {
-    if (!node.contains(name) || !node[name].is_string())
-        return unexpected(at + "." + name + ": missing");
-    auto url = parse_http_url(node[name].get<std::string>());
-    if (!url) return unexpected(at + "." + name + ": " + url.error());
-    return url;
-}
-
 }  // namespace
-
-std::string_view app_name(App app) noexcept { return app == App::barrel ? "barrel" : "kvstore"; }
 
 std::vector<std::string> init_arguments(const std::string& dir, const TestnetSettings& s) {
     std::vector<std::string> args{"init",
@@ -69,44 +57,19 @@ std::vector<std::string> init_arguments(const std::string& dir, const TestnetSet
 }
 
 Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet_json) {
-    const auto doc = nlohmann::json::parse(testnet_json, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) return unexpected(std::string{"not JSON"});
-    if (!doc.contains("nodes") || !doc["nodes"].is_array())
-        return unexpected(std::string{"nodes: missing"});
+    auto net = testnet::parse_testnet(testnet_json);
+    if (!net) return unexpected(net.error());
     std::vector<NetNode> out;
-    for (const auto& n : doc["nodes"]) {
-        const std::string at = "nodes." + std::to_string(out.size());
-        if (!n.is_object() || !n.contains("home") || !n["home"].is_string())
-            return unexpected(at + ".home: missing");
-        const std::string home = n["home"].get<std::string>();
+    for (testnet::Node& n : net->nodes) {
         NetNode node;
-        node.index = out.size();
-        auto comet = url_member(n, at, "cometbft_rpc");
-        if (!comet) return unexpected(comet.error());
-        node.cometbft_rpc = *comet;
-        if (n.contains("json_rpc")) {
-            auto json_rpc = url_member(n, at, "json_rpc");
-            if (!json_rpc) return unexpected(json_rpc.error());
-            node.json_rpc = *json_rpc;
-        }
-        // Listed by testnet.json since the kvstore app; before, beside the node's home.
-        const auto pids = n.value("pid_files", nlohmann::json::object());
-        node.cometbft_pid_file = pids.value("cometbft", home + "/cometbft.pid");
-        node.barrel_pid_file =
-            pids.value("barrel", node.json_rpc ? home + "/barrel.pid" : std::string{});
+        node.index = n.index;
+        // parse_testnet built the URLs from a numeric address and a port: they parse.
+        node.cometbft_rpc = *parse_http_url(n.cometbft_rpc_url());
+        if (n.app == App::barrel) node.json_rpc = *parse_http_url(n.json_rpc_url());
+        node.layout = std::move(n);
         out.push_back(std::move(node));
     }
-    if (out.empty()) return unexpected(std::string{"nodes: empty"});
     return out;
-}
-
-std::optional<pid_t> pid_in(const std::string& pid_file) {
-    if (pid_file.empty()) return std::nullopt;
-    std::ifstream in{pid_file};
-    long pid = 0;
-    if (!(in >> pid) || pid <= 0) return std::nullopt;
-    if (::kill(static_cast<pid_t>(pid), 0) != 0) return std::nullopt;
-    return static_cast<pid_t>(pid);
 }
 
 Network::Network(std::string barrel_node, std::string dir, const TestnetSettings& settings,
@@ -141,16 +104,15 @@ Network::~Network() {
 void Network::testnet(const std::vector<std::string>& args, const std::string& log_name) {
     std::vector<std::string> argv{m_node, "testnet"};
     argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = testnet::run_program(argv);
+    if (!r) fail(r.error());
     // Beside the folder, not in it: init wants it absent or empty.
-    const std::string log = m_dir + "." + log_name + ".log";
-    const int status = run_to_end(argv, log);
-    const std::string output = read_text_file(log);
-    std::error_code ec;
-    if (!m_keep) fs::remove(log, ec);
-    if (status != 0) {
+    if (m_keep) std::ofstream{m_dir + "." + log_name + ".log"} << r->output;
+    if (r->status != 0) {
         std::string command = "barrel-node testnet";
         for (const auto& a : args) command += " " + a;
-        fail(command + ": exit status " + std::to_string(status) + ":" + last_lines(output, 8));
+        fail(command + ": exit status " + std::to_string(r->status) + ":" +
+             last_lines(r->output, 8));
     }
 }
 
@@ -173,8 +135,9 @@ const NetNode& Network::join() {
 }
 
 void Network::pause(size_t i) {
-    for (const std::string* file : {&m_nodes[i].barrel_pid_file, &m_nodes[i].cometbft_pid_file})
-        if (const auto pid = pid_in(*file)) {
+    const testnet::Node& n = m_nodes[i].layout;
+    for (const auto pid : {testnet::barrel_pid(n), testnet::cometbft_pid(n)})
+        if (pid) {
             ::kill(*pid, SIGSTOP);
             m_paused.push_back(*pid);
         }
@@ -207,11 +170,8 @@ void Network::tear_down() {
     m_paused.clear();
     if (m_running) {
         m_running = false;
-        try {
-            run_to_end({m_node, "testnet", "stop", "--dir", m_dir, "--kill"}, "/dev/null");
-        } catch (const bench::Failure&) {
-            // Already failing or ending: the nodes' pid files name what is left to stop.
-        }
+        // Already failing or ending: if it cannot run, the nodes' pid files name what is left.
+        (void)testnet::run_program({m_node, "testnet", "stop", "--dir", m_dir, "--kill"});
     }
     std::error_code ec;
     if (!m_keep) fs::remove_all(m_dir, ec);

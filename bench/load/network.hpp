@@ -11,6 +11,7 @@
 #include "interrupt.hpp"
 #include "net_namespaces.hpp"
 #include "rpc_client.hpp"
+#include "testnet/testnet.hpp"
 #include <sys/types.h>
 
 #include <cstdint>
@@ -21,10 +22,9 @@
 
 namespace barrel::load {
 
-enum class App { barrel, kvstore };
-
-/// "barrel" or "kvstore", as `testnet init --app` takes it.
-std::string_view app_name(App app) noexcept;
+/// The testnet's app, as `testnet init --app` takes it ("barrel", "kvstore": app_name).
+using testnet::App;
+using testnet::app_name;
 
 /// What `testnet init` is given. The CometBFT settings go to both apps alike.
 struct TestnetSettings {
@@ -45,20 +45,16 @@ struct TestnetSettings {
 /// The `testnet init` arguments for `settings` in `dir` (without the program and "testnet").
 std::vector<std::string> init_arguments(const std::string& dir, const TestnetSettings& settings);
 
-/// One node as testnet.json lists it.
+/// One node as testnet.json lists it (testnet::parse_testnet), its URLs parsed.
 struct NetNode {
     size_t index{0};
     std::optional<HttpUrl> json_rpc;  ///< barrel's JSON-RPC (barrel only)
     HttpUrl cometbft_rpc;
-    std::string barrel_pid_file;  ///< "" for kvstore
-    std::string cometbft_pid_file;
+    testnet::Node layout;  ///< its folders and pid files
 };
 
-/// testnet.json's nodes; the error names what is missing ("nodes.1.cometbft_rpc: missing").
+/// testnet.json's nodes, read by testnet::parse_testnet (its errors: "nodes.1.home: missing").
 Expected<std::vector<NetNode>, std::string> parse_nodes(std::string_view testnet_json);
-
-/// The pid in a pid file, if it holds one and that process runs.
-std::optional<pid_t> pid_in(const std::string& pid_file);
 
 class Network {
 public:

@@ -2,11 +2,10 @@
 
 #include "common/args.hpp"
 #include "rpc/cors.hpp"
+#include "testnet/testnet.hpp"
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +13,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-
-extern char** environ;
 
 namespace barrel::load {
 
@@ -28,66 +25,14 @@ using bench::fail;
 constexpr std::string_view kServesLine = "JSON-RPC on http://";
 constexpr size_t kKeptLines = 20;
 
-/// Starts `argv` with stderr to `stderr_fd` (or to `stderr_path`), and stdout to /dev/null (or,
-/// with `stdout_too`, where stderr goes).
-pid_t spawn(const std::vector<std::string>& argv, int stderr_fd, const std::string& stderr_path,
-            bool stdout_too = false) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    if (stderr_fd >= 0)
-        posix_spawn_file_actions_adddup2(&actions, stderr_fd, STDERR_FILENO);
-    else
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(),
-                                         O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (stdout_too)
-        posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-    else
-        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    // barrel-load blocks SIGINT and SIGTERM (interrupt.hpp) and ignores SIGPIPE; the node gets
-    // neither: it takes SIGTERM to stop.
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    const int rc = posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) fail("cannot start " + argv[0] + ": " + std::strerror(rc));
-    return pid;
-}
+}  // namespace
 
-int wait_for(pid_t pid) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1000;
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return -WTERMSIG(status);
-    return -1000;
-}
-
-std::string read_text(const fs::path& path) {
+std::string read_text_file(const std::string& path) {
     std::ifstream in{path};
     std::ostringstream s;
     s << in.rdbuf();
     return s.str();
 }
-
-}  // namespace
-
-int run_to_end(const std::vector<std::string>& argv, const std::string& output_path) {
-    return wait_for(spawn(argv, -1, output_path, true));
-}
-
-std::string read_text_file(const std::string& path) { return read_text(path); }
 
 std::string find_node(const std::string& explicit_path) {
     if (!explicit_path.empty()) return explicit_path;
@@ -132,10 +77,11 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
     const fs::path genesis_path = m_dir / "genesis.json";
     std::ofstream{genesis_path} << chain::to_json_text(genesis);
     const std::string datadir = (m_dir / "data").string();
-    const fs::path init_log = m_dir / "init.log";
-    const int init = wait_for(spawn(
-        {node, "init", "--datadir", datadir, "--genesis", genesis_path.string()}, -1, init_log));
-    if (init != 0) fail(node + " init: exit " + std::to_string(init) + ": " + read_text(init_log));
+    const auto init = testnet::run_program(
+        {node, "init", "--datadir", datadir, "--genesis", genesis_path.string()});
+    if (!init) fail(init.error());
+    if (init->status != 0)
+        fail(node + " init: exit " + std::to_string(init->status) + ": " + init->output);
 
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) fail("pipe: " + std::string{std::strerror(errno)});
@@ -150,14 +96,14 @@ void NodeProcess::start(const std::string& node, const chain::Genesis& genesis,
     {
         // An interrupt's cleanup sees the node and its reader both or neither.
         const auto held = InterruptCleanup::lock();
-        try {
-            m_pid = spawn(argv, pipe_fds[1], "");
-        } catch (...) {
-            close(pipe_fds[0]);
-            close(pipe_fds[1]);
-            throw;
-        }
+        // Its stderr to the pipe, stdout to /dev/null.
+        const auto pid = testnet::spawn_child(argv, {.out = -1, .err = pipe_fds[1]});
         close(pipe_fds[1]);
+        if (!pid) {
+            close(pipe_fds[0]);
+            fail(pid.error());
+        }
+        m_pid = *pid;
         m_reader = std::thread{[this, fd = pipe_fds[0]] { read_stderr(fd); }};
     }
 
@@ -210,7 +156,7 @@ int NodeProcess::stop() {
 int NodeProcess::stop_locked() {
     if (m_pid > 0) {
         kill(m_pid, SIGTERM);
-        m_status = wait_for(m_pid);
+        m_status = testnet::wait_child(m_pid);
         m_pid = -1;
     }
     if (m_reader.joinable()) m_reader.join();

@@ -3,6 +3,8 @@
 // `run --http 127.0.0.1:0`, its port read from the stderr line "JSON-RPC on http://…". Stopped
 // with SIGTERM (the node finishes the block in flight and exits 0) and its directory removed
 // when the object goes, however the run ends: on an interrupt of barrel-load too (interrupt.hpp).
+// Started by barrel-node testnet's launcher (testnet/testnet.hpp), as every program barrel-load
+// runs.
 
 #include <barrel/chain/genesis.hpp>
 
@@ -25,10 +27,6 @@ namespace barrel::load {
 /// then ../src/barrel-node relative to it (the build tree), then "barrel-node" (found on PATH).
 std::string find_node(const std::string& explicit_path);
 
-/// Runs `argv` to its end, its stdout and stderr written to `output_path`; its exit status
-/// (-signal if a signal ended it). Throws bench::Failure if it cannot start.
-int run_to_end(const std::vector<std::string>& argv, const std::string& output_path);
-
 /// The text of the file at `path` ("" if it cannot be read).
 std::string read_text_file(const std::string& path);
 
@@ -46,7 +44,7 @@ public:
     const HttpUrl& url() const noexcept { return m_url; }
     pid_t pid() const noexcept { return m_pid; }
 
-    /// SIGTERM, and waits for it to exit; its exit status (-signal if killed). Idempotent.
+    /// SIGTERM, and waits for it to exit; its exit status (128 + N for a signal N). Idempotent.
     int stop();
 
     /// The last lines the node wrote to stderr (for an error message).

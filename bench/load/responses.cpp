@@ -105,48 +105,6 @@ Expected<std::vector<SendAnswer>, std::string> ResponseReader::send_answers(std:
     return out;
 }
 
-Expected<BlockHashes, std::string> ResponseReader::block_hashes(std::string_view body,
-                                                                size_t calls) {
-    const auto array = m_impl->batch(body, calls, " calls");
-    if (!array) return unexpected(array.error());
-    BlockHashes out(calls);
-    std::vector<uint8_t> answered(calls, 0);
-    for (const dom::element element : *array) {
-        const auto answer = answer_id(element);
-        if (!answer) return unexpected(answer.error());
-        const uint64_t id = *answer;
-        if (id >= calls) return unexpected("an answer of unknown id " + std::to_string(id));
-        if (answered[id]++ != 0) return unexpected("two answers of id " + std::to_string(id));
-        dom::element error;
-        if (!element["error"].get(error)) return unexpected(error_message(error));
-        dom::element result;
-        if (element["result"].get(result))
-            return unexpected(std::string{"an answer has neither result nor error"});
-        if (result.is_null()) continue;  // no such block yet
-        if (!result.is_object()) return unexpected(std::string{"a block is not an object"});
-        dom::element transactions;
-        if (result["transactions"].get(transactions))
-            return unexpected(std::string{"a block has no transactions list"});
-        dom::array list;
-        if (transactions.get_array().get(list))
-            return unexpected(std::string{"a block's transactions are not a list"});
-        auto& hashes = out[id].emplace();
-        hashes.reserve(list.size());
-        for (const dom::element h : list) {
-            std::string_view text;
-            if (h.get_string().get(text))
-                return unexpected(
-                    std::string{"a block's transaction is not a hash (a full object?)"});
-            const auto hash = hash_of_hex(text);
-            if (!hash)
-                return unexpected("a block's transaction hash is not 0x and 64 hex digits: " +
-                                  std::string{text.substr(0, 80)});
-            hashes.push_back(*hash);
-        }
-    }
-    return out;
-}
-
 namespace {
 /// The `result` of a single JSON-RPC answer, or its error's message (and data, if any).
 Expected<dom::element, std::string> single_result(dom::element doc, std::string* data) {

@@ -36,10 +36,6 @@ struct SendAnswer {
     std::optional<std::string> error;
 };
 
-/// Per call of an eth_getBlockByNumber batch, in id order: the hashes of the block's
-/// transactions, or nothing when the block is not there (a null result).
-using BlockHashes = std::vector<std::optional<std::vector<Hash>>>;
-
 /// A block as barrel's eth_getBlockByNumber(n, false) shows it: its hash and its transactions'.
 struct EthBlock {
     Hash hash{};
@@ -66,10 +62,6 @@ public:
     /// to match: this checks only that each is a number).
     Expected<std::vector<SendAnswer>, std::string> send_answers(std::string_view body,
                                                                 size_t calls);
-
-    /// The answers to a batch of `calls` calls whose ids are 0 to calls - 1. An error object
-    /// is an error (its message), as is an answer of unknown or repeated id.
-    Expected<BlockHashes, std::string> block_hashes(std::string_view body, size_t calls);
 
     /// The answer to one eth_getBlockByNumber(n, false) (not a batch): the block, or nothing
     /// when it is not there yet (a null result).

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace barrel::load {
@@ -18,6 +20,12 @@ using Batch = std::vector<uint32_t>;
 /// Needs senders >= connections >= 1, batch >= 1.
 std::vector<std::vector<Batch>> make_schedule(size_t txs, size_t senders, size_t batch,
                                               size_t connections);
+
+/// Per connection, per batch of `schedule`: the request body, a JSON-RPC batch whose ids are the
+/// transactions' indices, transaction i's call `call(i)` (its "method" and "params" members).
+std::vector<std::vector<std::string>> batch_bodies(
+    const std::vector<std::vector<Batch>>& schedule,
+    const std::function<std::string(uint32_t)>& call);
 
 /// The sender of transaction `i`, and its place among that sender's transactions.
 inline size_t sender_of(size_t i, size_t senders) noexcept { return i % senders; }

@@ -22,7 +22,7 @@
 #include "command.hpp"
 #include "options/bound_options.hpp"
 #include "rpc/cors.hpp"
-#include "testnet.hpp"
+#include "testnet/testnet.hpp"
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -246,15 +246,6 @@ std::string self_executable() {
     const auto p = fs::read_symlink("/proc/self/exe", ec);
     if (ec) fail("cannot find barrel-node's own path (/proc/self/exe): " + ec.message());
     return p.string();
-}
-
-/// A kvstore node has no barrel-node.
-std::optional<int> barrel_pid(const Node& n) {
-    if (n.app != App::barrel) return std::nullopt;
-    return running_pid(n.barrel_pid_file(), n.datadir);
-}
-std::optional<int> cometbft_pid(const Node& n) {
-    return running_pid(n.cometbft_pid_file(), n.home);
 }
 
 void remove_file(const std::string& path) {

@@ -11,11 +11,11 @@
 #include <barrel/core/hex.hpp>
 
 #include "child_process.hpp"
-#include "cli/testnet.hpp"
 #include "cli_run.hpp"
 #include "http/client.hpp"
 #include "http_client.hpp"
 #include "test_files.hpp"
+#include "testnet/testnet.hpp"
 #include "workloads.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

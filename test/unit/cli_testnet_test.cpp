@@ -9,9 +9,9 @@
 #include <barrel/core/uint256.hpp>
 #include <barrel/store/store.hpp>
 
-#include "cli/testnet.hpp"
 #include "cli_run.hpp"
 #include "test_files.hpp"
+#include "testnet/testnet.hpp"
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
@@ -30,7 +30,7 @@ namespace barrel {
 namespace {
 
 namespace fs = std::filesystem;
-namespace tn = cli::testnet;
+namespace tn = testnet;
 using test::run_cli;
 using test::ScratchDir;
 

@@ -1,8 +1,8 @@
 #pragma once
-// Internal to the cli module: the parts of `barrel-node testnet` (testnet_command.cpp) that tests
-// check without processes: the node layout (ports, paths, addresses), the few edits made to the
-// config.toml and genesis.json CometBFT writes, DIR/testnet.json, and the process and HTTP
-// helpers the commands start, watch and stop the nodes with.
+// What `barrel-node testnet` (cli/testnet_command.cpp) and barrel-load share (internal, not
+// installed): the node layout (ports, paths, addresses), the few edits made to the config.toml
+// and genesis.json CometBFT writes, the one reader and writer of DIR/testnet.json, and the
+// process and HTTP helpers the commands start, watch and stop the nodes with.
 //
 // A testnet folder (docs/network.md):
 //   DIR/testnet.json      every node's addresses, paths and log files (Testnet below)
@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace barrel::cli::testnet {
+namespace barrel::testnet {
 
 // ---- Layout
 // --------------------------------------------------------------------------------------
@@ -257,6 +257,9 @@ inline constexpr std::string_view kDevKey =
     "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
 
 // ---- Processes -------------------------------------------------------------------------------
+// The one launcher of other programs, barrel-node testnet's and barrel-load's: each starts with
+// stdin /dev/null and no signal blocked or ignored, argv[0] a path or a name looked up on PATH,
+// and an exec that fails reports its errno.
 
 /// What a finished child process printed (stdout and stderr together) and its exit status
 /// (128 + N for a signal N).
@@ -265,12 +268,25 @@ struct Finished {
     std::string output;
 };
 
-/// Runs `argv` (argv[0] a path) to completion; "cannot run 'PATH': REASON" if it cannot start.
+/// Runs `argv` to completion; "cannot run 'PATH': REASON" if it cannot start.
 Expected<Finished, std::string> run_program(const std::vector<std::string>& argv);
 
-/// Starts `argv` detached: its own session and process group, stdin /dev/null, stdout and
-/// stderr appended to `log`, not a child of this process (it outlives it). Returns its pid, or
-/// "cannot start 'PATH': REASON" (the exec's errno included).
+/// Where a child's stdout and stderr go: descriptors of this process (-1: /dev/null).
+struct ChildOutput {
+    int out{-1};
+    int err{-1};
+};
+
+/// Starts `argv` as a child of this process, its output to `output`. Returns its pid, for
+/// wait_child, or "cannot start 'PATH': REASON" (the exec's errno included).
+Expected<int, std::string> spawn_child(const std::vector<std::string>& argv, ChildOutput output);
+
+/// Waits for child `pid` to end: its exit status (128 + N for a signal N), or -1.
+int wait_child(int pid);
+
+/// Starts `argv` detached: its own session and process group, stdout and stderr appended to
+/// `log`, not a child of this process (it outlives it). Returns its pid, or "cannot start
+/// 'PATH': REASON" (the exec's errno included).
 Expected<int, std::string> spawn_detached(const std::vector<std::string>& argv,
                                           const std::string& log);
 
@@ -280,6 +296,11 @@ bool process_running(int pid, std::string_view marker);
 
 /// The pid in `pid_file` if that process runs with `marker` among its arguments.
 std::optional<int> running_pid(const std::string& pid_file, std::string_view marker);
+
+/// Node `n`'s barrel-node (none for a kvstore node) and cometbft, by their pid files, each
+/// checked against its folder among the process's arguments (running_pid).
+std::optional<int> barrel_pid(const Node& n);
+std::optional<int> cometbft_pid(const Node& n);
 
 /// Sends `signal` to the process group of `pid` (spawn_detached made it the leader), or to the
 /// process alone if the group is gone.
@@ -302,4 +323,4 @@ struct LatestBlock {
 };
 Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_url);
 
-}  // namespace barrel::cli::testnet
+}  // namespace barrel::testnet

@@ -3,7 +3,7 @@
 
 #include <barrel/core/uint256.hpp>
 
-#include "testnet.hpp"
+#include "testnet/testnet.hpp"
 #include <arpa/inet.h>
 #include <nlohmann/json.hpp>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <utility>
 
-namespace barrel::cli::testnet {
+namespace barrel::testnet {
 
 namespace {
 
@@ -521,4 +521,4 @@ std::string default_genesis_text() {
     return g.str();
 }
 
-}  // namespace barrel::cli::testnet
+}  // namespace barrel::testnet

@@ -1,6 +1,8 @@
-// `barrel-node testnet`'s processes and HTTP probes (testnet.hpp): programs run to completion
-// (cometbft testnet, init, show-node-id), nodes started detached and found again by their pid
-// files, and the probes that ask a node whether it answers (over http/client.hpp).
+// The one process launcher (testnet.hpp), `barrel-node testnet`'s and barrel-load's: programs run
+// to completion (cometbft testnet, init, show-node-id, barrel-load's `testnet` commands), nodes
+// started detached and found again by their pid files, a child started and waited for
+// (barrel-load's own node); and the probes that ask a node whether it answers (over
+// http/client.hpp).
 //
 // Between fork() and exec() only async-signal-safe calls run: the command line may be called
 // from a multi-threaded process (the unit tests), where anything else could deadlock.
@@ -9,7 +11,7 @@
 #include <barrel/core/uint256.hpp>
 
 #include "http/client.hpp"
-#include "testnet.hpp"
+#include "testnet/testnet.hpp"
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -24,7 +27,7 @@
 
 extern char** environ;
 
-namespace barrel::cli::testnet {
+namespace barrel::testnet {
 
 namespace {
 
@@ -91,7 +94,85 @@ void reset_signals() {
     }
 }
 
-int wait_status(pid_t pid) {
+/// `name` if it holds a '/', else the first executable `name` in a folder of PATH (`name` if
+/// none: the exec then fails with ENOENT). Before the fork: the child only execs.
+std::string program_path(const std::string& name) {
+    if (name.find('/') != std::string::npos) return name;
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs{path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"};
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return name;
+}
+
+/// How launch starts a program.
+struct Launch {
+    int out{-1};  ///< stdout; -1: /dev/null
+    int err{-1};  ///< stderr; -1: /dev/null
+    /// Its own session and process group, through an intermediate child that exits at once:
+    /// the program is nobody's child here (init, or the nearest subreaper, reaps it).
+    bool detached{false};
+};
+
+/// The one launcher: forks (twice when detached) and execs `argv` with stdin /dev/null and
+/// stdout and stderr as `how` says. Returns the program's pid, or the errno of what failed (the
+/// exec's included, through a close-on-exec pipe).
+Expected<int, int> launch(const std::vector<std::string>& argv, const Launch& how) {
+    const std::string path = program_path(argv[0]);
+    Fd null_fd{::open("/dev/null", O_RDWR | O_CLOEXEC)};
+    int report[2];  // when detached, the program's pid; then the exec's errno if it fails
+    if (::pipe2(report, O_CLOEXEC) != 0) return unexpected(errno);
+    Fd report_read{report[0]}, report_write{report[1]};
+    auto args = exec_argv(argv);
+    const int null_raw = null_fd.get();
+    const int out = how.out >= 0 ? how.out : null_raw;
+    const int err = how.err >= 0 ? how.err : null_raw;
+    const pid_t child = ::fork();
+    if (child < 0) return unexpected(errno);
+    if (child == 0) {
+        if (how.detached) {
+            ::setsid();
+            const pid_t program = ::fork();
+            if (program < 0) {
+                write_int(report[1], -1);
+                write_int(report[1], errno);
+                ::_exit(1);
+            }
+            if (program > 0) {
+                write_int(report[1], program);
+                ::_exit(0);
+            }
+            ::setpgid(0, 0);  // its own process group: `testnet stop` signals the group
+        }
+        reset_signals();
+        if (null_raw >= 0) ::dup2(null_raw, STDIN_FILENO);
+        if (out >= 0) ::dup2(out, STDOUT_FILENO);
+        if (err >= 0) ::dup2(err, STDERR_FILENO);
+        ::execve(path.c_str(), args.data(), environ);
+        write_int(report[1], errno);
+        ::_exit(127);
+    }
+    report_write.reset();
+    int pid = child;
+    if (how.detached) {
+        wait_child(child);
+        if (read_int(report_read.get(), pid) != sizeof pid) return unexpected(EIO);
+    }
+    int exec_errno = 0;
+    const ssize_t n = read_int(report_read.get(), exec_errno);  // end of file: exec'd
+    if (pid < 0) return unexpected(n == sizeof exec_errno ? exec_errno : EAGAIN);
+    if (n == sizeof exec_errno) {
+        if (!how.detached) wait_child(child);
+        return unexpected(exec_errno);
+    }
+    return pid;
+}
+
+}  // namespace
+
+int wait_child(int pid) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
@@ -100,35 +181,14 @@ int wait_status(pid_t pid) {
     return -1;
 }
 
-}  // namespace
-
 Expected<Finished, std::string> run_program(const std::vector<std::string>& argv) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0)
         return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
-    int report[2];  // the exec's errno, if it fails; closed by a successful exec
-    if (::pipe2(report, O_CLOEXEC) != 0) {
-        ::close(out[0]);
-        ::close(out[1]);
-        return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
-    }
-    Fd out_read{out[0]}, out_write{out[1]}, report_read{report[0]}, report_write{report[1]};
-    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    Fd null_fd{null};
-    auto args = exec_argv(argv);
-    const pid_t pid = ::fork();
-    if (pid < 0) return unexpected("cannot run '" + argv[0] + "': " + std::strerror(errno));
-    if (pid == 0) {
-        reset_signals();
-        if (null >= 0) ::dup2(null, STDIN_FILENO);
-        ::dup2(out[1], STDOUT_FILENO);
-        ::dup2(out[1], STDERR_FILENO);
-        ::execve(args[0], args.data(), environ);
-        write_int(report[1], errno);
-        ::_exit(127);
-    }
+    Fd out_read{out[0]}, out_write{out[1]};
+    const auto pid = launch(argv, {.out = out[1], .err = out[1]});
+    if (!pid) return unexpected("cannot run '" + argv[0] + "': " + std::strerror(pid.error()));
     out_write.reset();
-    report_write.reset();
     std::string output;
     char buffer[4096];
     for (;;) {
@@ -137,63 +197,23 @@ Expected<Finished, std::string> run_program(const std::vector<std::string>& argv
         if (n <= 0) break;
         output.append(buffer, static_cast<size_t>(n));
     }
-    int exec_errno = 0;
-    const bool exec_failed = read_int(report_read.get(), exec_errno) == sizeof exec_errno;
-    const int status = wait_status(pid);
-    if (exec_failed)
-        return unexpected("cannot run '" + argv[0] + "': " + std::strerror(exec_errno));
-    return Finished{status, std::move(output)};
+    return Finished{wait_child(*pid), std::move(output)};
+}
+
+Expected<int, std::string> spawn_child(const std::vector<std::string>& argv, ChildOutput output) {
+    const auto pid = launch(argv, {.out = output.out, .err = output.err});
+    if (!pid) return unexpected("cannot start '" + argv[0] + "': " + std::strerror(pid.error()));
+    return *pid;
 }
 
 Expected<int, std::string> spawn_detached(const std::vector<std::string>& argv,
                                           const std::string& log) {
-    auto failure = [&](int error) {
-        return unexpected("cannot start '" + argv[0] + "': " + std::strerror(error));
-    };
     Fd log_fd{::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)};
     if (log_fd.get() < 0)
         return unexpected("cannot open the log '" + log + "': " + std::strerror(errno));
-    Fd null_fd{::open("/dev/null", O_RDONLY | O_CLOEXEC)};
-    int report[2];  // the grandchild's pid, then the exec's errno if it fails
-    if (::pipe2(report, O_CLOEXEC) != 0) return failure(errno);
-    Fd report_read{report[0]}, report_write{report[1]};
-    auto args = exec_argv(argv);
-    const int log_raw = log_fd.get();
-    const int null_raw = null_fd.get();
-    // Two forks: the intermediate child starts a new session and exits at once, so the node is
-    // nobody's child here (init, or the nearest subreaper, reaps it) and outlives this process.
-    const pid_t child = ::fork();
-    if (child < 0) return failure(errno);
-    if (child == 0) {
-        ::setsid();
-        const pid_t node = ::fork();
-        if (node < 0) {
-            write_int(report[1], -1);
-            write_int(report[1], errno);
-            ::_exit(1);
-        }
-        if (node == 0) {
-            ::setpgid(0, 0);  // its own process group: `testnet stop` signals the group
-            reset_signals();
-            if (null_raw >= 0) ::dup2(null_raw, STDIN_FILENO);
-            ::dup2(log_raw, STDOUT_FILENO);
-            ::dup2(log_raw, STDERR_FILENO);
-            ::execve(args[0], args.data(), environ);
-            write_int(report[1], errno);
-            ::_exit(127);
-        }
-        write_int(report[1], node);
-        ::_exit(0);
-    }
-    report_write.reset();
-    wait_status(child);
-    int pid = 0;
-    if (read_int(report_read.get(), pid) != sizeof pid) return failure(EIO);
-    int exec_errno = 0;
-    const ssize_t n = read_int(report_read.get(), exec_errno);  // end of file: exec'd
-    if (pid < 0) return failure(n == sizeof exec_errno ? exec_errno : EAGAIN);
-    if (n == sizeof exec_errno) return failure(exec_errno);
-    return pid;
+    const auto pid = launch(argv, {.out = log_fd.get(), .err = log_fd.get(), .detached = true});
+    if (!pid) return unexpected("cannot start '" + argv[0] + "': " + std::strerror(pid.error()));
+    return *pid;
 }
 
 bool process_running(int pid, std::string_view marker) {
@@ -222,6 +242,15 @@ std::optional<int> running_pid(const std::string& pid_file, std::string_view mar
     const int p = static_cast<int>(*pid);
     if (!process_running(p, marker)) return std::nullopt;
     return p;
+}
+
+std::optional<int> barrel_pid(const Node& n) {
+    if (n.app != App::barrel) return std::nullopt;
+    return running_pid(n.barrel_pid_file(), n.datadir);
+}
+
+std::optional<int> cometbft_pid(const Node& n) {
+    return running_pid(n.cometbft_pid_file(), n.home);
 }
 
 void signal_group(int pid, int signal) {
@@ -300,4 +329,4 @@ Expected<LatestBlock, std::string> cometbft_latest_block(const std::string& rpc_
     return LatestBlock{*height, hash_text->get<std::string>()};
 }
 
-}  // namespace barrel::cli::testnet
+}  // namespace barrel::testnet
