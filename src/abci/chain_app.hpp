@@ -91,7 +91,8 @@ inline constexpr uint64_t kAppVersion = 1;
 /// order (malformed 1, oversized 2, invalid 3, invalid_sender 4, exceeds_block_gas_limit 5,
 /// fee_cap_below_base_fee 6, already_known 7 (never sent: already known is 0), nonce_too_low 8,
 /// nonce_too_high 9, insufficient_funds 10, replacement_underpriced 11, account_limit 12,
-/// pool_full 13, state_unreadable 14). The log is the pool's go-ethereum message. A store that
+/// pool_full 13, state_unreadable 14; unprotected 15 is never sent: CheckTx takes what peers
+/// gossip, as go-ethereum takes them). The log is the pool's go-ethereum message. A store that
 /// cannot be read during CheckTx is code 14, not an error: the mempool loses one transaction
 /// and the node goes on, where an error would stop CometBFT.
 uint32_t check_tx_code(pool::RejectCode code) noexcept;

@@ -21,7 +21,7 @@ using prometheus::Gauge;
 using prometheus::Histogram;
 
 /// Every reason a pool rejects for, in RejectCode order (the codes are consecutive from 0).
-constexpr size_t kRejectCodes = static_cast<size_t>(pool::RejectCode::state_unreadable) + 1;
+constexpr size_t kRejectCodes = static_cast<size_t>(pool::RejectCode::unprotected) + 1;
 
 Family<Counter>& counter_family(prometheus::Registry& r, const std::string& name,
                                 const std::string& help) {

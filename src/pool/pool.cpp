@@ -36,6 +36,7 @@ std::string_view to_string(RejectCode code) noexcept {
         case RejectCode::account_limit: return "account_limit";
         case RejectCode::pool_full: return "pool_full";
         case RejectCode::state_unreadable: return "state_unreadable";
+        case RejectCode::unprotected: return "unprotected";
     }
     return "unknown";
 }
@@ -224,16 +225,18 @@ struct Pool::Impl {
     /// The parallel step of admission for up to kPrepareGroup encodings: everything that needs
     /// no lock but the shared one, recovery included.
     void prepare(std::span<const BytesView> encodings, std::span<const Hash> hashes, Origin origin,
-                 std::span<Prepared> out) const;
+                 Unprotected unprotected, std::span<Prepared> out) const;
     /// The transactions of a group still in the running after a step of prepare(): their
     /// indexes in the group, in order.
     struct Live {
         std::array<size_t, kPrepareGroup> index{};
         size_t count{0};
     };
-    /// Copies the encodings within the size bound into new pooled transactions.
-    Live copy_encodings(std::span<const BytesView> encodings, Origin origin,
-                        std::span<Prepared> out) const;
+    /// Copies the encodings within the size bound into new pooled transactions and decodes
+    /// them there (the only decoding of a transaction on its way into the pool), refusing
+    /// unprotected ones when asked.
+    Live copy_and_decode(std::span<const BytesView> encodings, Origin origin,
+                         Unprotected unprotected, std::span<Prepared> out) const;
     /// Hashes the group together and rejects those the pool holds (one shared lock per group);
     /// or takes the hashes the caller `given`, who looked them up already (Pool::admit).
     void hash_and_look_up(const Live& live, std::span<const Hash> hashes,
@@ -242,8 +245,8 @@ struct Pool::Impl {
     Live check_stateless(const Live& live, std::span<Prepared> out) const;
     /// Recovers the group's senders together, caches them and reads their accounts.
     void recover_and_read(const Live& live, std::span<Prepared> out) const;
-    /// Decoding and the stateless rules of one transaction, its hash set: why it is rejected, if
-    /// it is.
+    /// The stateless rules of one decoded transaction, its hash set: why it is rejected, if it
+    /// is; else its cost and tip set.
     std::optional<Rejection> check_stateless(PooledTx& ptx) const;
     /// The serial step of admission, under the lock: the checks against the sender's pooled
     /// transactions and the pool's bounds, then the transaction held.
@@ -298,11 +301,11 @@ struct Pool::Impl {
 };
 
 void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<const Hash> hashes,
-                         Origin origin, std::span<Prepared> out) const {
+                         Origin origin, Unprotected unprotected, std::span<Prepared> out) const {
     // Each step runs over the group's transactions that passed the one before, in the order of
     // a single transaction's checks, so that hashing and recovery can take the group together.
     const size_t n = std::min(encodings.size(), kPrepareGroup);
-    Live live = copy_encodings(encodings.first(n), origin, out);
+    Live live = copy_and_decode(encodings.first(n), origin, unprotected, out);
     hash_and_look_up(live, hashes.first(std::min(hashes.size(), n)), out);
     live = check_stateless(live, out);
     recover_and_read(live, out);
@@ -311,8 +314,9 @@ void Pool::Impl::prepare(std::span<const BytesView> encodings, std::span<const H
         if (out[i].rejection) out[i].tx.reset();
 }
 
-Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings, Origin origin,
-                                            std::span<Prepared> out) const {
+Pool::Impl::Live Pool::Impl::copy_and_decode(std::span<const BytesView> encodings, Origin origin,
+                                             Unprotected unprotected,
+                                             std::span<Prepared> out) const {
     Live live;
     for (size_t i = 0; i < encodings.size(); ++i) {
         const BytesView encoding = encodings[i];
@@ -323,9 +327,24 @@ Pool::Impl::Live Pool::Impl::copy_encodings(std::span<const BytesView> encodings
                                                      std::to_string(config.max_transaction_bytes)};
             continue;
         }
-        out[i].tx = std::make_shared<PooledTx>();
-        out[i].tx->encoding.assign(encoding.begin(), encoding.end());
-        out[i].tx->origin = origin;
+        auto ptx = std::make_shared<PooledTx>();
+        ptx->encoding.assign(encoding.begin(), encoding.end());
+        ptx->origin = origin;
+        // Decoded where it is kept: the calldata views the encoding, which never moves again.
+        auto decoded = tx::decode(ptx->encoding);
+        if (!decoded) {
+            out[i].rejection = stateless_rejection(decoded.error(), {}, config.chain_id);
+            continue;
+        }
+        ptx->tx = std::move(decoded).value();
+        // Before the look-up: go-ethereum's RPC refuses it before its pool is asked.
+        if (unprotected == Unprotected::refused && !ptx->tx.chain_id) {
+            out[i].rejection =
+                Rejection{RejectCode::unprotected,
+                          "only replay-protected (EIP-155) transactions allowed over RPC"};
+            continue;
+        }
+        out[i].tx = std::move(ptx);
         live.index[live.count++] = i;
     }
     return live;
@@ -401,10 +420,6 @@ void Pool::Impl::recover_and_read(const Live& live, std::span<Prepared> out) con
 }
 
 std::optional<Rejection> Pool::Impl::check_stateless(PooledTx& ptx) const {
-    // The calldata views the encoding, which from here on never moves.
-    auto decoded = tx::decode(ptx.encoding);
-    if (!decoded) return stateless_rejection(decoded.error(), {}, config.chain_id);
-    ptx.tx = std::move(decoded).value();
     const tx::Transaction& t = ptx.tx;
     if (t.gas_limit > config.block_gas_limit)
         return Rejection{RejectCode::exceeds_block_gas_limit, "exceeds block gas limit"};
@@ -807,12 +822,12 @@ Pool::Pool(const Config& config, const state::StateReader& state, block::SenderC
 Pool::~Pool() = default;
 
 std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings, Origin origin,
-                                     std::span<const Hash> hashes) {
+                                     std::span<const Hash> hashes, Unprotected unprotected) {
     std::vector<Prepared> prepared(encodings.size());
     for_each_group(encodings.size(), kPrepareGroup, true, [&](size_t begin, size_t end) {
         m_impl->prepare(encodings.subspan(begin, end - begin),
                         hashes.empty() ? hashes : hashes.subspan(begin, end - begin), origin,
-                        std::span{prepared}.subspan(begin, end - begin));
+                        unprotected, std::span{prepared}.subspan(begin, end - begin));
     });
     std::vector<AdmitResult> results;
     results.reserve(prepared.size());
@@ -846,9 +861,9 @@ std::vector<AdmitResult> Pool::admit(std::span<const BytesView> encodings, Origi
     return results;
 }
 
-AdmitResult Pool::admit_one(BytesView encoding, Origin origin) {
+AdmitResult Pool::admit_one(BytesView encoding, Origin origin, Unprotected unprotected) {
     const BytesView one[] = {encoding};
-    return std::move(admit(one, origin).front());
+    return std::move(admit(one, origin, {}, unprotected).front());
 }
 
 AdmitResult Pool::admit_one(BytesView encoding, const Hash& hash, Origin origin) {

@@ -377,21 +377,11 @@ Result txpool_status(Context& c) {
 
 // ---- Sends -----------------------------------------------------------------------------------
 
-/// Whether `raw` is a legacy transaction signed without a chain id (before EIP-155: valid on
-/// every chain, so it can be replayed). Typed transactions always carry one; an encoding that
-/// does not decode is the pool's to refuse, with its own error.
-bool is_unprotected(BytesView raw) {
-    if (raw.empty() || raw[0] < 0xc0) return false;  // typed: type byte, then the list
-    const auto t = tx::decode(raw);
-    return t && !t->chain_id;
-}
-
-/// An unprotected transaction is refused unless the node allows them (go-ethereum's rule and
-/// words: RPC only, not the pool, so the journal still re-admits them).
-Expected<void, Error> check_protection(const Node& node, BytesView raw) {
-    if (!node.allow_unprotected_txs && is_unprotected(raw))
-        return server_error("only replay-protected (EIP-155) transactions allowed over RPC");
-    return {};
+/// A transaction without EIP-155 replay protection is refused over RPC unless the node allows
+/// them (go-ethereum's rule and words; RPC only, so the journal still re-admits them). The pool
+/// checks it as it decodes the transaction, which it does once.
+pool::Unprotected unprotected_rule(const Node& node) {
+    return node.allow_unprotected_txs ? pool::Unprotected::accepted : pool::Unprotected::refused;
 }
 
 /// A rejection as the call's error: an encoding that does not decode in go-ethereum's words.
@@ -423,8 +413,8 @@ void after_admission(Node& node, std::span<const BytesView> raws,
 /// One send alone; a batch's consecutive sends are admitted together instead
 /// (send_raw_transactions).
 Result send_raw_transaction(Context& c, Bytes raw) {
-    if (auto ok = check_protection(c.node, raw); !ok) return unexpected(ok.error());
-    const pool::AdmitResult admitted = c.node.pool.admit_one(raw);
+    const pool::AdmitResult admitted =
+        c.node.pool.admit_one(raw, pool::Origin::local, unprotected_rule(c.node));
     const BytesView view{raw};
     after_admission(c.node, {&view, 1}, {&admitted, 1});
     if (!admitted) return unexpected(rejection_error(raw, admitted.error()));
@@ -583,18 +573,13 @@ void send_raw_transactions(Node& node, std::span<const Expected<Call, BadCall>> 
             refused[i] = std::move(args.error());
             continue;
         }
-        Bytes& raw = std::get<0>(*args);
-        if (auto ok = check_protection(node, raw); !ok) {
-            refused[i] = std::move(ok.error());
-            continue;
-        }
         raw_of[i] = raws.size();
-        raws.push_back(std::move(raw));
+        raws.push_back(std::move(std::get<0>(*args)));
     }
     std::vector<pool::AdmitResult> admitted;
     if (!raws.empty()) {
         const std::vector<BytesView> views{raws.begin(), raws.end()};
-        admitted = node.pool.admit(views);
+        admitted = node.pool.admit(views, pool::Origin::local, {}, unprotected_rule(node));
         after_admission(node, views, admitted);
     }
     for (size_t i = 0; i < calls.size(); ++i) {

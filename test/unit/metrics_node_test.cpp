@@ -83,7 +83,7 @@ TEST(metrics_node, admissions_and_rejections_by_reason) {
     EXPECT_THAT(text, has_line("barrel_pool_rejected_total{reason=\"malformed\"}", "2"));
     EXPECT_THAT(text, has_line("barrel_pool_rejected_total{reason=\"pool_full\"}", "1"));
     // Every reason is a series from the start, named by pool::to_string.
-    for (auto code = pool::RejectCode::malformed; code <= pool::RejectCode::state_unreadable;
+    for (auto code = pool::RejectCode::malformed; code <= pool::RejectCode::unprotected;
          code = static_cast<pool::RejectCode>(static_cast<int>(code) + 1))
         EXPECT_THAT(text, HasSubstr("barrel_pool_rejected_total{reason=\"" +
                                     std::string{pool::to_string(code)} + "\"}"));

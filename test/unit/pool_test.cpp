@@ -129,6 +129,54 @@ TEST_F(PoolTest, an_admission_with_the_callers_hash_still_refuses_a_duplicate) {
     EXPECT_EQ(pool().status().pending, 1u);
 }
 
+// Over RPC a legacy transaction signed without a chain id (pre-EIP-155) is refused as the pool
+// decodes it, before every other check, as go-ethereum's RPC refuses it before its pool sees it;
+// the journal and CheckTx admit it (Unprotected::accepted, the default).
+TEST_F(PoolTest, an_unprotected_transaction_is_refused_only_where_asked_and_before_other_checks) {
+    const auto unprotected = [&](uint64_t nonce, uint8_t key = 1) {
+        return gen::signed_transfer({.key = key_of(key),
+                                     .to = recipient(),
+                                     .nonce = nonce,
+                                     .type = tx::TxType::legacy,
+                                     .chain_id = std::nullopt,
+                                     .fee_cap = 10,
+                                     .value = 1});
+    };
+    const std::string words = "only replay-protected (EIP-155) transactions allowed over RPC";
+    const auto refused = [&](const Bytes& raw) {
+        const AdmitResult r = pool().admit_one(raw, Origin::local, Unprotected::refused);
+        EXPECT_FALSE(r.has_value());
+        return r ? Rejection{} : r.error();
+    };
+    const Bytes raw = unprotected(0);
+    ASSERT_FALSE(tx::decode(raw).value().chain_id.has_value());
+    EXPECT_EQ(refused(raw).code, RejectCode::unprotected);
+    EXPECT_EQ(refused(raw).message, words);
+    EXPECT_EQ(pool().status().pending, 0u);
+    EXPECT_EQ(cache.find(hash_of(raw)), std::nullopt);  // refused before recovery
+    // Before the stateless and stateful rules: a sender with nothing, a nonce gap far too big.
+    EXPECT_EQ(refused(unprotected(0, 9)).code, RejectCode::unprotected);
+    EXPECT_EQ(refused(unprotected(100'000)).code, RejectCode::unprotected);
+    // Protected ones pass, legacy with EIP-155 and typed alike, in the same batch.
+    const Bytes eip155 = signed_tx({.nonce = 0, .type = tx::TxType::legacy});
+    const Bytes typed = signed_tx({.nonce = 1});
+    const std::vector<BytesView> batch{raw, eip155, typed};
+    const auto results = pool().admit(batch, Origin::local, {}, Unprotected::refused);
+    ASSERT_EQ(results.size(), 3u);
+    EXPECT_EQ(results[0].error().code, RejectCode::unprotected);
+    EXPECT_TRUE(results[1].has_value()) << results[1].error().message;
+    EXPECT_TRUE(results[2].has_value()) << results[2].error().message;
+    // Not decoding is still malformed, whatever the rule.
+    EXPECT_EQ(refused(Bytes{0xc0}).code, RejectCode::malformed);
+    // Accepted where not refused (the journal, a peer's gossip): nonce 2 follows the two above.
+    const Bytes next = unprotected(2);
+    ASSERT_TRUE(pool().admit_one(next).has_value());
+    // Already pooled, yet refused over RPC with the protection's words, as go-ethereum answers.
+    EXPECT_EQ(refused(next).code, RejectCode::unprotected);
+    EXPECT_EQ(admit_raw_err(next).code, RejectCode::already_known);
+    EXPECT_EQ(pool().status().pending, 3u);
+}
+
 TEST_F(PoolTest, a_high_s_signature_is_an_invalid_sender) {
     const Bytes raw = signed_tx({});
     auto t = tx::decode(raw).value();

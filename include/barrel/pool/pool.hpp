@@ -88,6 +88,9 @@ enum class [[nodiscard]] RejectCode : uint8_t{
     account_limit,            ///< "account limit exceeded"
     pool_full,                ///< "txpool is full"
     state_unreadable,         ///< the sender's account could not be read (a store failure)
+    /// "only replay-protected (EIP-155) transactions allowed over RPC": a legacy transaction
+    /// signed without a chain id, where the admission refuses them (Unprotected::refused)
+    unprotected,
 };
 
 struct Rejection {
@@ -104,6 +107,11 @@ enum class Origin : uint8_t {
     local,  ///< sent to this node (JSON-RPC, its own journal)
     peer,   ///< gossiped by the consensus engine's mempool
 };
+
+/// Whether an admission takes legacy transactions signed without a chain id (before EIP-155:
+/// valid on every chain, so anyone can replay them). go-ethereum refuses them over RPC unless
+/// told otherwise, and still takes them from its journal and its peers.
+enum class Unprotected : uint8_t { accepted, refused };
 
 /// A pooled transaction: its encoding and what admission learned about it. Immutable once
 /// admitted, shared by the pool, the sealer and queries (the decoded calldata views `encoding`).
@@ -166,10 +174,14 @@ public:
     /// looks them up again before recovery. Another admission of the same transaction in
     /// between costs a recovery at most (the sender cache is asked first); the check under the
     /// lock still refuses it as already known.
+    /// `unprotected`: with Unprotected::refused, a legacy transaction without a chain id is
+    /// refused (RejectCode::unprotected) once it decodes, before any other check, as
+    /// go-ethereum's RPC refuses it before its pool sees it.
     std::vector<AdmitResult> admit(std::span<const BytesView> encodings,
-                                   Origin origin = Origin::local,
-                                   std::span<const Hash> hashes = {});
-    AdmitResult admit_one(BytesView encoding, Origin origin = Origin::local);
+                                   Origin origin = Origin::local, std::span<const Hash> hashes = {},
+                                   Unprotected unprotected = Unprotected::accepted);
+    AdmitResult admit_one(BytesView encoding, Origin origin = Origin::local,
+                          Unprotected unprotected = Unprotected::accepted);
     /// admit() of one transaction the caller hashed and did not find: see `hashes` above.
     AdmitResult admit_one(BytesView encoding, const Hash& hash, Origin origin);
 
