@@ -20,6 +20,22 @@ using Clock = std::chrono::steady_clock;
 /// older one is dropped, and FinalizeBlock would check it again if it were decided).
 constexpr size_t kKeptProposals = 4;
 
+/// The block of `txs` under `header`, from what the pool's admission learned of each (decoded
+/// transaction, hash, sender): its wire encoded around their bytes, nothing decoded again.
+block::Block from_pool(const block::Header& header, std::span<const pool::TxPtr> txs) {
+    block::Block b;
+    b.tx_encodings.reserve(txs.size());
+    b.tx_hashes.reserve(txs.size());
+    b.senders.reserve(txs.size());
+    for (const pool::TxPtr& t : txs) {
+        b.tx_encodings.emplace_back(t->encoding);
+        b.txs.push_back(t->tx);  // its calldata views t->encoding, moved into the wire below
+        b.tx_hashes.push_back(t->hash);
+        b.senders.push_back(t->sender);
+    }
+    return block::with_header(std::move(b), header);
+}
+
 /// A reader of the live pool: pool::Pool::find as of every committed block.
 constexpr uint64_t kLivePool = std::numeric_limits<uint64_t>::max();
 
@@ -215,7 +231,8 @@ Answer<pb::ResponseInitChain> ChainApp::init_chain(const pb::RequestInitChain& r
 
 Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
     std::string_view call, int64_t height, const google::protobuf::Timestamp& time,
-    const std::string& proposer, std::span<const BytesView> txs) {
+    const std::string& proposer, std::span<const BytesView> txs,
+    std::span<const pool::TxPtr> pooled) {
     const store::Head& head = m_store.head();
     auto refuse = [&](std::string reason) {
         return unexpected(
@@ -252,8 +269,11 @@ Expected<pipeline::CheckedBlock, ChainApp::Refusal> ChainApp::check(
     // run one at a time: the difference of the hit counts is this block's.
     block::SenderCache* cache = m_pipeline.sender_cache();
     const uint64_t hits_before = cache ? cache->stats().hits : 0;
-    auto checked = m_pipeline.check_template(block::encode_block(h, txs));
-    const uint64_t hits = cache ? cache->stats().hits - hits_before : 0;
+    auto checked = pooled.empty() ? m_pipeline.check_template(block::encode_block(h, txs))
+                                  : m_pipeline.check_template(from_pool(h, pooled));
+    // A pooled transaction's sender was known without a recovery, as a cache hit's is.
+    const uint64_t hits =
+        pooled.empty() ? (cache ? cache->stats().hits - hits_before : 0) : pooled.size();
     if (m_observer.on_checked)
         m_observer.on_checked(call, static_cast<uint64_t>(height), txs.size(),
                               static_cast<size_t>(hits));
@@ -279,16 +299,15 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
     for (size_t round = 0; round <= max_rounds; ++round) {
         const pool::Selection selection = m_pool.take(m_config.max_proposal_txs, gas_limit);
         std::vector<BytesView> txs;
-        std::vector<Hash> hashes;
         size_t bytes = 0;
         for (const pool::TxPtr& t : selection.txs) {
             bytes += proto_size(t->encoding.size());
             if (bytes > max_bytes) break;
             txs.emplace_back(t->encoding);
-            hashes.push_back(t->hash);
         }
+        const std::span<const pool::TxPtr> chosen{selection.txs.data(), txs.size()};
         auto checked = check("prepare_proposal", request.height(), request.time(),
-                             request.proposer_address(), txs);
+                             request.proposer_address(), txs, chosen);
         // The proposal may never be decided: what was taken is released at once, and Commit
         // removes what a decided block included.
         m_pool.abandon_taken();
@@ -300,11 +319,11 @@ Answer<pb::ResponsePrepareProposal> ChainApp::prepare_proposal(
         const auto blamed = checked.error().error
                                 ? pipeline::blamed_transaction(*checked.error().error)
                                 : std::nullopt;
-        if (!blamed || blamed->tx_index >= hashes.size())
+        if (!blamed || blamed->tx_index >= chosen.size())
             return unexpected("PrepareProposal: " + checked.error().reason);
         // A transaction the block failed on leaves the pool (the sealer's rule), and the block
         // is built again without it.
-        const seal::Dropped dropped{hashes[blamed->tx_index], blamed->reason,
+        const seal::Dropped dropped{chosen[blamed->tx_index]->hash, blamed->reason,
                                     *checked.error().error};
         m_pool.drop(dropped.transaction);
         if (m_observer.on_dropped) m_observer.on_dropped(dropped);

@@ -186,11 +186,14 @@ private:
 
     /// Checks the block `txs` make at `height`, proposed by the validator `proposer`
     /// (decode, verify, execute, seal; nothing written) and reports the sender cache's hits for
-    /// `call`. Under m_consensus.
+    /// `call`. `pooled`, when given, are the pool's transactions `txs` are the encodings of (this
+    /// node's own proposal): decoded, hashed and recovered at their admission, they are neither
+    /// decoded nor recovered again. Under m_consensus.
     Expected<pipeline::CheckedBlock, Refusal> check(std::string_view call, int64_t height,
                                                     const google::protobuf::Timestamp& time,
                                                     const std::string& proposer,
-                                                    std::span<const BytesView> txs);
+                                                    std::span<const BytesView> txs,
+                                                    std::span<const pool::TxPtr> pooled = {});
 
     store::Store& m_store;
     pipeline::Pipeline& m_pipeline;

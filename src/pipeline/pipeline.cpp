@@ -574,11 +574,22 @@ Expected<ProposalCheck, PipelineError> Pipeline::check_proposal(Bytes wire) {
 Expected<CheckedBlock, PipelineError> Pipeline::check_template(Bytes template_wire) {
     auto d = decode_and_verify(std::move(template_wire), 0, true);
     if (!d) return unexpected(d.error());
+    return check_decoded_template(std::move(d).value());
+}
+
+Expected<CheckedBlock, PipelineError> Pipeline::check_template(block::Block decoded_template) {
+    Decoded d;
+    d.block = std::move(decoded_template);
+    d.is_template = true;
+    return check_decoded_template(std::move(d));
+}
+
+Expected<CheckedBlock, PipelineError> Pipeline::check_decoded_template(Decoded d) {
     // The head is read once: the block is linked to, and executed over, the same one.
     const store::Head head = m_store.head();
     const state::Lattice lattice = m_store.lattice();
-    if (auto e = execute(*d, head, lattice, m_store); !e) return unexpected(e.error());
-    return CheckedBlock{std::make_unique<Decoded>(std::move(d).value())};
+    if (auto e = execute(d, head, lattice, m_store); !e) return unexpected(e.error());
+    return CheckedBlock{std::make_unique<Decoded>(std::move(d))};
 }
 
 Expected<BlockResult, PipelineError> Pipeline::commit_checked(const CheckedBlock& checked,

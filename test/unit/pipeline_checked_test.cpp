@@ -95,6 +95,43 @@ TEST(pipeline_checked, a_template_is_sealed_without_writing_and_committed_as_che
     ASSERT_TRUE(node.pipe->import_block(checked_chain().blocks[1]));
 }
 
+// A proposer's template built from its pool's decoded transactions (ChainApp's PrepareProposal):
+// the same sealed block, outcome and stored bytes as the wire template of the same
+// transactions, with nothing decoded or recovered again (the senders are taken as given, so a
+// wrong one shows in the outcome: it is never checked against the signature).
+TEST(pipeline_checked, a_decoded_template_with_its_senders_seals_the_same_block_as_its_wire) {
+    ScratchDir tmp;
+    CheckedNode node{tmp / "data"};
+    const block::Block chain_block = checked_block(0);
+    const auto decoded_template = [&](std::optional<Address> first_sender = std::nullopt) {
+        // Transactions, hashes and senders carried over from a decoded block whose bytes then
+        // go away, as a pool's do after the block is built.
+        block::Block from = checked_block(0);
+        block::Header h = *from.header;
+        h.gas_used = 0;
+        h.txs_root = h.receipts_root = h.state_root = Hash{};
+        if (!block::recover_senders(from, h.chain_id, nullptr, false))
+            throw std::runtime_error("the chain's block 1 does not verify");
+        if (first_sender) from.senders[0] = *first_sender;
+        return block::with_header(std::move(from), h);
+    };
+    auto checked = node.pipe->check_template(decoded_template());
+    ASSERT_TRUE(checked) << pipeline::describe(checked.error());
+    EXPECT_EQ(checked->block().hash, chain_block.hash);
+    EXPECT_EQ(*checked->block().header, *chain_block.header);
+    EXPECT_EQ(checked->outcome().state_root, chain_block.header->state_root);
+    EXPECT_EQ(checked->times().decode_ms, 0.0);
+    EXPECT_EQ(checked->times().verify_ms, 0.0);
+    // Given senders are used as they are: another one is another outcome (or a failure).
+    auto forged = node.pipe->check_template(decoded_template(Address{}));
+    EXPECT_FALSE(forged && forged->outcome().state_root == chain_block.header->state_root);
+    EXPECT_EQ(node.store->head().number, 0u);
+    const auto committed = node.pipe->commit_checked(*checked);
+    ASSERT_TRUE(committed) << pipeline::describe(committed.error());
+    EXPECT_EQ(node.store->raw_block(1).value().value(), checked_chain().blocks[0]);
+    ASSERT_TRUE(node.pipe->import_block(checked_chain().blocks[1]));
+}
+
 TEST(pipeline_checked, a_template_that_names_another_place_is_not_the_heads_child) {
     ScratchDir tmp;
     CheckedNode node{tmp / "data"};

@@ -164,6 +164,11 @@ public:
     /// consensus height: its number, or its parent hash, non-zero) must be the head's child, else
     /// a LinkError (`not_child_of_head`). A failure's error is the stage's, as for seal_stream.
     Expected<CheckedBlock, PipelineError> check_template(Bytes template_wire);
+    /// check_template of a template decoded already, with its senders: a block producer's own
+    /// selection from its pool, whose admission decoded, hashed and recovered every transaction
+    /// (block::with_header builds it around their bytes). Linked, executed and sealed as the
+    /// wire template is; nothing is decoded or recovered again.
+    Expected<CheckedBlock, PipelineError> check_template(block::Block decoded_template);
 
     /// "Commit a checked outcome": commits the block check_template sealed, with the outcome it
     /// computed (no second execution), in the one atomic store commit. Refused at the link stage
@@ -195,6 +200,8 @@ private:
     void seal(Decoded& d, const exec::Outcome& outcome) const;
     /// decode, then verify unless the block is stored already.
     Expected<Decoded, PipelineError> decode_and_verify(Bytes wire, size_t index, bool is_template);
+    /// The rest of check_template, once the template is decoded and its senders known.
+    Expected<CheckedBlock, PipelineError> check_decoded_template(Decoded d);
     /// Links `d` to `parent`, executes it against `state` (whose lattice is `parent_lattice`) and
     /// checks its seal; fills d.outcome.
     Expected<void, PipelineError> execute(Decoded& d, const store::Head& parent,
