@@ -31,12 +31,12 @@
 /// copy-on-write fault (do_wp_page) that must also flush the zero page's translation from the
 /// TLB of every core running a thread of the process (an inter-processor interrupt each). A
 /// fresh node looks up every account and transaction before it inserts it, so nearly every
-/// first write was such a fault: 5.2 % of a fresh validator's samples (docs/benchmarks.md,
-/// "Never-written pages (issue 39)"). So the table keeps one bit per 4 KiB page, set once a
-/// writer has stored into the page; owners read a page only when its bit is set, and treat a
-/// page without it as empty slots, which it is. The first store is then a plain fault of a
-/// fresh page. The bitmap (1 KiB for 32 MiB) stays in L1. It stays in use after the move to huge
-/// pages: a miss in an unwritten page costs no access to the table at all, and a 2 MiB region
+/// first write was such a fault, and the profile of a fresh validator showed them
+/// (docs/benchmarks.md, "Never-written pages (issue 39)"). So the table keeps one bit per 4 KiB
+/// page, set once a writer has stored into the page; owners read a page only when its bit is set,
+/// and treat a page without it as empty slots, which it is. The first store is then a plain fault
+/// of a fresh page. The bitmap (1 KiB for 32 MiB) stays in L1. It stays in use after the move to
+/// huge pages: a miss in an unwritten page costs no access to the table at all, and a 2 MiB region
 /// the move left alone (the kernel may decline one) would otherwise, after MADV_HUGEPAGE, map
 /// the huge zero page on a read, the same copy-on-write at its first write.
 
