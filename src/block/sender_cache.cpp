@@ -123,11 +123,14 @@ struct SenderCache::LookupCounters {
 /// a copy-on-write fault; core/zeroed_pages.hpp). write() marks the page after its stores and
 /// before end_write, so a lookup whose first `version` load reads that end_write sees the mark.
 struct alignas(64) SenderCache::Shard {
-    std::mutex mutex;  ///< serialises writers
+    // What a lookup reads first, together in the line prefetch() fetches (a 40-byte mutex in
+    // front of them would push `pages` or `mask` into the next line, one more miss per lookup
+    // after a commit has swept the caches).
     std::atomic<uint64_t> version{0};
     uint64_t* table{nullptr};     ///< (mask + 1) * kSlotWords words
     ZeroedPages* pages{nullptr};  ///< the mapping `table` lies in
     size_t mask{0};
+    std::mutex mutex;  ///< serialises writers
     size_t count{0};
     std::vector<Hash> fifo;  ///< ring of keys in insertion order
     size_t next{0};          ///< ring slot to overwrite next

@@ -63,8 +63,7 @@ public:
     /// At least `bytes` of zeroed memory, aligned to 64 bytes. Throws std::bad_alloc if the system
     /// will not map that much.
     explicit ZeroedPages(size_t bytes)
-        : m_bytes{bytes == 0 ? 1 : bytes},
-          m_written{std::make_unique<std::atomic<uint64_t>[]>((pages() + 63) / 64)} {
+        : m_bytes{bytes == 0 ? 1 : bytes}, m_written{std::make_unique<BitLine[]>(bit_lines())} {
 #ifdef __linux__
         m_raw =
             ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -109,7 +108,7 @@ public:
     /// of a set is exact.
     bool written(const void* p) const noexcept {
         const size_t page = page_of(p);
-        return ((m_written[page / 64].load(std::memory_order_relaxed) >> (page % 64)) & 1) != 0;
+        return ((word_of(page).load(std::memory_order_relaxed) >> (page % 64)) & 1) != 0;
     }
 
     /// Marks the page holding `p` written. Call it after the first store into the page (the store
@@ -118,7 +117,7 @@ public:
     /// relaxed load.
     void mark_written(const void* p) noexcept {
         const size_t page = page_of(p);
-        std::atomic<uint64_t>& word = m_written[page / 64];
+        std::atomic<uint64_t>& word = word_of(page);
         const uint64_t bit = uint64_t{1} << (page % 64);
         if ((word.load(std::memory_order_relaxed) & bit) == 0)
             word.fetch_or(bit, std::memory_order_relaxed);
@@ -154,8 +153,9 @@ public:
         // The bits first: a reader that still saw a bit set may map the zero page for a page
         // given back below (its write will then copy it; rare and harmless), one that sees it
         // clear will not touch the page.
-        for (size_t i = 0; i < (pages() + 63) / 64; ++i)
-            m_written[i].store(0, std::memory_order_relaxed);
+        for (size_t i = 0; i < bit_lines(); ++i)
+            for (std::atomic<uint64_t>& word : m_written[i].words)
+                word.store(0, std::memory_order_relaxed);
 #ifdef __linux__
         // For a private anonymous mapping MADV_DONTNEED is defined to leave zero-fill pages.
         if (::madvise(m_raw, m_bytes, MADV_DONTNEED) == 0) return;
@@ -169,7 +169,17 @@ public:
 private:
     static constexpr size_t kPage = 4096;  ///< the bitmap's granularity, whatever the system's
 
+    /// The bitmap in whole cache lines of its own: a lookup's load of it never shares a line with
+    /// something another thread writes.
+    struct alignas(64) BitLine {
+        std::atomic<uint64_t> words[8];
+    };
+
     size_t pages() const noexcept { return (m_bytes + kPage - 1) / kPage; }
+    size_t bit_lines() const noexcept { return (pages() + 511) / 512; }
+    std::atomic<uint64_t>& word_of(size_t page) const noexcept {
+        return m_written[page / 512].words[page / 64 % 8];
+    }
     size_t page_of(const void* p) const noexcept {
         return (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(m_data)) / kPage;
     }
@@ -201,10 +211,12 @@ private:
     void* m_raw{nullptr};
     void* m_data{nullptr};
     size_t m_bytes;
-    /// Bit p % 64 of word p / 64: page p has been written (mark_written). Allocated before the
-    /// mapping, so a failure leaves nothing mapped.
-    std::unique_ptr<std::atomic<uint64_t>[]> m_written;
-    std::atomic<size_t> m_fills{0};
+    /// Bit p % 64 of word p / 64 (word_of): page p has been written (mark_written). Allocated
+    /// before the mapping, so a failure leaves nothing mapped.
+    std::unique_ptr<BitLine[]> m_written;
+    /// Written by every fill until the move: a line of its own, not the one of the pointers
+    /// every lookup reads.
+    alignas(64) std::atomic<size_t> m_fills{0};
     std::atomic<bool> m_huge{false};
     std::thread m_mover;  ///< the move to huge pages, once started
 };
