@@ -28,6 +28,7 @@
 #include <barrel/gen/workload.hpp>
 #include <barrel/store/store.hpp>
 
+#include "core/seqlock_cache.hpp"
 #include "core/zeroed_pages.hpp"
 #include "fixtures.hpp"
 #include "store/block_batch.hpp"
@@ -37,12 +38,16 @@
 #include <tbb/task_arena.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -238,5 +243,49 @@ void BM_cache_table_first_fill(benchmark::State& state) {
     state.counters["move_ms"] = move_ms / static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_cache_table_first_fill)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(10);
+
+// A fresh account cache's read-miss fills: 1,000 accounts at random, each looked up (a miss) and
+// then put, as the store's account_from_disk does, into a fresh 32 MiB table (below the move to
+// huge pages). Without the written-page bits (core/zeroed_pages.hpp) each lookup mapped the zero
+// page and each put copied it (docs/benchmarks.md, "Never-written pages (issue 39)"). With
+// neighbour:1 another thread of the process spins meanwhile, as a node's workers run beside its
+// writers, so a copy's TLB flush must also interrupt that thread's core. Counter us_per_fill.
+void BM_cache_read_miss_fills(benchmark::State& state) {
+    using Cache = barrel::SeqlockCache<20, 40>;
+    constexpr int kFills = 1'000;
+    std::atomic<bool> stop{false};
+    std::thread neighbour;
+    if (state.range(0) != 0)
+        neighbour = std::thread{[&stop] {
+            while (!stop.load(std::memory_order_relaxed)) {
+            }
+        }};
+    std::mt19937_64 rng{11};
+    std::array<uint8_t, 20> key{};
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto cache = std::make_unique<Cache>(32u << 20);
+        state.ResumeTiming();
+        for (int i = 0; i < kFills; ++i) {
+            const uint64_t hash = rng();
+            std::memcpy(key.data(), &hash, sizeof hash);
+            if (!cache->find(key, hash)) cache->put(key, hash, Cache::Value{}, false);
+        }
+        state.PauseTiming();
+        cache.reset();  // the unmapping, outside the clock
+        state.ResumeTiming();
+    }
+    stop.store(true, std::memory_order_relaxed);
+    if (neighbour.joinable()) neighbour.join();
+    state.counters["us_per_fill"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * kFills / 1e6,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_cache_read_miss_fills)
+    ->ArgName("neighbour")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 }  // namespace

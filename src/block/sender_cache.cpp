@@ -117,11 +117,20 @@ struct SenderCache::LookupCounters {
 /// the slots with acquire loads, and `version` again. A lookup that read any word of a write in
 /// progress synchronises with that release store, so its second load sees the odd version (or a
 /// later one) and the copy is discarded. ThreadSanitizer follows this; it does not follow fences.
+///
+/// No slot of a page never written is loaded, by lookups or by writers (ZeroedPages::written:
+/// such a slot is unused, and the load would map the zero page, making the insert's first store
+/// a copy-on-write fault; core/zeroed_pages.hpp). write() marks the page after its stores and
+/// before end_write, so a lookup whose first `version` load reads that end_write sees the mark.
 struct alignas(64) SenderCache::Shard {
-    std::mutex mutex;  ///< serialises writers
+    // What a lookup reads first, together in the line prefetch() fetches (a 40-byte mutex in
+    // front of them would push `pages` or `mask` into the next line, one more miss per lookup
+    // after a commit has swept the caches).
     std::atomic<uint64_t> version{0};
-    uint64_t* table{nullptr};  ///< (mask + 1) * kSlotWords words
+    uint64_t* table{nullptr};     ///< (mask + 1) * kSlotWords words
+    ZeroedPages* pages{nullptr};  ///< the mapping `table` lies in
     size_t mask{0};
+    std::mutex mutex;  ///< serialises writers
     size_t count{0};
     std::vector<Hash> fifo;  ///< ring of keys in insertion order
     size_t next{0};          ///< ring slot to overwrite next
@@ -132,8 +141,9 @@ struct alignas(64) SenderCache::Shard {
     /// A copy of slot i. Lookups without the mutex load with acquire (see above); a writer under
     /// the mutex, which no other thread changes the table against, may load relaxed.
     SlotCopy read(size_t i, std::memory_order order) const noexcept {
-        SlotCopy c;
         uint64_t* s = slot(i);
+        if (!pages->written(s)) return SlotCopy{};  // unused, and left unmapped
+        SlotCopy c;
         // The tail first: an unused slot ends the probe without reading the rest.
         c.words[kTailWord] = word(s, kTailWord).load(order);
         if (!c.used()) return c;
@@ -145,6 +155,7 @@ struct alignas(64) SenderCache::Shard {
         uint64_t* s = slot(i);
         for (size_t w = 0; w <= kTailWord; ++w)
             word(s, w).store(c.words[w], std::memory_order_release);
+        pages->mark_written(s);
     }
 
     /// The slot holding `key`, or the empty slot where it would go. Under the mutex only.
@@ -224,6 +235,7 @@ SenderCache::SenderCache(size_t capacity)
     for (size_t i = 0; i < kShards; ++i) {
         m_shards[i].table = words + i * (m_slot_mask + 1) * kSlotWords;
         m_shards[i].mask = m_slot_mask;
+        m_shards[i].pages = m_table.get();
     }
 }
 

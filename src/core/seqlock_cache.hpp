@@ -16,6 +16,10 @@
 /// A read that meets a write in progress on its entry reports a miss rather than waiting.
 ///
 /// Writers take a per-set lock (striped), so a key is never in two ways of a set at once.
+///
+/// Neither reads nor writes load from a page of the table no entry was ever written to
+/// (ZeroedPages::written): a set there is empty, and the load would map the zero page, making the
+/// first write a copy-on-write fault (core/zeroed_pages.hpp).
 
 #include "core/zeroed_pages.hpp"
 
@@ -77,6 +81,7 @@ public:
     /// rewritten at this moment.
     std::optional<Found> find(Key key, uint64_t hash) const noexcept {
         const uint64_t* set = set_of(hash);
+        if (!m_memory.written(set)) return std::nullopt;  // a set lies within one page
         for (size_t way = 0; way < kWays; ++way) {
             uint64_t line[kWordsPerEntry];
             if (!read(set + way * kWordsPerEntry, line)) continue;
@@ -103,12 +108,17 @@ public:
         uint64_t* set = set_of(hash);
         std::lock_guard lock{m_locks[(hash & m_set_mask) % kLocks].mutex};
         if (!allow()) return false;
-        // Under the set lock no other writer changes these entries: relaxed loads suffice.
-        size_t target = kWays;  // the way holding `key`, else the first empty one
-        size_t empty = kWays;
-        for (size_t way = 0; way < kWays; ++way) {
+        // Under the set lock no other writer changes these entries: relaxed loads suffice. In a
+        // page never written every way is empty, and is not loaded (the first store must find
+        // the page unmapped, not mapped to the zero page).
+        const bool fresh = !m_memory.written(set);
+        uint64_t last_words[kWays] = {};  // each way's sequence word, as write() needs it
+        size_t target = kWays;            // the way holding `key`, else the first empty one
+        size_t empty = fresh ? 0 : kWays;
+        for (size_t way = 0; way < kWays && !fresh; ++way) {
             const uint64_t* e = set + way * kWordsPerEntry;
-            const uint32_t meta = meta_of(word(e, kMetaWord).load(std::memory_order_relaxed));
+            last_words[way] = word(e, kMetaWord).load(std::memory_order_relaxed);
+            const uint32_t meta = meta_of(last_words[way]);
             if ((meta & kUsed) == 0) {
                 empty = std::min(empty, way);
                 continue;
@@ -134,7 +144,8 @@ public:
             state ^= state << 17;
             target = state % kWays;
         }
-        write(set + target * kWordsPerEntry, key, value, flag);
+        write(set + target * kWordsPerEntry, last_words[target], key, value, flag);
+        m_memory.mark_written(set);  // after the first store, before the lock's release
         return true;
     }
 
@@ -142,6 +153,7 @@ public:
     void clear() noexcept {
         for (size_t s = 0; s <= m_set_mask; ++s) {
             std::lock_guard lock{m_locks[s % kLocks].mutex};
+            if (!m_memory.written(m_words + s * kWays * kWordsPerEntry)) continue;  // never used
             for (size_t way = 0; way < kWays; ++way) {
                 auto meta_word = word(m_words + (s * kWays + way) * kWordsPerEntry, kMetaWord);
                 const uint64_t old = meta_word.load(std::memory_order_relaxed);
@@ -197,10 +209,11 @@ private:
         return word(entry, kMetaWord).load(std::memory_order_relaxed) == before;
     }
 
-    /// Rewrites one entry; the caller holds its set's lock.
-    static void write(uint64_t* entry, Key key, const Value& value, bool flag) noexcept {
+    /// Rewrites one entry whose sequence word is `old`; the caller holds its set's lock. Stores
+    /// only: the first access to a page never written must be a store.
+    static void write(uint64_t* entry, uint64_t old, Key key, const Value& value,
+                      bool flag) noexcept {
         auto meta_word = word(entry, kMetaWord);
-        const uint64_t old = meta_word.load(std::memory_order_relaxed);
         meta_word.store(old | (uint64_t{kWriting} << 32), std::memory_order_relaxed);
         uint64_t line[kWordsPerEntry] = {};
         std::memcpy(line, key.data(), KeyBytes);

@@ -1,7 +1,8 @@
 #pragma once
 /// @file
 /// A fixed-size block of zeroed memory for a hash table that is probed at random: pages are
-/// mapped only when first written, and backed by 2 MiB huge pages once the table is in use.
+/// mapped only when first written, never read before that, and backed by 2 MiB huge pages once
+/// the table is in use.
 ///
 /// Why huge pages: a lookup in a table of a few MiB lands on a random page, and after a block's
 /// commit has swept the CPU caches each of those pages is also out of the TLB. On a virtual
@@ -24,6 +25,20 @@
 /// took 4.4 ms; in a 4-validator network on 2 cores, where every node moved its tables in the same
 /// second, the first block's execute took 750-920 ms (docs/benchmarks.md, "A validator's CPU per
 /// transaction", the slow start).
+///
+/// Why a page is never read before it is written (written, mark_written): a load from a page
+/// never written maps the kernel's shared zero page, and the first store to it afterwards is a
+/// copy-on-write fault (do_wp_page) that must also flush the zero page's translation from the
+/// TLB of every core running a thread of the process (an inter-processor interrupt each). A
+/// fresh node looks up every account and transaction before it inserts it, so nearly every
+/// first write was such a fault, and the profile of a fresh validator showed them
+/// (docs/benchmarks.md, "Never-written pages (issue 39)"). So the table keeps one bit per 4 KiB
+/// page, set once a writer has stored into the page; owners read a page only when its bit is set,
+/// and treat a page without it as empty slots, which it is. The first store is then a plain fault
+/// of a fresh page. The bitmap (1 KiB for 32 MiB) stays in L1. It stays in use after the move to
+/// huge pages: a miss in an unwritten page costs no access to the table at all, and a 2 MiB region
+/// the move left alone (the kernel may decline one) would otherwise, after MADV_HUGEPAGE, map
+/// the huge zero page on a read, the same copy-on-write at its first write.
 
 #include <algorithm>
 #include <atomic>
@@ -31,6 +46,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <system_error>
 #include <thread>
@@ -46,7 +62,8 @@ class ZeroedPages {
 public:
     /// At least `bytes` of zeroed memory, aligned to 64 bytes. Throws std::bad_alloc if the system
     /// will not map that much.
-    explicit ZeroedPages(size_t bytes) : m_bytes{bytes == 0 ? 1 : bytes} {
+    explicit ZeroedPages(size_t bytes)
+        : m_bytes{bytes == 0 ? 1 : bytes}, m_written{std::make_unique<BitLine[]>(bit_lines())} {
 #ifdef __linux__
         m_raw =
             ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -74,6 +91,38 @@ public:
     void* data() const noexcept { return m_data; }
     size_t size() const noexcept { return m_bytes; }
 
+    /// Whether the 4 KiB page holding `p` (an address in the table) has been written. An owner
+    /// reads a slot only if so: the slots of a page never written are all empty, and reading one
+    /// would map the zero page (see the file comment). One relaxed load of a word of the bitmap.
+    ///
+    /// Memory order: the bit is a filter in front of the owner's own protocol, never what
+    /// publishes an entry. A reader that sees it clear answers "not cached", always a correct
+    /// answer for a cache. A reader that sees it set reads the slot by the owner's protocol (a
+    /// seqlock), which alone decides whether the copy is whole. What the owner must keep is that
+    /// a lookup which starts after an insert is complete finds it: the writer sets the bit before
+    /// the owner publishes the insert (before its lock's unlock and the seqlock's closing release
+    /// store), so whatever makes the insert happen before the lookup (that release store read by
+    /// the lookup's acquire load, or the same thread) also makes the bit's store happen before
+    /// the bit's load, and coherence forbids a relaxed load to read an older value. Writers under
+    /// the owner's lock see each other's bits the same way, through the lock, so a writer's scan
+    /// of a set is exact.
+    bool written(const void* p) const noexcept {
+        const size_t page = page_of(p);
+        return ((word_of(page).load(std::memory_order_relaxed) >> (page % 64)) & 1) != 0;
+    }
+
+    /// Marks the page holding `p` written. Call it after the first store into the page (the store
+    /// has faulted a fresh page in, so no reader that sees the bit can map the zero page) and
+    /// before the entry is published (see written()). Thread-safe; a page already marked costs one
+    /// relaxed load.
+    void mark_written(const void* p) noexcept {
+        const size_t page = page_of(p);
+        std::atomic<uint64_t>& word = word_of(page);
+        const uint64_t bit = uint64_t{1} << (page % 64);
+        if ((word.load(std::memory_order_relaxed) & bit) == 0)
+            word.fetch_or(bit, std::memory_order_relaxed);
+    }
+
     /// Called by the owner for each entry written into a slot that was empty; the call that
     /// reaches the threshold moves the table to huge pages. Thread-safe; after the move, one
     /// relaxed load.
@@ -94,13 +143,19 @@ public:
     }
 
     /// Entries written before the table moves to huge pages: an eighth of its 4 KiB pages.
-    size_t fill_threshold() const noexcept { return std::max<size_t>(1, m_bytes / 4096 / 8); }
+    size_t fill_threshold() const noexcept { return std::max<size_t>(1, m_bytes / kPage / 8); }
 
     /// Zeroes everything again and, where the system can, gives the pages back (they are mapped
-    /// afresh when next written). Other threads may meanwhile load 64-bit words of the memory
-    /// through std::atomic_ref (a seqlock reader that will discard what it read): they see old
-    /// values or zeros, and no store races them.
+    /// afresh when next written), and marks every page unwritten. Other threads may meanwhile
+    /// load 64-bit words of the memory through std::atomic_ref (a seqlock reader that will
+    /// discard what it read): they see old values or zeros, and no store races them.
     void reset() noexcept {
+        // The bits first: a reader that still saw a bit set may map the zero page for a page
+        // given back below (its write will then copy it; rare and harmless), one that sees it
+        // clear will not touch the page.
+        for (size_t i = 0; i < bit_lines(); ++i)
+            for (std::atomic<uint64_t>& word : m_written[i].words)
+                word.store(0, std::memory_order_relaxed);
 #ifdef __linux__
         // For a private anonymous mapping MADV_DONTNEED is defined to leave zero-fill pages.
         if (::madvise(m_raw, m_bytes, MADV_DONTNEED) == 0) return;
@@ -112,6 +167,23 @@ public:
     }
 
 private:
+    static constexpr size_t kPage = 4096;  ///< the bitmap's granularity, whatever the system's
+
+    /// The bitmap in whole cache lines of its own: a lookup's load of it never shares a line with
+    /// something another thread writes.
+    struct alignas(64) BitLine {
+        std::atomic<uint64_t> words[8];
+    };
+
+    size_t pages() const noexcept { return (m_bytes + kPage - 1) / kPage; }
+    size_t bit_lines() const noexcept { return (pages() + 511) / 512; }
+    std::atomic<uint64_t>& word_of(size_t page) const noexcept {
+        return m_written[page / 512].words[page / 64 % 8];
+    }
+    size_t page_of(const void* p) const noexcept {
+        return (reinterpret_cast<uintptr_t>(p) - reinterpret_cast<uintptr_t>(m_data)) / kPage;
+    }
+
     void use_huge_pages() noexcept {
         m_huge.store(true, std::memory_order_relaxed);
 #ifdef __linux__
@@ -139,7 +211,12 @@ private:
     void* m_raw{nullptr};
     void* m_data{nullptr};
     size_t m_bytes;
-    std::atomic<size_t> m_fills{0};
+    /// Bit p % 64 of word p / 64 (word_of): page p has been written (mark_written). Allocated
+    /// before the mapping, so a failure leaves nothing mapped.
+    std::unique_ptr<BitLine[]> m_written;
+    /// Written by every fill until the move: a line of its own, not the one of the pointers
+    /// every lookup reads.
+    alignas(64) std::atomic<size_t> m_fills{0};
     std::atomic<bool> m_huge{false};
     std::thread m_mover;  ///< the move to huge pages, once started
 };

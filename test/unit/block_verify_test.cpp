@@ -8,6 +8,7 @@
 #include <barrel/core/keccak.hpp>
 
 #include "block_fixtures.hpp"
+#include "page_faults.hpp"
 #include <gtest/gtest.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -604,6 +605,86 @@ TEST(sender_cache, capacity_respected) {
     }
     EXPECT_EQ(found, s.size);
     for (size_t i = n - 5; i < n; ++i) EXPECT_TRUE(cache.find(key(i, 3))) << i;
+}
+
+// A fresh cache (the default 65,536 entries: 8 MiB): lookups load nothing from pages no entry
+// was written to, so they map none; a miss then an insert, as the verify stage does, costs the
+// one fault of a fresh page, not a zero-page mapping and then its copy-on-write; clear() makes
+// every page unwritten again (core/zeroed_pages.hpp).
+TEST(sender_cache, lookups_in_pages_never_written_map_nothing) {
+    std::vector<Hash> keys;
+    for (size_t i = 0; i < 1'000; ++i) keys.push_back(key(i, 21));
+    SenderCache cache;
+    const auto misses_fault = [&] {
+        const uint64_t before = test::minor_faults_of_this_thread();
+        size_t hits = 0;
+        for (const Hash& k : keys) hits += cache.find(k).has_value();
+        EXPECT_EQ(hits, 0u);
+        return test::minor_faults_of_this_thread() - before;
+    };
+    const uint64_t miss_faults = misses_fault();
+
+    constexpr size_t kFills = 200;  // under the move to huge pages (256 fills)
+    const uint64_t before = test::minor_faults_of_this_thread();
+    for (size_t i = 0; i < kFills; ++i) {
+        EXPECT_EQ(cache.find(keys[i]), std::nullopt);
+        cache.insert(keys[i], sender_for(keys[i]));
+    }
+    const uint64_t fill_faults = test::minor_faults_of_this_thread() - before;
+    for (size_t i = 0; i < kFills; ++i) EXPECT_EQ(cache.find(keys[i]), sender_for(keys[i])) << i;
+    cache.clear();
+    const uint64_t cleared_miss_faults = misses_fault();
+    if (test::kShadowFaults) GTEST_SKIP() << "a sanitizer's shadow memory faults on its own";
+    EXPECT_LE(miss_faults, 16u) << "1,000 lookups on ~800 pages: one fault each if they load";
+    EXPECT_LE(cleared_miss_faults, 16u) << "after clear()";
+    // The slack: the shards' FIFO rings grow on the heap meanwhile.
+    EXPECT_LE(fill_faults, kFills + 32) << "one fault per page written, not two";
+}
+
+// Lookups beside the first insert into each page of a fresh table, in rounds: a key the writer
+// has published (a release store the reader's acquire load reads) is found every time, with its
+// sender, even when its page was fresh (the page's bit is set before end_write); a key being
+// inserted may be missed, never answered with a wrong sender. The rounds cross the move to huge
+// pages (256 fills), so lookups also run beside it.
+TEST(sender_cache, lookups_beside_the_first_inserts_into_fresh_pages) {
+    constexpr size_t kKeys = 3'000;  // no shard fills up: nothing is evicted
+    std::vector<Hash> keys;
+    for (size_t i = 0; i < kKeys; ++i) keys.push_back(key(i, 23));
+    std::atomic<size_t> missed{0}, wrong{0}, checked{0};
+    for (int round = 0; round < 3; ++round) {
+        SenderCache cache;
+        std::atomic<size_t> published{0};
+        std::vector<std::thread> threads;
+        for (unsigned r = 0; r < 2; ++r)
+            threads.emplace_back([&, r] {
+                std::minstd_rand pick{r + 1};
+                for (size_t n = 0; n < kKeys;) {
+                    n = published.load(std::memory_order_acquire);
+                    if (n > 0) {
+                        const size_t j = pick() % n;
+                        const auto found = cache.find(keys[j]);
+                        checked.fetch_add(1, std::memory_order_relaxed);
+                        if (!found)
+                            missed.fetch_add(1);
+                        else if (*found != sender_for(keys[j]))
+                            wrong.fetch_add(1);
+                    }
+                    if (n < kKeys) {
+                        if (auto a = cache.find(keys[n]); a && *a != sender_for(keys[n]))
+                            wrong.fetch_add(1);
+                    }
+                }
+            });
+        for (size_t i = 0; i < kKeys; ++i) {
+            cache.insert(keys[i], sender_for(keys[i]));
+            published.store(i + 1, std::memory_order_release);
+        }
+        for (auto& t : threads) t.join();
+        EXPECT_EQ(cache.stats().evictions, 0u);
+    }
+    EXPECT_EQ(missed.load(), 0u) << "of " << checked.load() << " lookups of published keys";
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_GT(checked.load(), 0u);
 }
 
 // A cache smaller than the block: senders stay right, the bounds hold.

@@ -2,16 +2,22 @@
 // replaces entries without ever returning another key's value, clear empties it, put_if honours
 // its guard; and under concurrent writers every read is some whole value that was written for
 // that key, never a torn mix (on x86; TSan in CI checks the accesses are all atomic, not the
-// ordering argument, which is in the header).
+// ordering argument, which is in the header). ZeroedPages: a table moves to huge pages only once
+// in use, and no lookup maps a page no entry was written to (the kernel's own accounting:
+// mincore, the thread's minor faults), also beside the first writes into fresh pages.
 
 #include "core/seqlock_cache.hpp"
+#include "page_faults.hpp"
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <latch>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -78,6 +84,19 @@ Mapped mapped_at(const void* address) {
     return m;
 }
 
+/// How many of the `pages` 4 KiB pages from `address` (page-aligned) the kernel has mapped
+/// (mincore): a page a load has mapped to the shared zero page counts, one never touched does not.
+size_t mapped_pages(const void* address, size_t pages) {
+    std::vector<unsigned char> resident(pages);
+    if (::mincore(const_cast<void*>(address), pages * 4096, resident.data()) != 0) return SIZE_MAX;
+    size_t n = 0;
+    for (const unsigned char r : resident) n += r & 1;
+    return n;
+}
+
+/// A well-mixed hash for key k, as the store's keyed_hash gives.
+uint64_t spread(uint32_t k) { return (uint64_t{k} + 1) * 0x9e3779b97f4a7c15ull; }
+
 bool huge_pages_possible() {
     std::ifstream f{"/sys/kernel/mm/transparent_hugepage/enabled"};
     std::string modes;
@@ -113,6 +132,73 @@ TEST(core_zeroed_pages, a_table_moves_to_huge_pages_only_once_it_is_in_use) {
     // kernel may decline a region it cannot allocate a huge page for, hence not all of them).
     table.wait_for_huge_pages();
     EXPECT_GT(mapped_at(bytes).huge_kib, 0u);
+}
+
+// The premise of the written-page bits: a load from a page never written maps it (to the zero
+// page, which mincore counts), so a lookup must not load from such a page. And the bits: set
+// for the page that was marked only, whichever word of the bitmap it is in; reset clears them
+// and hands the pages back.
+TEST(core_zeroed_pages, a_page_counts_as_written_once_marked_until_reset) {
+    ASSERT_EQ(::sysconf(_SC_PAGESIZE), 4096);
+    ZeroedPages table{1u << 20};  // 256 pages: four words of bits
+    auto* bytes = static_cast<uint8_t*>(table.data());
+    constexpr size_t kPages = 256;
+    EXPECT_EQ(mapped_pages(bytes, kPages), 0u);
+    for (size_t p = 0; p < kPages; ++p) EXPECT_FALSE(table.written(bytes + p * 4096)) << p;
+    EXPECT_EQ(static_cast<volatile uint8_t*>(bytes)[7 * 4096], 0);  // a load: the zero page
+    EXPECT_EQ(mapped_pages(bytes, kPages), 1u);
+    for (const size_t p : {size_t{3}, size_t{200}}) {
+        bytes[p * 4096 + 100] = 1;
+        table.mark_written(bytes + p * 4096 + 100);
+    }
+    table.mark_written(bytes + 3 * 4096 + 4000);  // again: no change
+    for (size_t p = 0; p < kPages; ++p) {
+        const bool marked = p == 3 || p == 200;
+        EXPECT_EQ(table.written(bytes + p * 4096), marked) << p;
+        EXPECT_EQ(table.written(bytes + p * 4096 + 4095), marked) << p;
+    }
+    EXPECT_EQ(mapped_pages(bytes, kPages), 3u);
+    table.reset();
+    for (size_t p = 0; p < kPages; ++p) EXPECT_FALSE(table.written(bytes + p * 4096)) << p;
+    EXPECT_EQ(mapped_pages(bytes, kPages), 0u);  // MADV_DONTNEED gave them back
+    EXPECT_EQ(bytes[3 * 4096 + 100], 0);
+}
+
+// A fresh 32 MiB table (the account cache's default): misses all over it load nothing from it,
+// so they map no page; a miss then a put, as a read-miss fill does, costs the one fault of a
+// fresh page, not a zero-page mapping and then its copy-on-write (two faults, and the copy
+// flushes every core's TLB); and clear() reads only the sets of pages that were written.
+TEST(core_seqlock_cache, lookups_in_pages_never_written_map_nothing) {
+    Cache cache{32u << 20};
+    const uint64_t before = test::minor_faults_of_this_thread();
+    size_t hits = 0;
+    for (uint32_t k = 0; k < 2'000; ++k) hits += cache.find(key_of(k), spread(k)).has_value();
+    const uint64_t miss_faults = test::minor_faults_of_this_thread() - before;
+    EXPECT_EQ(hits, 0u);
+
+    Cache fresh{32u << 20};
+    constexpr uint32_t kFills = 500;  // under the move to huge pages (1,024 fills)
+    const uint64_t before_fills = test::minor_faults_of_this_thread();
+    for (uint32_t k = 0; k < kFills; ++k) {
+        EXPECT_FALSE(fresh.find(key_of(k), spread(k)));
+        fresh.put(key_of(k), spread(k), value_of(k, 1), k % 2 == 0);
+    }
+    const uint64_t fill_faults = test::minor_faults_of_this_thread() - before_fills;
+    EXPECT_FALSE(fresh.on_huge_pages());
+    for (uint32_t k = 0; k < kFills; ++k) {
+        const auto f = fresh.find(key_of(k), spread(k));
+        ASSERT_TRUE(f) << k;
+        EXPECT_EQ(f->value, value_of(k, 1));
+        EXPECT_EQ(f->flag, k % 2 == 0);
+    }
+    const uint64_t before_clear = test::minor_faults_of_this_thread();
+    fresh.clear();
+    const uint64_t clear_faults = test::minor_faults_of_this_thread() - before_clear;
+    for (uint32_t k = 0; k < kFills; ++k) EXPECT_FALSE(fresh.find(key_of(k), spread(k))) << k;
+    if (test::kShadowFaults) GTEST_SKIP() << "a sanitizer's shadow memory faults on its own";
+    EXPECT_LE(miss_faults, 16u) << "2,000 lookups on 2,000 pages: one fault each if they load";
+    EXPECT_LE(fill_faults, kFills + 16) << "one fault per page written, not two";
+    EXPECT_LE(clear_faults, 16u) << "clear() loaded from pages never written";
 }
 
 TEST(core_seqlock_cache, put_then_find_with_flag_and_miss_for_others) {
@@ -224,4 +310,64 @@ TEST(core_seqlock_cache, concurrent_readers_see_whole_values_only) {
     threads[3].join();
     EXPECT_EQ(torn.load(), 0u);
     EXPECT_GE(hits.load(), kWanted);
+}
+
+// Readers beside the first write into each page: every key on a page of its own, fresh when
+// the key is put. A key a writer has published (a release store the reader's acquire load
+// reads) is found whole every time: the page's bit is set before the put returns, so a reader
+// that comes after never takes the page for unwritten. A key still being put may be missed, or
+// found whole. A fresh table each round, so every round writes into fresh pages.
+TEST(core_seqlock_cache, readers_beside_the_first_writes_into_fresh_pages) {
+    constexpr uint32_t kKeys = 256;  // 1 MiB: 256 pages of 16 sets, one key each
+    constexpr int kRounds = 20;
+    const auto hash = [](uint32_t k) { return uint64_t{k} * 16; };  // page k's first set
+    std::atomic<uint64_t> missed{0}, torn{0}, checked{0};
+    for (int round = 0; round < kRounds; ++round) {
+        Cache cache{1u << 20};
+        const auto version = static_cast<uint8_t>(round);
+        std::atomic<uint32_t> published[2]{};  // writer w's first n keys (w, w + 2, …) are in
+        std::latch start{4};
+        std::vector<std::thread> threads;
+        for (uint32_t w = 0; w < 2; ++w)
+            threads.emplace_back([&, w] {
+                start.arrive_and_wait();
+                for (uint32_t i = 0; i < kKeys / 2; ++i) {
+                    const uint32_t k = 2 * i + w;
+                    cache.put(key_of(k), hash(k), value_of(k, version), k % 3 == 0);
+                    published[w].store(i + 1, std::memory_order_release);
+                }
+            });
+        for (uint32_t r = 0; r < 2; ++r)
+            threads.emplace_back([&, r] {
+                std::minstd_rand pick{r + 1};
+                start.arrive_and_wait();
+                for (bool done = false; !done;) {
+                    done = true;
+                    for (uint32_t w = 0; w < 2; ++w) {
+                        const uint32_t n = published[w].load(std::memory_order_acquire);
+                        done = done && n == kKeys / 2;
+                        if (n > 0) {  // published: must be found, whole
+                            const uint32_t k = 2 * static_cast<uint32_t>(pick() % n) + w;
+                            const auto f = cache.find(key_of(k), hash(k));
+                            checked.fetch_add(1, std::memory_order_relaxed);
+                            if (!f)
+                                missed.fetch_add(1);
+                            else if (f->value != value_of(k, version) || f->flag != (k % 3 == 0))
+                                torn.fetch_add(1);
+                        }
+                        if (n < kKeys / 2) {  // being put, perhaps: a miss or the whole value
+                            const uint32_t k = 2 * n + w;
+                            const auto f = cache.find(key_of(k), hash(k));
+                            if (f && (f->value != value_of(k, version) || f->flag != (k % 3 == 0)))
+                                torn.fetch_add(1);
+                        }
+                    }
+                }
+            });
+        for (auto& t : threads) t.join();
+        for (uint32_t k = 0; k < kKeys; ++k) ASSERT_TRUE(cache.find(key_of(k), hash(k))) << k;
+    }
+    EXPECT_EQ(missed.load(), 0u) << "of " << checked.load() << " lookups of published keys";
+    EXPECT_EQ(torn.load(), 0u);
+    EXPECT_GT(checked.load(), 0u);
 }
