@@ -66,6 +66,7 @@ REJECT_REASONS = {
     "fee_cap_below_base_fee", "already_known", "nonce_too_low", "nonce_too_high",
     "insufficient_funds",
     "replacement_underpriced", "account_limit", "pool_full", "state_unreadable",
+    "unprotected",
 }
 
 failures = []
