@@ -62,8 +62,7 @@ class ZeroedPages {
 public:
     /// At least `bytes` of zeroed memory, aligned to 64 bytes. Throws std::bad_alloc if the system
     /// will not map that much.
-    explicit ZeroedPages(size_t bytes)
-        : m_bytes{bytes == 0 ? 1 : bytes}, m_written{std::make_unique<BitLine[]>(bit_lines())} {
+    explicit ZeroedPages(size_t bytes) : m_bytes{bytes == 0 ? 1 : bytes} {
 #ifdef __linux__
         m_raw =
             ::mmap(nullptr, m_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -76,14 +75,19 @@ public:
         m_data = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(m_raw) + kAlign - 1) &
                                          ~uintptr_t{kAlign - 1});
 #endif
+        // The bits after the mapping: a size the system cannot map is refused by the mapping,
+        // never asked of the heap (1/32,768 of it; a sanitizer's allocator aborts on a size it
+        // cannot serve instead of throwing).
+        try {
+            m_written = std::make_unique<BitLine[]>(bit_lines());
+        } catch (...) {
+            release();
+            throw;
+        }
     }
     ~ZeroedPages() {
         wait_for_huge_pages();
-#ifdef __linux__
-        ::munmap(m_raw, m_bytes);
-#else
-        std::free(m_raw);
-#endif
+        release();
     }
     ZeroedPages(const ZeroedPages&) = delete;
     ZeroedPages& operator=(const ZeroedPages&) = delete;
@@ -167,6 +171,14 @@ public:
     }
 
 private:
+    void release() noexcept {
+#ifdef __linux__
+        ::munmap(m_raw, m_bytes);
+#else
+        std::free(m_raw);
+#endif
+    }
+
     static constexpr size_t kPage = 4096;  ///< the bitmap's granularity, whatever the system's
 
     /// The bitmap in whole cache lines of its own: a lookup's load of it never shares a line with
@@ -212,7 +224,7 @@ private:
     void* m_data{nullptr};
     size_t m_bytes;
     /// Bit p % 64 of word p / 64 (word_of): page p has been written (mark_written). Allocated
-    /// before the mapping, so a failure leaves nothing mapped.
+    /// after the mapping, which is given back if it fails.
     std::unique_ptr<BitLine[]> m_written;
     /// Written by every fill until the move: a line of its own, not the one of the pointers
     /// every lookup reads.
