@@ -32,6 +32,9 @@ struct Config {
     double rate{0};    ///< transactions per second offered; 0: as fast as the node answers
     size_t window{0};  ///< most transactions sent and not yet mined; 0: no bound
     std::chrono::milliseconds poll{5};
+    /// Woken by the node's pushed heads (heads.hpp), polling every `poll` only where there are
+    /// none; false: polling every `poll` throughout.
+    bool push_heads{true};
     std::chrono::seconds stall{60};  ///< give up when nothing moves for this long
     size_t ceiling_threads{1};
     /// Gas price of every transfer, in gwei: 1 suits barrel-node (no base fee); a node whose base

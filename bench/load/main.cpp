@@ -115,7 +115,20 @@ void bind_load(BoundOptions& o, Args& a) {
             {"The node's --txpool-max-pending", "enough for every transaction"}, a.txpool_max,
             {1, UINT32_MAX});
     o.repeated("--node-arg", "ARG", "One more argument for barrel-node run", a.node_args);
-    o.duration("--poll-ms", "MS", {"How often to look for new blocks"}, c.poll, {1, 60'000});
+    o.duration("--poll-ms", "MS",
+               {"How often to look for new blocks where the node pushes no new heads, or with "
+                "--watch poll"},
+               c.poll, {1, 60'000});
+    o.value("--watch", "HOW",
+            {"push: look for the next block when the node pushes a new head (a WebSocket "
+             "subscription: eth_subscribe newHeads, CometBFT's NewBlockHeader), polling where it "
+             "has none; poll: every --poll-ms throughout"},
+            "push", [&c](const std::string& text) {
+                if (text != "push" && text != "poll")
+                    return "expected push or poll, got '" + text + "'";
+                c.push_heads = text == "push";
+                return std::string{};
+            });
     o.duration("--stall-timeout", "S", {"Give up when nothing is sent or mined for this long"},
                c.stall, {1, kDayS});
     o.count("--gas-price", "GWEI",

@@ -276,8 +276,13 @@ public:
                 if (!mid || m_pid[slot] != mid->first) return std::nullopt;
                 return mid->second;
             };
-            out[k] = {total(0),         total(1),      m_rss[2 * k],
-                      m_rss[2 * k + 1], middle(2 * k), middle(2 * k + 1)};
+            NodeUsage& u = out[k];
+            u.barrel_cpu_s = total(0);
+            u.cometbft_cpu_s = total(1);
+            u.barrel_rss_mib = m_rss[2 * k];
+            u.cometbft_rss_mib = m_rss[2 * k + 1];
+            u.barrel_rss_mid_mib = middle(2 * k);
+            u.cometbft_rss_mid_mib = middle(2 * k + 1);
         }
         return out;
     }
@@ -438,6 +443,11 @@ NetRunResult run_network_load(const NetConfig& config, const NetWorkload& w, Net
     run_threads(config, w, net, t0, sh, meter, r, stats);
     r.generator_cpu_s = self_cpu_seconds() - self_cpu_before;
     r.nodes = meter.usage();
+    for (size_t k = 0; k < r.nodes.size() && k < sh.seen.size(); ++k) {
+        r.nodes[k].watcher_asks = static_cast<double>(sh.seen[k]->asks);
+        r.nodes[k].heads_pushed = static_cast<double>(sh.seen[k]->heads_pushed);
+        r.nodes[k].subscriptions = static_cast<double>(sh.seen[k]->subscriptions);
+    }
     Clock::time_point last{};
     for (const auto& s : stats) {
         for (const auto& [message, count] : s.rejections) r.rejections[message] += count;

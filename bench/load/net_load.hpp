@@ -80,6 +80,9 @@ struct NetConfig {
 struct NodeUsage {
     std::optional<double> barrel_cpu_s, cometbft_cpu_s, barrel_rss_mib, cometbft_rss_mib;
     std::optional<double> barrel_rss_mid_mib, cometbft_rss_mid_mib;
+    /// The watcher's load on the node: blocks asked for (each a request, found or not), the
+    /// new heads the node pushed, the subscriptions to them opened (0: it was polled).
+    std::optional<double> watcher_asks, heads_pushed, subscriptions;
 };
 
 struct NetRunResult {

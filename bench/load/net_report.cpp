@@ -51,7 +51,11 @@ nlohmann::json nodes_json(const NetRunResult& r) {
               {"cometbft", optional_json(u.cometbft_rss_mib)}}},
             {"rss_mid_mib",
              {{"barrel_node", optional_json(u.barrel_rss_mid_mib)},
-              {"cometbft", optional_json(u.cometbft_rss_mid_mib)}}}};
+              {"cometbft", optional_json(u.cometbft_rss_mid_mib)}}},
+            {"watcher",
+             {{"asks", optional_json(u.watcher_asks)},
+              {"heads_pushed", optional_json(u.heads_pushed)},
+              {"subscriptions", optional_json(u.subscriptions)}}}};
     }
     return nodes;
 }
@@ -278,6 +282,12 @@ const std::vector<std::pair<std::string, Column>>& node_rows() {
         {"RSS MiB per node: cometbft",
          [](const auto& m, const auto&) { return per_node(m, "rss_mib", "cometbft", 0); }},
         {"RSS growth, second half", [](const auto& m, const auto&) { return rss_growth_text(m); }},
+        {"watcher per node: blocks asked for",
+         [](const auto& m, const auto&) { return per_node(m, "watcher", "asks", 0); }},
+        {"  heads the node pushed",
+         [](const auto& m, const auto&) { return per_node(m, "watcher", "heads_pushed", 0); }},
+        {"  subscriptions to them opened",
+         [](const auto& m, const auto&) { return per_node(m, "watcher", "subscriptions", 0); }},
     };
     return kRows;
 }

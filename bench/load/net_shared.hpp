@@ -28,6 +28,8 @@ struct NodeSeen {
     std::vector<uint64_t> mined_height;
     std::map<uint64_t, std::string> block_hash;  ///< per height seen
     std::map<uint64_t, Clock::time_point> height_time;
+    /// The watcher's requests, the heads pushed to it, the subscriptions it opened.
+    size_t asks{0}, heads_pushed{0}, subscriptions{0};
     std::atomic<size_t> mined{0};  ///< transactions of the run seen mined (first time)
     std::atomic<uint64_t> height{0};
 };

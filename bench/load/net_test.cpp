@@ -170,7 +170,7 @@ TEST(load_network, medians_and_the_apps_ratio) {
     for (size_t k = 0; k < 3; ++k) {
         barrel[k].txs = barrel[k].accepted = 10;
         barrel[k].end_to_end_tps = 100.0 * static_cast<double>(k + 1);
-        barrel[k].nodes = {NodeUsage{1.0 + static_cast<double>(k), 2.0, 50, 40, 48, 40}};
+        barrel[k].nodes = {NodeUsage{1.0 + static_cast<double>(k), 2.0, 50, 40, 48, 40, 70, 4, 1}};
     }
     kvstore[0].end_to_end_tps = 300;
     kvstore[1].end_to_end_tps = 500;
@@ -178,6 +178,8 @@ TEST(load_network, medians_and_the_apps_ratio) {
     EXPECT_EQ(m["end_to_end_tps"], 200.0);
     EXPECT_EQ(m["nodes"]["0"]["cpu_s"]["barrel_node"], 2.0);
     EXPECT_EQ(m["nodes"]["0"]["rss_mid_mib"]["barrel_node"], 48.0);
+    EXPECT_EQ(m["nodes"]["0"]["watcher"]["asks"], 70.0);
+    EXPECT_EQ(m["nodes"]["0"]["watcher"]["subscriptions"], 1.0);
     // barrel-node grew from 48 to 50 MiB over the second half, cometbft not at all.
     EXPECT_EQ(rss_growth_text(m), "+4.2% +0.0%");
     EXPECT_TRUE(m["checks"]["passed"].get<bool>());

@@ -1,12 +1,14 @@
 // The watchers of a network run: one thread per node, asking for the next height until it is
 // there, as a client of that node sees it (barrel: eth_getBlockByNumber on its JSON-RPC;
-// kvstore: CometBFT's `block`). A block's transactions of the run are recorded with the time
+// kvstore: CometBFT's `block`), each time the node pushes a new head (heads.hpp), or every
+// --poll-ms where it pushes none. A block's transactions of the run are recorded with the time
 // the watcher first saw them, and the block's hash (barrel's, or CometBFT's block_id.hash).
 
 #include <barrel/core/hex.hpp>
 #include <barrel/core/uint256.hpp>
 
 #include "common/args.hpp"
+#include "heads.hpp"
 #include "net_shared.hpp"
 #include "responses.hpp"
 
@@ -85,6 +87,11 @@ bool node_done(const NodeSeen& s, const Shared& sh) {
     return true;
 }
 
+/// With a subscription, the next height is asked for at least this often anyway: a safety net
+/// (a head lost or late costs this much latency at most), and how soon the watcher sees
+/// sh.stop.
+constexpr std::chrono::milliseconds kHeadTimeout{100};
+
 void record(const Seen& block, uint64_t h, Clock::time_point at, NodeSeen& s) {
     size_t mined = 0;
     for (const uint32_t i : block.ours)
@@ -105,10 +112,17 @@ void watch_node(const Config& config, const NetWorkload& w, const HttpUrl& url, 
                 uint64_t from, Shared& sh, std::unique_ptr<HttpConnection> opened) {
     NodeSeen& s = *sh.seen[k];
     BlockSource source{w, url, std::move(opened)};
+    std::optional<HeadSignal> heads;
+    if (config.push_heads) {
+        heads.emplace(url, w.app == App::barrel ? HeadSignal::Protocol::ethereum
+                                                : HeadSignal::Protocol::cometbft);
+        s.subscriptions = heads->subscriptions();
+    }
     uint64_t next = from;
     while (!sh.stop.load()) {
         std::optional<BlockSource::Answer> answer;
         try {
+            ++s.asks;
             answer = source.fetch(next);
         } catch (const bench::Failure&) {
             // Killed, or not up yet: asked again after the poll.
@@ -136,7 +150,12 @@ void watch_node(const Config& config, const NetWorkload& w, const HttpUrl& url, 
                       << " transactions not mined there\n";
             return;
         }
-        std::this_thread::sleep_for(config.poll);
+        if (heads) {
+            heads->wait(kHeadTimeout, config.poll);
+            s.heads_pushed = heads->heads();
+            s.subscriptions = heads->subscriptions();
+        } else
+            std::this_thread::sleep_for(config.poll);
     }
 }
 

@@ -85,6 +85,12 @@ function(check_run index app)
     if(NOT v GREATER 0)
         message(FATAL_ERROR "run ${index} (${app}) cometbft CPU: ${v}")
     endif()
+    # The watcher was woken by the node's pushed heads (eth_subscribe newHeads; CometBFT's
+    # NewBlockHeader), not polling.
+    get(v runs ${index} nodes 0 watcher subscriptions)
+    if(NOT v GREATER 0)
+        message(FATAL_ERROR "run ${index} (${app}): no subscription to the node's heads: ${v}")
+    endif()
     foreach(check every_tx_accepted mined_once_on_every_node same_block_hashes passed)
         get(v runs ${index} checks ${check})
         if(NOT v STREQUAL "ON")
