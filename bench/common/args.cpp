@@ -2,6 +2,7 @@
 
 #include <barrel/version/version.hpp>
 
+#include "options/bound_options.hpp"
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -30,16 +31,7 @@ void parse_command_line(CLI::App& app, int argc, char** argv) {
         std::cout << version << std::flush;
         std::exit(0);
     } catch (const CLI::ArgumentMismatch& e) {
-        // CLI11's words for an option given twice or without its value ("--txs: At Most 1
-        // required but received 2", "--txs: 1 required N missing"), said as barrel-node says them.
-        const std::string_view what = e.what();
-        const std::string name{what.substr(0, what.find(':'))};
-        const CLI::Option* option = app.get_option_no_throw(name);
-        if (option != nullptr && what.find("At Most 1 required") != std::string_view::npos)
-            usage_error("option " + name + " given twice");
-        if (option != nullptr && what.ends_with(" missing"))
-            usage_error("option " + name + " needs a value " + option->get_type_name());
-        usage_error(e.what());
+        usage_error(options::mismatch_message(app, e));  // as barrel-node says it
     } catch (const CLI::ParseError& e) {
         usage_error(e.what());
     }

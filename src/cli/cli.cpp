@@ -24,6 +24,7 @@
 #include <barrel/version/version.hpp>
 
 #include "command.hpp"
+#include "options/bound_options.hpp"
 #include <CLI/CLI.hpp>
 #include <tbb/global_control.h>
 
@@ -408,12 +409,8 @@ bool parse(CLI::App& root, std::span<const std::string_view> args, Context& ctx)
         return false;
     } catch (const CLI::ArgumentMismatch& e) {
         // The one mistake CLI11 reports itself: "--threads: 1 required N missing".
-        const std::string_view what = e.what();
-        const std::string name{what.substr(0, what.find(':'))};
         const CLI::App* app = deepest(root);
-        const CLI::Option* opt = app->get_option_no_throw(name);
-        fail(where(app) + "option " + name + " needs a value " +
-             (opt ? opt->get_type_name() : "VALUE"));
+        fail(where(app) + options::mismatch_message(*app, e));
     } catch (const CLI::ParseError& e) {
         fail(where(deepest(root)) + e.what());
     }

@@ -227,6 +227,18 @@ void BoundOptions::check_required(std::string_view command) const {
             fail(std::string{command} + ": missing option " + e.name + " " + e.value_name);
 }
 
+std::string mismatch_message(const CLI::App& app, const CLI::ArgumentMismatch& e) {
+    const std::string_view what = e.what();
+    const std::string name{what.substr(0, what.find(':'))};
+    const CLI::Option* option = app.get_option_no_throw(name);
+    if (option == nullptr) return std::string{what};
+    if (what.find("At Most 1 required") != std::string_view::npos)
+        return "option " + name + " given twice";
+    if (what.ends_with(" missing"))
+        return "option " + name + " needs a value " + option->get_type_name();
+    return std::string{what};
+}
+
 std::string BoundOptions::dump() const {
     std::string out;
     for (const Entry& e : m_entries) {

@@ -204,6 +204,12 @@ const std::vector<OptionSpec>& bound_specs() {
     return specs;
 }
 
+/// The mistake CLI11 reports itself, an option given without its value or more than once
+/// ("--txs: 1 required N missing", "--txs: At Most 1 required but received 2"), in the
+/// programs' words: "option --txs needs a value N", "option --txs given twice". Any other
+/// mismatch as CLI11 says it. `app`: the (sub)command whose option it is.
+std::string mismatch_message(const CLI::App& app, const CLI::ArgumentMismatch& e);
+
 /// A `Config` with the values of `args` bound by `bind` stored in it (each checked).
 template <class Config, void (*bind)(BoundOptions&, Config&)>
 Config bound_from(const ParsedArgs& args) {
