@@ -5,8 +5,9 @@
 //
 // Threads: the server reads CometBFT's four connections (consensus, mempool, query, snapshot) on
 // a thread each and calls the application from all of them at once; requests of one connection
-// come one at a time and in order. An implementation serialises what must be (CometBFT itself
-// holds the mempool across Commit, so CheckTx never overlaps a commit it could observe half done).
+// come one at a time and in order (consecutive CheckTx in one call, check_txs). An implementation
+// serialises what must be (CometBFT itself holds the mempool across Commit, so CheckTx never
+// overlaps a commit it could observe half done).
 //
 // Errors: a method that cannot answer (the store failed) returns a message; the server answers
 // with ResponseException, on which CometBFT stops the node rather than go on with an application
@@ -19,8 +20,10 @@
 #include <tendermint/abci/types.pb.h>
 
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace barrel::abci {
 
@@ -39,6 +42,14 @@ public:
 
     // Mempool connection.
     virtual Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) = 0;
+    /// CheckTx of consecutive requests of the mempool connection, one answer each in their
+    /// order, as if check_tx had been asked of each in turn. The server hands over together the
+    /// CheckTx requests that one read of the connection brought: CometBFT's client pipelines
+    /// them and waits for none until its next Flush, so answering them together delays none,
+    /// and an application can check them in parallel (barrel recovers their senders on every
+    /// core). This default asks check_tx of each.
+    virtual std::vector<Answer<pb::ResponseCheckTx>> check_txs(
+        std::span<const pb::RequestCheckTx* const> requests);
 
     // Consensus connection, in this order per height: [InitChain once] PrepareProposal (the
     // proposer) / ProcessProposal (every validator, possibly several per height: one per
@@ -110,5 +121,12 @@ std::string_view call_name(const pb::Request& request) noexcept;
 /// Each application call is timed here, and only here, for `on_call` (when it is set).
 pb::Response dispatch(Application& app, const pb::Request& request,
                       const CallObserver& on_call = {});
+
+/// Answers consecutive CheckTx requests (each request's value is check_tx) with one call of
+/// app.check_txs: one Response each, in their order. `on_call` is told "check_tx" once per
+/// request, each with an equal share of the call's time.
+std::vector<pb::Response> dispatch_check_txs(Application& app,
+                                             std::span<const pb::Request> requests,
+                                             const CallObserver& on_call = {});
 
 }  // namespace barrel::abci

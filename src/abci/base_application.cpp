@@ -10,6 +10,14 @@ Answer<pb::ResponseQuery> BaseApplication::query(const pb::RequestQuery& /*reque
     return pb::ResponseQuery{};
 }
 
+std::vector<Answer<pb::ResponseCheckTx>> Application::check_txs(
+    std::span<const pb::RequestCheckTx* const> requests) {
+    std::vector<Answer<pb::ResponseCheckTx>> answers;
+    answers.reserve(requests.size());
+    for (const pb::RequestCheckTx* request : requests) answers.push_back(check_tx(*request));
+    return answers;
+}
+
 Answer<pb::ResponseCheckTx> BaseApplication::check_tx(const pb::RequestCheckTx& /*request*/) {
     return pb::ResponseCheckTx{};
 }

@@ -163,38 +163,56 @@ Answer<pb::ResponseQuery> ChainApp::query(const pb::RequestQuery& /*request*/) {
 // ---- mempool connection ----------------------------------------------------------------------
 
 Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request) {
-    pb::ResponseCheckTx response;
-    const BytesView tx = view_of(request.tx());
-    // Hashed once: the pool is searched by it, and admission takes it as it is.
-    const Hash hash = tx::hash_of(tx);
-    // A recheck (after each commit): Commit has told the pool what the block made invalid, so
-    // whether the pool still holds it is the whole answer, and nothing is recovered again. A
-    // first check of a transaction the pool holds is answered the same way: "already known"
-    // is admitted too, since a transaction this node took over JSON-RPC comes back through
-    // CometBFT's mempool, which must still gossip it.
-    if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
-        response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
-        return response;
+    const pb::RequestCheckTx* one[] = {&request};
+    return std::move(check_txs(one).front());
+}
+
+std::vector<Answer<pb::ResponseCheckTx>> ChainApp::check_txs(
+    std::span<const pb::RequestCheckTx* const> requests) {
+    std::vector<Answer<pb::ResponseCheckTx>> answers(requests.size());
+    // Each is hashed once: the pool is searched by it, and admission takes it as it is.
+    std::vector<BytesView> fresh;  // neither pooled nor a recheck: admitted together below
+    std::vector<Hash> fresh_hashes;
+    std::vector<size_t> fresh_at;  // their places in `requests`
+    for (size_t i = 0; i < requests.size(); ++i) {
+        const BytesView tx = view_of(requests[i]->tx());
+        const Hash hash = tx::hash_of(tx);
+        pb::ResponseCheckTx& response = *answers[i];
+        // A recheck (after each commit): Commit has told the pool what the block made invalid,
+        // so whether the pool still holds it is the whole answer, and nothing is recovered
+        // again. A first check of a transaction the pool holds is answered the same way:
+        // "already known" is admitted too, since a transaction this node took over JSON-RPC
+        // comes back through CometBFT's mempool, which must still gossip it.
+        if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
+            response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+        } else if (requests[i]->type() == pb::RECHECK) {
+            response.set_code(kNoLongerPooled);
+            response.set_log("no longer valid: the pool no longer holds it");
+        } else {
+            fresh.push_back(tx);
+            fresh_hashes.push_back(hash);
+            fresh_at.push_back(i);
+        }
     }
-    if (request.type() == pb::RECHECK) {
-        response.set_code(kNoLongerPooled);
-        response.set_log("no longer valid: the pool no longer holds it");
-        return response;
+    if (fresh.empty()) return answers;
+    // One admission for the run: the senders are recovered in parallel, and the stateful checks
+    // run in the requests' order, as if each had been checked in turn.
+    const std::vector<pool::AdmitResult> admitted =
+        m_pool.admit(fresh, pool::Origin::peer, fresh_hashes);
+    for (size_t k = 0; k < fresh.size(); ++k) {
+        pb::ResponseCheckTx& response = *answers[fresh_at[k]];
+        if (admitted[k]) {
+            response.set_gas_wanted(static_cast<int64_t>(admitted[k]->gas_limit));
+        } else if (admitted[k].error().code != pool::RejectCode::already_known) {
+            response.set_code(check_tx_code(admitted[k].error().code));
+            response.set_log(admitted[k].error().message);
+        } else if (const pool::TxPtr pooled = m_pool.find(fresh_hashes[k], kLivePool)) {
+            // Admitted meanwhile by another connection (JSON-RPC), or earlier in this run: known,
+            // as above.
+            response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+        }
     }
-    const pool::AdmitResult admitted = m_pool.admit_one(tx, hash, pool::Origin::peer);
-    if (admitted) {
-        response.set_gas_wanted(static_cast<int64_t>(admitted->gas_limit));
-        return response;
-    }
-    if (admitted.error().code != pool::RejectCode::already_known) {
-        response.set_code(check_tx_code(admitted.error().code));
-        response.set_log(admitted.error().message);
-        return response;
-    }
-    // Admitted meanwhile by another connection (JSON-RPC): known, as above.
-    if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool))
-        response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
-    return response;
+    return answers;
 }
 
 // ---- consensus connection --------------------------------------------------------------------

@@ -64,8 +64,8 @@ struct ChainConfig {
     uint64_t retain_blocks{0};
     /// The lowest height that must stay in CometBFT's block store whatever retain_blocks says
     /// (the oldest state-sync snapshot kept: a node restoring it needs the blocks after it);
-    /// none by default. Called at every Commit, on the consensus connection's thread.
-    /// none by default, and the oldest snapshot kept when `snapshots` is given.
+    /// none by default, and the oldest snapshot kept when `snapshots` is given. Called at every
+    /// Commit, on the consensus connection's thread.
     std::function<std::optional<uint64_t>()> lowest_retained_height{};
     /// State-sync snapshots (docs/formats.md, "State sync snapshots"): ListSnapshots lists and
     /// LoadSnapshotChunk serves these; none served without.
@@ -138,6 +138,9 @@ public:
     Answer<pb::ResponseInfo> info(const pb::RequestInfo& request) override;
     Answer<pb::ResponseQuery> query(const pb::RequestQuery& request) override;
     Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override;
+    /// The run's transactions that are neither pooled nor rechecks are admitted as one batch.
+    std::vector<Answer<pb::ResponseCheckTx>> check_txs(
+        std::span<const pb::RequestCheckTx* const> requests) override;
     Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain& request) override;
     Answer<pb::ResponsePrepareProposal> prepare_proposal(
         const pb::RequestPrepareProposal& request) override;

@@ -75,6 +75,23 @@ pb::Response answer(Application& app, const pb::Request& request) {
     return exception("request with no known value");
 }
 
+/// The one timing point: tells `on_call` of `calls` calls of `name` on the way out, a call that
+/// throws too (the server answers it with an exception, as it does an error), each with an
+/// equal share of the time since it was made.
+struct Report {
+    const CallObserver& on_call;
+    std::string_view name;
+    size_t calls{1};
+    std::chrono::steady_clock::time_point start{std::chrono::steady_clock::now()};
+    ~Report() {
+        if (!on_call || calls == 0) return;
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        for (size_t i = 0; i < calls; ++i) on_call(name, ms / static_cast<double>(calls));
+    }
+};
+
 /// The names of the Request's fields by number, from its descriptor, made once.
 const std::vector<std::string_view>& field_names() {
     static const std::vector<std::string_view> names = [] {
@@ -104,19 +121,29 @@ pb::Response dispatch(Application& app, const pb::Request& request, const CallOb
     if (!on_call || kind == pb::Request::kEcho || kind == pb::Request::kFlush ||
         kind == pb::Request::VALUE_NOT_SET)
         return answer(app, request);
-    // The one timing point: told on the way out, a call that throws too (the server answers
-    // it with an exception, as it does an error).
-    struct Report {
-        const CallObserver& on_call;
-        std::string_view name;
-        std::chrono::steady_clock::time_point start{std::chrono::steady_clock::now()};
-        ~Report() {
-            on_call(name, std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start)
-                              .count());
-        }
-    } report{on_call, call_name(request)};
+    const Report report{on_call, call_name(request)};
     return answer(app, request);
+}
+
+std::vector<pb::Response> dispatch_check_txs(Application& app,
+                                             std::span<const pb::Request> requests,
+                                             const CallObserver& on_call) {
+    std::vector<const pb::RequestCheckTx*> checks;
+    checks.reserve(requests.size());
+    for (const pb::Request& request : requests) checks.push_back(&request.check_tx());
+    std::vector<Answer<pb::ResponseCheckTx>> answers;
+    {
+        const Report report{on_call, "check_tx", requests.size()};
+        answers = app.check_txs(checks);
+    }
+    std::vector<pb::Response> responses;
+    responses.reserve(requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+        responses.push_back(i < answers.size()
+                                ? respond(std::move(answers[i]), &pb::Response::mutable_check_tx)
+                                : exception("check_txs: no answer for this request"));
+    }
+    return responses;
 }
 
 }  // namespace barrel::abci

@@ -26,6 +26,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -90,6 +91,13 @@ tcp::endpoint as_tcp(const Protocol::endpoint& endpoint) {
     std::memcpy(out.data(), endpoint.data(), endpoint.size());
     out.resize(endpoint.size());
     return out;
+}
+
+/// The answer to a request whose application call threw.
+pb::Response application_failed(const std::exception& e) {
+    pb::Response response;
+    response.mutable_exception()->set_error(std::string{"the application failed: "} + e.what());
+    return response;
 }
 
 /// The socket file a unix:// listener made, removed at stop if it is still that file.
@@ -161,7 +169,10 @@ struct Server::Impl {
     void serve(Connection& connection);
     /// Serves `connection` until it ends; why it did ("closed by the peer", "closed: <error>").
     std::string exchange(Connection& connection);
+    /// Writes `out` and empties it: "" or why the connection closes.
+    std::string write(Connection& connection, Bytes& out);
     pb::Response answer(const pb::Request& request);
+    std::vector<pb::Response> answer_check_txs(std::span<const pb::Request> requests);
     void stop();
 };
 
@@ -328,9 +339,17 @@ pb::Response Server::Impl::answer(const pb::Request& request) {
     try {
         return dispatch(app, request, config.on_call);
     } catch (const std::exception& e) {
-        pb::Response response;
-        response.mutable_exception()->set_error(std::string{"the application failed: "} + e.what());
-        return response;
+        return application_failed(e);
+    }
+}
+
+std::vector<pb::Response> Server::Impl::answer_check_txs(std::span<const pb::Request> requests) {
+    // The same boundary for a run of CheckTx: if the application throws, no request of the run
+    // can be told apart, and each is answered with the exception.
+    try {
+        return dispatch_check_txs(app, requests, config.on_call);
+    } catch (const std::exception& e) {
+        return std::vector<pb::Response>(requests.size(), application_failed(e));
     }
 }
 
@@ -356,6 +375,7 @@ std::string Server::Impl::exchange(Connection& c) {
     FrameReader reader{config.max_frame_bytes};
     std::vector<uint8_t> chunk(kReadChunk);
     Bytes out;  // the answers since the last write
+    std::vector<pb::Request> checks;
     boost::system::error_code ec;
     for (;;) {
         const size_t n = c.socket.read_some(asio::buffer(chunk), ec);
@@ -365,24 +385,52 @@ std::string Server::Impl::exchange(Connection& c) {
         }
         if (ec) return "closed: reading failed: " + ec.message();
         reader.feed({chunk.data(), n});
+        // Consecutive CheckTx requests of this read, answered together (Application::check_txs):
+        // CometBFT pipelines them and reads no answer before its Flush, which ends a run.
+        bool write_now = false;
+        const auto answer_checks = [&] {
+            if (checks.empty()) return;
+            for (const pb::Response& response : answer_check_txs(checks)) {
+                append_frame(response, out);
+                write_now = write_now || response.has_exception();
+            }
+            checks.clear();
+        };
         for (;;) {
             auto frame = reader.next();
             if (!frame) return "closed: " + frame.error();
             if (!frame->has_value()) break;  // the rest of the frame is still to come
             auto request = parse_request(**frame);
             if (!request) return "closed: " + request.error();
+            if (request->has_check_tx()) {
+                checks.push_back(std::move(*request));
+                continue;
+            }
+            answer_checks();
             const pb::Response response = answer(*request);
             append_frame(response, out);
             // The client waits for Flush's answer; an exception is written at once, since
             // CometBFT stops on it and may not flush again.
-            if (request->has_flush() || response.has_exception() || out.size() > kWriteEarlyBytes) {
-                asio::write(c.socket, asio::buffer(out), ec);
-                if (ec) return "closed: writing failed: " + ec.message();
-                out.clear();
-                if (out.capacity() > kWriteEarlyBytes) Bytes{}.swap(out);
+            write_now = write_now || request->has_flush() || response.has_exception();
+            if (write_now || out.size() > kWriteEarlyBytes) {
+                if (auto failed = write(c, out); !failed.empty()) return failed;
+                write_now = false;
             }
         }
+        answer_checks();
+        if (write_now || out.size() > kWriteEarlyBytes) {
+            if (auto failed = write(c, out); !failed.empty()) return failed;
+        }
     }
+}
+
+std::string Server::Impl::write(Connection& c, Bytes& out) {
+    boost::system::error_code ec;
+    asio::write(c.socket, asio::buffer(out), ec);
+    if (ec) return "closed: writing failed: " + ec.message();
+    out.clear();
+    if (out.capacity() > kWriteEarlyBytes) Bytes{}.swap(out);
+    return {};
 }
 
 void Server::Impl::stop() {

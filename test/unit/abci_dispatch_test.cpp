@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -84,6 +85,62 @@ TEST(abci_dispatch, a_call_that_fails_or_throws_is_timed_too) {
     EXPECT_EQ(dispatch(app, none, heard.observer()).exception().error(),
               "request with no known value");
     EXPECT_EQ(heard.calls.size(), 2u);
+}
+
+/// Answers CheckTx with the transaction's length as its code, and counts check_txs' runs.
+class RunsApp final : public BaseApplication {
+public:
+    Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override {
+        if (request.tx() == "throw") throw std::runtime_error("boom");
+        pb::ResponseCheckTx response;
+        response.set_code(static_cast<uint32_t>(request.tx().size()));
+        return response;
+    }
+    std::vector<Answer<pb::ResponseCheckTx>> check_txs(
+        std::span<const pb::RequestCheckTx* const> requests) override {
+        runs.push_back(requests.size());
+        auto answers = BaseApplication::check_txs(requests);
+        if (short_answer) answers.pop_back();
+        return answers;
+    }
+    std::vector<size_t> runs;
+    bool short_answer{false};
+};
+
+pb::Request check_of(const std::string& tx) {
+    pb::Request request;
+    request.mutable_check_tx()->set_tx(tx);
+    return request;
+}
+
+TEST(abci_dispatch, a_run_of_check_tx_is_one_call_answered_in_order_and_timed_per_request) {
+    RunsApp app;
+    HeardCalls heard;
+    const std::vector<pb::Request> run = {check_of("a"), check_of("bbb"), check_of("cc")};
+    const auto responses = dispatch_check_txs(app, run, heard.observer());
+    EXPECT_EQ(app.runs, (std::vector<size_t>{3}));
+    ASSERT_EQ(responses.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(responses[i].has_check_tx()) << i;
+        EXPECT_EQ(responses[i].check_tx().code(), run[i].check_tx().tx().size());
+    }
+    // One observation per request, as one at a time would give: the metric counts CheckTx.
+    EXPECT_EQ(heard.calls, (std::vector<std::string>(3, "check_tx")));
+
+    // An application that answers fewer than it was asked: the rest are exceptions.
+    app.short_answer = true;
+    const auto short_responses = dispatch_check_txs(app, run);
+    ASSERT_EQ(short_responses.size(), 3u);
+    EXPECT_TRUE(short_responses[1].has_check_tx());
+    EXPECT_EQ(short_responses[2].exception().error(), "check_txs: no answer for this request");
+
+    // A run that throws is timed too, once per request, and the throw reaches the caller.
+    app.short_answer = false;
+    heard.calls.clear();
+    const std::vector<pb::Request> throwing = {check_of("a"), check_of("throw")};
+    EXPECT_THROW(dispatch_check_txs(app, throwing, heard.observer()), std::runtime_error);
+    EXPECT_EQ(heard.calls, (std::vector<std::string>(2, "check_tx")));
+    EXPECT_TRUE(dispatch_check_txs(app, {}, heard.observer()).empty());
 }
 
 TEST(abci_base_application, answers_as_cometbft_does) {

@@ -23,8 +23,10 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace barrel;
@@ -51,6 +53,7 @@ public:
     }
     Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override {
         called();
+        if (request.tx() == kThrow) throw std::runtime_error("boom in check_tx");
         pb::ResponseCheckTx response;
         response.set_code(request.tx().empty() ? 0 : static_cast<uint8_t>(request.tx()[0]));
         return response;
@@ -59,6 +62,22 @@ public:
         called();
         throw std::runtime_error("boom");
     }
+
+    std::vector<Answer<pb::ResponseCheckTx>> check_txs(
+        std::span<const pb::RequestCheckTx* const> requests) override {
+        {
+            std::lock_guard lock{m_mutex};
+            m_runs.push_back(requests.size());
+        }
+        return BaseApplication::check_txs(requests);
+    }
+    /// The sizes of the runs of CheckTx the server handed over, in order.
+    std::vector<size_t> runs() {
+        std::lock_guard lock{m_mutex};
+        return m_runs;
+    }
+    /// A CheckTx of this transaction throws.
+    static constexpr std::string_view kThrow = "\xee";
 
     /// Waits until the application has been called `n` times in all.
     bool wait_for_calls(size_t n) {
@@ -75,6 +94,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_changed;
     size_t m_calls{0};
+    std::vector<size_t> m_runs;
 };
 
 /// The server's log, which tests wait on.
@@ -318,6 +338,66 @@ TEST(abci_server, responses_wait_for_the_flush) {
     ASSERT_TRUE(r && r->has_info());
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
+}
+
+TEST(abci_server, consecutive_check_tx_of_one_read_are_handed_over_as_one_run) {
+    // One write reaches the server as one read on a Unix socket: what it holds decides the runs.
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
+    Client client{server->address()};
+    client.send({check_tx(1), check_tx(2), check_tx(3), echo_request("between"), check_tx(4),
+                 check_tx(5), flush(), check_tx(6)});
+    for (const uint32_t code : {1u, 2u, 3u}) {
+        auto r = client.receive();
+        ASSERT_TRUE(r && r->has_check_tx());
+        EXPECT_EQ(r->check_tx().code(), code);
+    }
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+    for (const uint32_t code : {4u, 5u}) {
+        r = client.receive();
+        ASSERT_TRUE(r && r->has_check_tx());
+        EXPECT_EQ(r->check_tx().code(), code);
+    }
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+    // The CheckTx after the Flush is a run of its own, answered at the next Flush.
+    ASSERT_TRUE(app.wait_for_calls(6));
+    EXPECT_EQ(client.pending(), 0u);
+    EXPECT_EQ(app.runs(), (std::vector<size_t>{3, 2, 1}));
+    client.send({flush()});
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_check_tx());
+    EXPECT_EQ(r->check_tx().code(), 6u);
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+}
+
+TEST(abci_server, a_run_of_check_tx_that_throws_is_answered_with_the_exception_each_at_once) {
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
+    Client client{server->address()};
+    pb::Request throwing;
+    throwing.mutable_check_tx()->set_tx(std::string{FakeApp::kThrow});
+    client.send({echo_request("before"), check_tx(1), throwing, check_tx(2)});
+    // No Flush: CometBFT stops on an exception and may not send one.
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_echo());
+    for (int i = 0; i < 3; ++i) {
+        r = client.receive();
+        ASSERT_TRUE(r && r->has_exception()) << i;
+        EXPECT_EQ(r->exception().error(), "the application failed: boom in check_tx");
+    }
+    EXPECT_EQ(app.runs(), (std::vector<size_t>{3}));
+    // The connection goes on.
+    client.send({check_tx(7), flush()});
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_check_tx());
+    EXPECT_EQ(r->check_tx().code(), 7u);
 }
 
 TEST(abci_server, an_application_error_is_answered_as_an_exception) {
