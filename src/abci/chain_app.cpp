@@ -170,49 +170,77 @@ Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request
 std::vector<Answer<pb::ResponseCheckTx>> ChainApp::check_txs(
     std::span<const pb::RequestCheckTx* const> requests) {
     std::vector<Answer<pb::ResponseCheckTx>> answers(requests.size());
-    // Each is hashed once: the pool is searched by it, and admission takes it as it is.
-    std::vector<BytesView> fresh;  // neither pooled nor a recheck: admitted together below
-    std::vector<Hash> fresh_hashes;
-    std::vector<size_t> fresh_at;  // their places in `requests`
+    // The requests to admit together, in their order: their senders are recovered in parallel,
+    // and the pool's stateful checks run in batch order, as if each were checked in turn.
+    std::vector<BytesView> batch;
+    std::vector<Hash> batch_hashes;
+    std::vector<size_t> batch_at;  // their places in `requests`
+    const auto admit_batch = [&] {
+        if (batch.empty()) return;
+        const std::vector<pool::AdmitResult> admitted =
+            m_pool.admit(batch, pool::Origin::peer, batch_hashes);
+        for (size_t k = 0; k < batch.size(); ++k) {
+            pb::ResponseCheckTx& response = *answers[batch_at[k]];
+            if (admitted[k]) {
+                response.set_gas_wanted(static_cast<int64_t>(admitted[k]->gas_limit));
+            } else if (admitted[k].error().code != pool::RejectCode::already_known) {
+                response.set_code(check_tx_code(admitted[k].error().code));
+                response.set_log(admitted[k].error().message);
+            } else {
+                // Known: pooled before its turn (by an earlier request of the run, or over
+                // JSON-RPC meanwhile), and answered as a pooled one is.
+                response.set_gas_wanted(known_gas(batch[k], batch_hashes[k]));
+            }
+        }
+        batch.clear();
+        batch_hashes.clear();
+        batch_at.clear();
+    };
     for (size_t i = 0; i < requests.size(); ++i) {
         const BytesView tx = view_of(requests[i]->tx());
+        // Hashed once: the pool is searched by it, and admission takes it as it is.
         const Hash hash = tx::hash_of(tx);
         pb::ResponseCheckTx& response = *answers[i];
-        // A recheck (after each commit): Commit has told the pool what the block made invalid,
-        // so whether the pool still holds it is the whole answer, and nothing is recovered
-        // again. A first check of a transaction the pool holds is answered the same way:
-        // "already known" is admitted too, since a transaction this node took over JSON-RPC
-        // comes back through CometBFT's mempool, which must still gossip it.
-        if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
-            response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
-        } else if (requests[i]->type() == pb::RECHECK) {
-            response.set_code(kNoLongerPooled);
-            response.set_log("no longer valid: the pool no longer holds it");
-        } else {
-            fresh.push_back(tx);
-            fresh_hashes.push_back(hash);
-            fresh_at.push_back(i);
+        if (requests[i]->type() == pb::RECHECK) {
+            // After each commit: Commit has told the pool what the block made invalid, so
+            // whether the pool still holds it is the whole answer, and nothing is recovered
+            // again. Asked after the requests before it are admitted (CometBFT sends rechecks
+            // on their own, after a Flush, so this splits no run in practice).
+            admit_batch();
+            if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
+                response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+            } else {
+                response.set_code(kNoLongerPooled);
+                response.set_log("no longer valid: the pool no longer holds it");
+            }
+            continue;
         }
-    }
-    if (fresh.empty()) return answers;
-    // One admission for the run: the senders are recovered in parallel, and the stateful checks
-    // run in the requests' order, as if each had been checked in turn.
-    const std::vector<pool::AdmitResult> admitted =
-        m_pool.admit(fresh, pool::Origin::peer, fresh_hashes);
-    for (size_t k = 0; k < fresh.size(); ++k) {
-        pb::ResponseCheckTx& response = *answers[fresh_at[k]];
-        if (admitted[k]) {
-            response.set_gas_wanted(static_cast<int64_t>(admitted[k]->gas_limit));
-        } else if (admitted[k].error().code != pool::RejectCode::already_known) {
-            response.set_code(check_tx_code(admitted[k].error().code));
-            response.set_log(admitted[k].error().message);
-        } else if (const pool::TxPtr pooled = m_pool.find(fresh_hashes[k], kLivePool)) {
-            // Admitted meanwhile by another connection (JSON-RPC), or earlier in this run: known,
-            // as above.
-            response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+        // A first check of a transaction the pool holds is admitted too ("already known"):
+        // a transaction this node took over JSON-RPC comes back through CometBFT's mempool,
+        // which must still gossip it. With nothing of the run before it to admit, the pool's
+        // answer is the whole answer; after a request to admit, which could replace or evict
+        // it, it is admitted in turn with them, and the pool says "already known" or why not.
+        if (batch.empty()) {
+            if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
+                response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));
+                continue;
+            }
         }
+        batch.push_back(tx);
+        batch_hashes.push_back(hash);
+        batch_at.push_back(i);
     }
+    admit_batch();
     return answers;
+}
+
+int64_t ChainApp::known_gas(BytesView tx, const Hash& hash) const {
+    if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool))
+        return static_cast<int64_t>(pooled->tx.gas_limit);
+    // Known at its turn and gone since (evicted by a later request of the run): the same hash
+    // is the same bytes, and so the same gas limit.
+    const auto decoded = tx::decode(tx);
+    return decoded ? static_cast<int64_t>(decoded->gas_limit) : 0;
 }
 
 // ---- consensus connection --------------------------------------------------------------------

@@ -138,7 +138,8 @@ public:
     Answer<pb::ResponseInfo> info(const pb::RequestInfo& request) override;
     Answer<pb::ResponseQuery> query(const pb::RequestQuery& request) override;
     Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override;
-    /// The run's transactions that are neither pooled nor rechecks are admitted as one batch.
+    /// The run's transactions are admitted as one batch, from the first one the pool does not
+    /// hold on; a recheck is answered from the pool after the requests before it.
     std::vector<Answer<pb::ResponseCheckTx>> check_txs(
         std::span<const pb::RequestCheckTx* const> requests) override;
     Answer<pb::ResponseInitChain> init_chain(const pb::RequestInitChain& request) override;
@@ -173,6 +174,8 @@ public:
     std::optional<RestoreProgress> restore_progress() const;
 
 private:
+    /// gas_wanted of a transaction admission found already known: the pooled one's.
+    int64_t known_gas(BytesView tx, const Hash& hash) const;
     /// A proposal checked by ProcessProposal: CometBFT's block hash and barrel's checked block.
     struct Kept {
         std::string hash;

@@ -388,13 +388,21 @@ std::string Server::Impl::exchange(Connection& c) {
         // Consecutive CheckTx requests of this read, answered together (Application::check_txs):
         // CometBFT pipelines them and reads no answer before its Flush, which ends a run.
         bool write_now = false;
-        const auto answer_checks = [&] {
-            if (checks.empty()) return;
+        // Writes what is waiting when it must go (a Flush, an exception) or has grown past the
+        // bound; "" or why the connection closes.
+        const auto write_if_due = [&]() -> std::string {
+            if (!write_now && out.size() <= kWriteEarlyBytes) return {};
+            write_now = false;
+            return write(c, out);
+        };
+        const auto answer_checks = [&]() -> std::string {
+            if (checks.empty()) return {};
             for (const pb::Response& response : answer_check_txs(checks)) {
                 append_frame(response, out);
                 write_now = write_now || response.has_exception();
             }
             checks.clear();
+            return write_if_due();
         };
         for (;;) {
             auto frame = reader.next();
@@ -402,25 +410,22 @@ std::string Server::Impl::exchange(Connection& c) {
             if (!frame->has_value()) break;  // the rest of the frame is still to come
             auto request = parse_request(**frame);
             if (!request) return "closed: " + request.error();
-            if (request->has_check_tx()) {
+            const bool is_check = request->has_check_tx();
+            if (is_check) {
                 checks.push_back(std::move(*request));
-                continue;
+                if (checks.size() < kMaxCheckRun) continue;
             }
-            answer_checks();
-            const pb::Response response = answer(*request);
-            append_frame(response, out);
-            // The client waits for Flush's answer; an exception is written at once, since
-            // CometBFT stops on it and may not flush again.
-            write_now = write_now || request->has_flush() || response.has_exception();
-            if (write_now || out.size() > kWriteEarlyBytes) {
-                if (auto failed = write(c, out); !failed.empty()) return failed;
-                write_now = false;
+            if (auto failed = answer_checks(); !failed.empty()) return failed;
+            if (!is_check) {
+                const pb::Response response = answer(*request);
+                append_frame(response, out);
+                // The client waits for Flush's answer; an exception is written at once, since
+                // CometBFT stops on it and may not flush again.
+                write_now = request->has_flush() || response.has_exception();
+                if (auto failed = write_if_due(); !failed.empty()) return failed;
             }
         }
-        answer_checks();
-        if (write_now || out.size() > kWriteEarlyBytes) {
-            if (auto failed = write(c, out); !failed.empty()) return failed;
-        }
+        if (auto failed = answer_checks(); !failed.empty()) return failed;
     }
 }
 

@@ -21,6 +21,11 @@
 
 namespace barrel::abci {
 
+/// Consecutive CheckTx requests handed to Application::check_txs at most: a 64 KiB read holds a
+/// few hundred transfers, and thousands of the smallest frames. A run's answers are written
+/// before the next run once they pass the server's 1 MiB bound on unwritten answers.
+inline constexpr size_t kMaxCheckRun = 1024;
+
 struct ServerConfig {
     /// tcp://HOST:PORT (port 0: one the system picks; address() tells which) or unix://PATH.
     std::string address;

@@ -377,9 +377,17 @@ TEST_F(AbciApp, a_run_of_check_tx_is_answered_as_the_same_requests_one_at_a_time
     AppNode run{dir / "run", genesis};
     const std::vector<Bytes> committed = transfers(1, 0, 2);
     const std::vector<Bytes> pooled = transfers(2, 0, 2);
+    // Pooled too, each with a replacement (same nonce, fees bumped past the pool's 10 %) that the
+    // run carries before it (sender 6) or after it (sender 7).
+    const Bytes replaced_before = signed_tx(Spec{.key = 6});
+    const Bytes replaced_after = signed_tx(Spec{.key = 7});
+    const Bytes replacing_6 = signed_tx(Spec{.key = 6, .fee_cap = 20, .tip = 4});
+    const Bytes replacing_7 = signed_tx(Spec{.key = 7, .fee_cap = 20, .tip = 4});
     for (AppNode* node : {&one, &run}) {
         for (const Bytes& t : concat(committed, pooled))
             EXPECT_EQ(check_tx(node->app, t).code(), 0u);
+        EXPECT_EQ(check_tx(node->app, replaced_before).code(), 0u);
+        EXPECT_EQ(check_tx(node->app, replaced_after).code(), 0u);
         run_height(node->app, 1, committed);
     }
     const Bytes fresh = signed_tx(Spec{.key = 3, .nonce = 0});
@@ -399,6 +407,11 @@ TEST_F(AbciApp, a_run_of_check_tx_is_answered_as_the_same_requests_one_at_a_time
         {with_bad_signature(signed_tx(Spec{.key = 4}))},  // invalid sender
         {signed_tx(Spec{.key = 4, .nonce = 5})},          // queued behind a nonce gap
         {signed_tx(Spec{.key = 5}), true},  // a recheck of what the pool never had: not admitted
+        {replacing_6},                      // replaces a pooled one...
+        {replaced_before},                  // ...which, asked after it, is underpriced
+        {replaced_after},                   // pooled, asked after a fresh one: already known, 0
+        {replacing_7},                      // replaces it
+        {fresh, true},                      // a recheck after the run's admissions: pooled, 0
     };
     std::vector<pb::RequestCheckTx> messages(requests.size());
     std::vector<const pb::RequestCheckTx*> pointers;
@@ -428,11 +441,17 @@ TEST_F(AbciApp, a_run_of_check_tx_is_answered_as_the_same_requests_one_at_a_time
                                          check_tx_code(pool::RejectCode::malformed),
                                          check_tx_code(pool::RejectCode::invalid_sender),
                                          0,
-                                         kNoLongerPooled};
+                                         kNoLongerPooled,
+                                         0,
+                                         check_tx_code(pool::RejectCode::replacement_underpriced),
+                                         0,
+                                         0,
+                                         0};
     for (size_t i = 0; i < codes.size(); ++i) EXPECT_EQ(answers[i]->code(), codes[i]) << i;
     EXPECT_EQ(run.pool.status().pending, one.pool.status().pending);
     EXPECT_EQ(run.pool.status().queued, one.pool.status().queued);
-    EXPECT_EQ(run.pool.status().pending, 4u);  // both of pooled, fresh and its successor
+    // Both of `pooled`, fresh and its successor, and the two replacements.
+    EXPECT_EQ(run.pool.status().pending, 6u);
     EXPECT_EQ(run.pool.status().queued, 1u);
     EXPECT_TRUE(run.app.check_txs({}).empty());
 }

@@ -375,6 +375,27 @@ TEST(abci_server, consecutive_check_tx_of_one_read_are_handed_over_as_one_run) {
     ASSERT_TRUE(r && r->has_flush());
 }
 
+TEST(abci_server, a_run_is_cut_at_its_bound) {
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
+    Client client{server->address()};
+    Bytes out;
+    // Codes below 0xee, which throws.
+    for (size_t i = 0; i < kMaxCheckRun + 6; ++i) append_frame(check_tx(i % 200), out);
+    append_frame(flush(), out);
+    client.send_raw(out);
+    for (size_t i = 0; i < kMaxCheckRun + 6; ++i) {
+        auto r = client.receive();
+        ASSERT_TRUE(r && r->has_check_tx()) << i;
+        ASSERT_EQ(r->check_tx().code(), i % 200) << i;
+    }
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+    EXPECT_EQ(app.runs(), (std::vector<size_t>{kMaxCheckRun, 6}));
+}
+
 TEST(abci_server, a_run_of_check_tx_that_throws_is_answered_with_the_exception_each_at_once) {
     test::ScratchDir dir;
     FakeApp app;
