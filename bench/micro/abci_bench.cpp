@@ -80,6 +80,11 @@ struct CheckTxFixture {
     fs::path root;
     std::unique_ptr<store::Store> store;
     std::vector<pb::RequestCheckTx> requests;
+    /// At exit: the datadir closed, then removed.
+    ~CheckTxFixture() {
+        store.reset();
+        fs::remove_all(root);
+    }
 };
 
 const CheckTxFixture& check_tx_fixture() {
@@ -104,7 +109,6 @@ const CheckTxFixture& check_tx_fixture() {
         auto opened = store::Store::init(f->root, genesis, store::Options{});
         if (!opened) std::abort();
         f->store = std::move(*opened);
-        std::atexit([] { fs::remove_all(check_tx_fixture().root); });
         return f;
     }();
     return *fixture;

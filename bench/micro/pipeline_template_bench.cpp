@@ -41,6 +41,12 @@ struct TemplateFixture {
     std::unique_ptr<store::Store> store;
     std::unique_ptr<block::SenderCache> cache;
     std::unique_ptr<pipeline::Pipeline> pipe;
+    /// At exit: the datadir closed, then removed.
+    ~TemplateFixture() {
+        pipe.reset();
+        store.reset();
+        fs::remove_all(root);
+    }
 };
 
 TemplateFixture& template_fixture() {
@@ -69,7 +75,6 @@ TemplateFixture& template_fixture() {
             f->cache->insert(f->block.tx_hashes[i], f->block.senders[i]);
         f->pipe = std::make_unique<pipeline::Pipeline>(
             *f->store, pipeline::Config{.sender_cache = f->cache.get()});
-        std::atexit([] { fs::remove_all(template_fixture().root); });
         return f;
     }();
     return *fixture;
