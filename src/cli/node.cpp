@@ -2,6 +2,7 @@
 
 #include <barrel/core/endpoint.hpp>
 #include <barrel/core/hex.hpp>
+#include <barrel/tx/transaction.hpp>
 #include <barrel/version/version.hpp>
 
 #include "command.hpp"
@@ -162,14 +163,31 @@ Expected<void, std::string> Node::open_journal() {
     auto journal = pool::read_journal(m_journal_path, m_config.pool);
     if (!journal) return unexpected(journal.error());
     m_journaled = journal->transactions.size();
+    size_t in_blocks = 0;
     {
-        const std::vector<BytesView> views(journal->transactions.begin(),
-                                           journal->transactions.end());
-        const auto results = m_pool->admit(views);
+        // Between two rewrites the journal is only appended to, so after a SIGKILL it holds
+        // what blocks have taken since: each such transaction is known by its hash, in one
+        // read, where admission would recover its sender to refuse it by its nonce. (One the
+        // store cannot say of is admitted, and refused there.)
+        std::vector<BytesView> views;
+        std::vector<Hash> hashes;
+        views.reserve(m_journaled);
+        hashes.reserve(m_journaled);
+        for (const Bytes& t : journal->transactions) {
+            const Hash hash = tx::hash_of(t);
+            if (const auto taken = m_store->took_transaction(hash); taken && *taken) {
+                ++in_blocks;
+                continue;
+            }
+            views.emplace_back(t);
+            hashes.push_back(hash);
+        }
+        const auto results = m_pool->admit(views, pool::Origin::local, hashes);
         m_metrics->on_admitted(results);
         for (const auto& r : results) m_readmitted += r.has_value() ? 1 : 0;
     }
     m_journal_note =
+        (in_blocks > 0 ? " (" + std::to_string(in_blocks) + " already in blocks)" : "") +
         std::string{journal->damaged ? " (the journal's damaged tail was dropped)" : ""} +
         (journal->truncated ? " (more than the pool holds: the rest was dropped)" : "");
     // From here on every admitted batch is appended to the journal as it is admitted, so a

@@ -148,6 +148,12 @@ ReadOutcome<TransactionRecord> Store::transaction_record(const Hash& tx_hash) co
     return transaction_at(*m_impl, tx_hash, kNewest);
 }
 
+Expected<bool, StoreError> Store::took_transaction(const Hash& tx_hash) const {
+    auto stored = m_impl->get(kTxs, hash_bytes_key(tx_hash));
+    if (!stored) return unexpected(std::move(stored).error());
+    return stored->has_value();
+}
+
 ReadOutcome<ReceiptRecord> Store::receipt_record(const Hash& tx_hash) const {
     return receipt_at(*m_impl, tx_hash, kNewest);
 }

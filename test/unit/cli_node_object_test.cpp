@@ -66,6 +66,10 @@ TEST(cli_node_object, without_its_sealer_it_seals_nothing_and_with_it_the_journa
     EXPECT_NE(first_log.str().find("stopped at block 0; 3 pool transactions journaled"),
               std::string::npos)
         << first_log.str();
+    // The journal as a SIGKILL after block 1 would leave it: appended to, not rewritten.
+    const std::string journal = d.dir + "/transactions.rlp";
+    const std::string journal_of_block_0 = test::read_text(journal);
+    ASSERT_FALSE(journal_of_block_0.empty());
 
     std::ostringstream second_log;
     on_own_thread([&] {
@@ -86,6 +90,22 @@ TEST(cli_node_object, without_its_sealer_it_seals_nothing_and_with_it_the_journa
     EXPECT_NE(second_log.str().find("stopped at block 1; 0 pool transactions journaled"),
               std::string::npos)
         << second_log.str();
+
+    // Block 1 took the journal's three: each is known by its hash at the next start, not
+    // recovered again to be refused by its nonce.
+    test::write_text(journal, journal_of_block_0);
+    std::ostringstream third_log;
+    on_own_thread([&] {
+        auto node = Node::open(config_of(d, true), third_log);
+        ASSERT_TRUE(node) << node.error();
+        EXPECT_EQ((*node)->pool().status().pending, 0u);
+        ASSERT_TRUE((*node)->start());
+        ASSERT_TRUE((*node)->stop());
+    });
+    EXPECT_NE(
+        third_log.str().find("0 of 3 journaled transactions re-admitted (3 already in blocks)"),
+        std::string::npos)
+        << third_log.str();
 }
 
 }  // namespace

@@ -139,6 +139,9 @@ TEST(store_prune, keeps_the_last_n_blocks_the_genesis_the_head_and_the_state) {
         EXPECT_TRUE(*(*s)->raw_block(9));
         EXPECT_TRUE(*(*s)->transaction_record(kept.front()));
         EXPECT_TRUE(*(*s)->receipt_record(kept.back()));
+        EXPECT_TRUE(*(*s)->took_transaction(kept.front()));
+        EXPECT_FALSE(*(*s)->took_transaction(gone.front()));
+        EXPECT_FALSE(*(*s)->took_transaction(Hash{}));
         const auto view = (*s)->snapshot();
         ASSERT_TRUE(view);
         EXPECT_EQ((*view)->earliest(), 9u);

@@ -166,6 +166,10 @@ public:
     ReadOutcome<TransactionRecord> transaction_record(const Hash& tx_hash) const override;
     ReadOutcome<ReceiptRecord> receipt_record(const Hash& tx_hash) const override;
     Expected<std::optional<nlohmann::json>, StoreError> transaction(const Hash& tx_hash) const;
+    /// Whether a committed block took the transaction: its document is stored (a pruned block's
+    /// are deleted with it, so of those, only until the pruner gets to them). One point read;
+    /// nothing parsed.
+    Expected<bool, StoreError> took_transaction(const Hash& tx_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> receipt(const Hash& tx_hash) const;
     Expected<std::optional<nlohmann::json>, StoreError> account_document(
         const Address& address) const;
