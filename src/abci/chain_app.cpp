@@ -36,6 +36,10 @@ block::Block from_pool(const block::Header& header, std::span<const pool::TxPtr>
     return block::with_header(std::move(b), header);
 }
 
+/// Transactions of a CheckTx run to admit, from which their senders are recovered in parallel
+/// (Pool::admit); fewer are admitted one by one on the connection's thread.
+constexpr size_t kParallelCheckRun = 16;
+
 /// A reader of the live pool: pool::Pool::find as of every committed block.
 constexpr uint64_t kLivePool = std::numeric_limits<uint64_t>::max();
 
@@ -177,8 +181,16 @@ std::vector<Answer<pb::ResponseCheckTx>> ChainApp::check_txs(
     std::vector<size_t> batch_at;  // their places in `requests`
     const auto admit_batch = [&] {
         if (batch.empty()) return;
-        const std::vector<pool::AdmitResult> admitted =
-            m_pool.admit(batch, pool::Origin::peer, batch_hashes);
+        std::vector<pool::AdmitResult> admitted;
+        if (batch.size() >= kParallelCheckRun) {
+            admitted = m_pool.admit(batch, pool::Origin::peer, batch_hashes);
+        } else {
+            // A few at a time (a node keeping up with its gossip): on this thread, one after
+            // the other, as a parallel loop would wake a worker for less than it saves.
+            admitted.reserve(batch.size());
+            for (size_t k = 0; k < batch.size(); ++k)
+                admitted.push_back(m_pool.admit_one(batch[k], batch_hashes[k], pool::Origin::peer));
+        }
         for (size_t k = 0; k < batch.size(); ++k) {
             pb::ResponseCheckTx& response = *answers[batch_at[k]];
             if (admitted[k]) {

@@ -373,87 +373,83 @@ TEST_F(AbciApp, recheck_keeps_what_the_pool_holds_and_drops_the_rest_without_rec
 TEST_F(AbciApp, a_run_of_check_tx_is_answered_as_the_same_requests_one_at_a_time) {
     // Two nodes in the same state: one asked each request in turn, the other the whole run in
     // one check_txs (as the server hands over what one read of the mempool connection brought).
-    AppNode one{dir / "one", genesis};
-    AppNode run{dir / "run", genesis};
-    const std::vector<Bytes> committed = transfers(1, 0, 2);
-    const std::vector<Bytes> pooled = transfers(2, 0, 2);
-    // Pooled too, each with a replacement (same nonce, fees bumped past the pool's 10 %) that the
-    // run carries before it (sender 6) or after it (sender 7).
-    const Bytes replaced_before = signed_tx(Spec{.key = 6});
-    const Bytes replaced_after = signed_tx(Spec{.key = 7});
-    const Bytes replacing_6 = signed_tx(Spec{.key = 6, .fee_cap = 20, .tip = 4});
-    const Bytes replacing_7 = signed_tx(Spec{.key = 7, .fee_cap = 20, .tip = 4});
-    for (AppNode* node : {&one, &run}) {
-        for (const Bytes& t : concat(committed, pooled))
-            EXPECT_EQ(check_tx(node->app, t).code(), 0u);
-        EXPECT_EQ(check_tx(node->app, replaced_before).code(), 0u);
-        EXPECT_EQ(check_tx(node->app, replaced_after).code(), 0u);
-        run_height(node->app, 1, committed);
+    // Twice: as it is, a run admitted one by one; with 20 more transfers to admit at its start,
+    // a run admitted as one parallel batch.
+    for (const size_t padding : {size_t{0}, size_t{20}}) {
+        SCOPED_TRACE("padding " + std::to_string(padding));
+        const std::string at = std::to_string(padding);
+        AppNode one{dir / ("one" + at), genesis};
+        AppNode run{dir / ("run" + at), genesis};
+        const std::vector<Bytes> committed = transfers(1, 0, 2);
+        const std::vector<Bytes> pooled = transfers(2, 0, 2);
+        // Pooled too, each with a replacement (same nonce, fees bumped past the pool's 10 %)
+        // that the run carries before it (sender 6) or after it (sender 7).
+        const Bytes replaced_before = signed_tx(Spec{.key = 6});
+        const Bytes replaced_after = signed_tx(Spec{.key = 7});
+        const Bytes replacing_6 = signed_tx(Spec{.key = 6, .fee_cap = 20, .tip = 4});
+        const Bytes replacing_7 = signed_tx(Spec{.key = 7, .fee_cap = 20, .tip = 4});
+        for (AppNode* node : {&one, &run}) {
+            for (const Bytes& t : concat(committed, pooled))
+                EXPECT_EQ(check_tx(node->app, t).code(), 0u);
+            EXPECT_EQ(check_tx(node->app, replaced_before).code(), 0u);
+            EXPECT_EQ(check_tx(node->app, replaced_after).code(), 0u);
+            run_height(node->app, 1, committed);
+        }
+        const Bytes fresh = signed_tx(Spec{.key = 3, .nonce = 0});
+        struct Request {
+            Bytes tx;
+            bool recheck{false};
+            uint32_t code{0};  // the answer the oracle gives, spelled out
+        };
+        const uint32_t underpriced = check_tx_code(pool::RejectCode::replacement_underpriced);
+        std::vector<Request> requests = {
+            {pooled[0], true},                        // a recheck of what the pool holds: kept
+            {committed[0], true, kNoLongerPooled},    // a recheck of what a block took: dropped
+            {fresh},                                  // admitted
+            {signed_tx(Spec{.key = 3, .nonce = 1})},  // its successor, checked after it
+            {fresh},                                  // the same again in the run: known, 0
+            {pooled[1]},                              // pooled before the run: known, 0
+            {committed[1], false, check_tx_code(pool::RejectCode::nonce_too_low)},
+            {Bytes{0x01}, false, check_tx_code(pool::RejectCode::malformed)},
+            {with_bad_signature(signed_tx(Spec{.key = 4})), false,
+             check_tx_code(pool::RejectCode::invalid_sender)},
+            {signed_tx(Spec{.key = 4, .nonce = 5})},  // queued behind a nonce gap
+            // A recheck of what the pool never had: not admitted.
+            {signed_tx(Spec{.key = 5}), true, kNoLongerPooled},
+            {replacing_6},                          // replaces a pooled one...
+            {replaced_before, false, underpriced},  // ...which, asked after it, is underpriced
+            {replaced_after},  // pooled, asked after a fresh one: already known, 0
+            {replacing_7},     // replaces it
+            {fresh, true},     // a recheck after the run's admissions: pooled, 0
+        };
+        for (const Bytes& t : transfers(8, 0, padding))
+            requests.insert(requests.begin() + 2, Request{t});
+        std::vector<pb::RequestCheckTx> messages(requests.size());
+        std::vector<const pb::RequestCheckTx*> pointers;
+        for (size_t i = 0; i < requests.size(); ++i) {
+            messages[i].set_tx(bytes_string(requests[i].tx));
+            messages[i].set_type(requests[i].recheck ? pb::RECHECK : pb::NEW);
+            pointers.push_back(&messages[i]);
+        }
+        const auto answers = run.app.check_txs(pointers);
+        ASSERT_EQ(answers.size(), requests.size());
+        for (size_t i = 0; i < requests.size(); ++i) {
+            SCOPED_TRACE("request " + std::to_string(i));
+            const pb::ResponseCheckTx expected =
+                check_tx(one.app, requests[i].tx, requests[i].recheck);
+            ASSERT_TRUE(answers[i]) << answers[i].error();
+            EXPECT_EQ(answers[i]->code(), expected.code());
+            EXPECT_EQ(answers[i]->log(), expected.log());
+            EXPECT_EQ(answers[i]->gas_wanted(), expected.gas_wanted());
+            EXPECT_EQ(answers[i]->code(), requests[i].code);
+        }
+        EXPECT_EQ(run.pool.status().pending, one.pool.status().pending);
+        EXPECT_EQ(run.pool.status().queued, one.pool.status().queued);
+        // Both of `pooled`, fresh and its successor, the two replacements, and the padding.
+        EXPECT_EQ(run.pool.status().pending, 6u + padding);
+        EXPECT_EQ(run.pool.status().queued, 1u);
+        EXPECT_TRUE(run.app.check_txs({}).empty());
     }
-    const Bytes fresh = signed_tx(Spec{.key = 3, .nonce = 0});
-    struct Request {
-        Bytes tx;
-        bool recheck{false};
-    };
-    const std::vector<Request> requests = {
-        {pooled[0], true},                        // a recheck of what the pool holds: kept
-        {committed[0], true},                     // a recheck of what a block took: dropped
-        {fresh},                                  // admitted
-        {signed_tx(Spec{.key = 3, .nonce = 1})},  // its successor, checked after it in the run
-        {fresh},                                  // the same again in the run: already known, 0
-        {pooled[1]},                              // pooled before the run: already known, 0
-        {committed[1]},                           // nonce too low
-        {Bytes{0x01}},                            // malformed
-        {with_bad_signature(signed_tx(Spec{.key = 4}))},  // invalid sender
-        {signed_tx(Spec{.key = 4, .nonce = 5})},          // queued behind a nonce gap
-        {signed_tx(Spec{.key = 5}), true},  // a recheck of what the pool never had: not admitted
-        {replacing_6},                      // replaces a pooled one...
-        {replaced_before},                  // ...which, asked after it, is underpriced
-        {replaced_after},                   // pooled, asked after a fresh one: already known, 0
-        {replacing_7},                      // replaces it
-        {fresh, true},                      // a recheck after the run's admissions: pooled, 0
-    };
-    std::vector<pb::RequestCheckTx> messages(requests.size());
-    std::vector<const pb::RequestCheckTx*> pointers;
-    for (size_t i = 0; i < requests.size(); ++i) {
-        messages[i].set_tx(bytes_string(requests[i].tx));
-        messages[i].set_type(requests[i].recheck ? pb::RECHECK : pb::NEW);
-        pointers.push_back(&messages[i]);
-    }
-    const auto answers = run.app.check_txs(pointers);
-    ASSERT_EQ(answers.size(), requests.size());
-    for (size_t i = 0; i < requests.size(); ++i) {
-        SCOPED_TRACE("request " + std::to_string(i));
-        const pb::ResponseCheckTx expected = check_tx(one.app, requests[i].tx, requests[i].recheck);
-        ASSERT_TRUE(answers[i]) << answers[i].error();
-        EXPECT_EQ(answers[i]->code(), expected.code());
-        EXPECT_EQ(answers[i]->log(), expected.log());
-        EXPECT_EQ(answers[i]->gas_wanted(), expected.gas_wanted());
-    }
-    // The answers the oracle gave, spelled out: a change to both would still be caught.
-    const std::vector<uint32_t> codes = {0,
-                                         kNoLongerPooled,
-                                         0,
-                                         0,
-                                         0,
-                                         0,
-                                         check_tx_code(pool::RejectCode::nonce_too_low),
-                                         check_tx_code(pool::RejectCode::malformed),
-                                         check_tx_code(pool::RejectCode::invalid_sender),
-                                         0,
-                                         kNoLongerPooled,
-                                         0,
-                                         check_tx_code(pool::RejectCode::replacement_underpriced),
-                                         0,
-                                         0,
-                                         0};
-    for (size_t i = 0; i < codes.size(); ++i) EXPECT_EQ(answers[i]->code(), codes[i]) << i;
-    EXPECT_EQ(run.pool.status().pending, one.pool.status().pending);
-    EXPECT_EQ(run.pool.status().queued, one.pool.status().queued);
-    // Both of `pooled`, fresh and its successor, and the two replacements.
-    EXPECT_EQ(run.pool.status().pending, 6u);
-    EXPECT_EQ(run.pool.status().queued, 1u);
-    EXPECT_TRUE(run.app.check_txs({}).empty());
 }
 
 TEST_F(AbciApp, a_height_from_proposal_to_commit) {
