@@ -174,8 +174,9 @@ Answer<pb::ResponseCheckTx> ChainApp::check_tx(const pb::RequestCheckTx& request
 std::vector<Answer<pb::ResponseCheckTx>> ChainApp::check_txs(
     std::span<const pb::RequestCheckTx* const> requests) {
     std::vector<Answer<pb::ResponseCheckTx>> answers(requests.size());
-    // The requests to admit together, in their order: their senders are recovered in parallel,
-    // and the pool's stateful checks run in batch order, as if each were checked in turn.
+    // The requests to admit together, in their order: their senders are recovered in parallel
+    // (from kParallelCheckRun of them), and the pool's stateful checks run in batch order, as if
+    // each were checked in turn.
     std::vector<BytesView> batch;
     std::vector<Hash> batch_hashes;
     std::vector<size_t> batch_at;  // their places in `requests`
