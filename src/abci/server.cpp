@@ -375,6 +375,8 @@ std::string Server::Impl::exchange(Connection& c) {
     FrameReader reader{config.max_frame_bytes};
     std::vector<uint8_t> chunk(kReadChunk);
     Bytes out;  // the answers since the last write
+    // Consecutive CheckTx requests of one read, answered together (Application::check_txs):
+    // CometBFT pipelines them and reads no answer before its Flush, which ends a run.
     std::vector<pb::Request> checks;
     boost::system::error_code ec;
     for (;;) {
@@ -385,9 +387,7 @@ std::string Server::Impl::exchange(Connection& c) {
         }
         if (ec) return "closed: reading failed: " + ec.message();
         reader.feed({chunk.data(), n});
-        // Consecutive CheckTx requests of this read, answered together (Application::check_txs):
-        // CometBFT pipelines them and reads no answer before its Flush, which ends a run.
-        bool write_now = false;
+        bool write_now = false;  // a Flush or an exception was answered
         // Writes what is waiting when it must go (a Flush, an exception) or has grown past the
         // bound; "" or why the connection closes.
         const auto write_if_due = [&]() -> std::string {

@@ -253,6 +253,15 @@ pb::Request commit() {
     return request;
 }
 
+/// Whether the client's next response is CheckTx's, with `code`.
+::testing::AssertionResult next_is_check_tx(Client& client, uint32_t code) {
+    const auto r = client.receive();
+    if (!r || !r->has_check_tx()) return ::testing::AssertionFailure() << "not a CheckTx answer";
+    if (r->check_tx().code() != code)
+        return ::testing::AssertionFailure() << "code " << r->check_tx().code() << ", not " << code;
+    return ::testing::AssertionSuccess();
+}
+
 std::unique_ptr<Server> start(const ServerConfig& config, Application& app, LogLines& log) {
     auto server = Server::start(config, app, log.sink());
     if (!server) throw std::runtime_error(server.error());
@@ -274,9 +283,7 @@ void requests_answered_in_order(const std::string& address) {
     ASSERT_TRUE(r && r->has_info());
     EXPECT_EQ(r->info().data(), "fake app for 0.38.26");
     EXPECT_EQ(r->info().last_block_height(), 7);
-    r = client.receive();
-    ASSERT_TRUE(r && r->has_check_tx());
-    EXPECT_EQ(r->check_tx().code(), 5u);
+    EXPECT_TRUE(next_is_check_tx(client, 5u));
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
     EXPECT_EQ(client.pending(), 0u);
@@ -328,12 +335,8 @@ TEST(abci_server, responses_wait_for_the_flush) {
     client.send({flush()});
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_echo());
-    r = client.receive();
-    ASSERT_TRUE(r && r->has_check_tx());
-    EXPECT_EQ(r->check_tx().code(), 1u);
-    r = client.receive();
-    ASSERT_TRUE(r && r->has_check_tx());
-    EXPECT_EQ(r->check_tx().code(), 2u);
+    EXPECT_TRUE(next_is_check_tx(client, 1u));
+    EXPECT_TRUE(next_is_check_tx(client, 2u));
     r = client.receive();
     ASSERT_TRUE(r && r->has_info());
     r = client.receive();
@@ -350,16 +353,12 @@ TEST(abci_server, consecutive_check_tx_of_one_read_are_handed_over_as_one_run) {
     client.send({check_tx(1), check_tx(2), check_tx(3), echo_request("between"), check_tx(4),
                  check_tx(5), flush(), check_tx(6)});
     for (const uint32_t code : {1u, 2u, 3u}) {
-        auto r = client.receive();
-        ASSERT_TRUE(r && r->has_check_tx());
-        EXPECT_EQ(r->check_tx().code(), code);
+        EXPECT_TRUE(next_is_check_tx(client, code));
     }
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_echo());
     for (const uint32_t code : {4u, 5u}) {
-        r = client.receive();
-        ASSERT_TRUE(r && r->has_check_tx());
-        EXPECT_EQ(r->check_tx().code(), code);
+        EXPECT_TRUE(next_is_check_tx(client, code));
     }
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
@@ -368,9 +367,7 @@ TEST(abci_server, consecutive_check_tx_of_one_read_are_handed_over_as_one_run) {
     EXPECT_EQ(client.pending(), 0u);
     EXPECT_EQ(app.runs(), (std::vector<size_t>{3, 2, 1}));
     client.send({flush()});
-    r = client.receive();
-    ASSERT_TRUE(r && r->has_check_tx());
-    EXPECT_EQ(r->check_tx().code(), 6u);
+    EXPECT_TRUE(next_is_check_tx(client, 6u));
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
 }
@@ -387,9 +384,7 @@ TEST(abci_server, a_run_is_cut_at_its_bound) {
     append_frame(flush(), out);
     client.send_raw(out);
     for (size_t i = 0; i < kMaxCheckRun + 6; ++i) {
-        auto r = client.receive();
-        ASSERT_TRUE(r && r->has_check_tx()) << i;
-        ASSERT_EQ(r->check_tx().code(), i % 200) << i;
+        ASSERT_TRUE(next_is_check_tx(client, i % 200)) << i;
     }
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
@@ -416,9 +411,7 @@ TEST(abci_server, a_run_of_check_tx_that_throws_is_answered_with_the_exception_e
     EXPECT_EQ(app.runs(), (std::vector<size_t>{3}));
     // The connection goes on.
     client.send({check_tx(7), flush()});
-    r = client.receive();
-    ASSERT_TRUE(r && r->has_check_tx());
-    EXPECT_EQ(r->check_tx().code(), 7u);
+    EXPECT_TRUE(next_is_check_tx(client, 7u));
 }
 
 TEST(abci_server, an_application_error_is_answered_as_an_exception) {
