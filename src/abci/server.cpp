@@ -21,8 +21,10 @@
 #include <charconv>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -100,6 +102,15 @@ pb::Response application_failed(const std::exception& e) {
     return response;
 }
 
+const pb::Request& flush_request() {
+    static const pb::Request request = [] {
+        pb::Request flush;
+        flush.mutable_flush();
+        return flush;
+    }();
+    return request;
+}
+
 /// The socket file a unix:// listener made, removed at stop if it is still that file.
 struct SocketFile {
     std::string path;
@@ -125,6 +136,17 @@ struct Server::Impl {
         // for nothing the peer does.
         std::atomic<bool> serving{true};
         std::thread thread;
+    };
+
+    /// What a connection's reader hands its answerer: two threads per connection, so that the
+    /// socket is read while the application answers (ServerConfig::max_unanswered_bytes).
+    struct Inbox {
+        std::mutex mutex;
+        std::condition_variable changed;    // requests queued or taken, the reader or answerer done
+        std::vector<pb::Request> requests;  // read, not yet taken
+        size_t bytes{0};                    // their frames' bytes
+        std::optional<std::string> ending;  // set when the reader stopped: why
+        bool answerer_done{false};
     };
 
     Impl(const ServerConfig& config_, Application& app_, Log log_)
@@ -167,8 +189,17 @@ struct Server::Impl {
     void reap_finished();
     size_t threads() const;
     void serve(Connection& connection);
-    /// Serves `connection` until it ends; why it did ("closed by the peer", "closed: <error>").
-    std::string exchange(Connection& connection);
+    /// The connection's reader: reads and parses requests into `inbox` until the peer closes,
+    /// sends a malformed frame or the answerer is done, then sets the inbox's ending.
+    void read_requests(Connection& connection, Inbox& inbox);
+    /// Why the reader stopped ("closed by the peer", "closed: <error>"; "" if the answerer was
+    /// done first).
+    std::string read_until_done(Connection& connection, Inbox& inbox);
+    /// Moves what the reader has queued into `work` (empty), waiting for some if `wait`; the
+    /// reader's ending once it has stopped and nothing is left.
+    static std::optional<std::string> take(Inbox& inbox, std::vector<pb::Request>& work, bool wait);
+    /// Answers what the reader queues until the connection ends; why it did.
+    std::string answer_requests(Connection& connection, Inbox& inbox);
     /// Writes `out` and empties it: "" or why the connection closes.
     std::string write(Connection& connection, Bytes& out);
     pb::Response answer(const pb::Request& request);
@@ -355,11 +386,27 @@ std::vector<pb::Response> Server::Impl::answer_check_txs(std::span<const pb::Req
 
 void Server::Impl::serve(Connection& c) {
     const std::string name = "abci: connection " + std::to_string(c.id);
+    Inbox inbox;
+    std::thread reader;
     std::string ending;  // why it closed, logged unless the server is stopping
     try {
-        ending = exchange(c);
+        reader = std::thread([this, &c, &inbox] { read_requests(c, inbox); });
+        ending = answer_requests(c, inbox);
     } catch (const std::exception& e) {
-        ending = std::string{"failed: "} + e.what();  // no memory for a frame or a response
+        ending = std::string{"failed: "} + e.what();  // no memory for a response, no thread
+    }
+    if (reader.joinable()) {
+        {
+            std::lock_guard lock{inbox.mutex};
+            inbox.answerer_done = true;  // a reader waiting for room stops
+            inbox.changed.notify_all();
+        }
+        {
+            // A reader blocked in a read returns; the peer sees nothing of it (SHUT_RD).
+            std::lock_guard lock{c.close_mutex};
+            if (!c.closed) ::shutdown(c.socket.native_handle(), SHUT_RD);
+        }
+        reader.join();
     }
     c.serving.store(false, std::memory_order_release);
     if (!ending.empty() && !stopping.load()) {
@@ -371,15 +418,31 @@ void Server::Impl::serve(Connection& c) {
     c.closed = true;
 }
 
-std::string Server::Impl::exchange(Connection& c) {
+void Server::Impl::read_requests(Connection& c, Inbox& inbox) {
+    std::string ending;
+    try {
+        ending = read_until_done(c, inbox);
+    } catch (const std::exception& e) {
+        ending = std::string{"failed: "} + e.what();  // no memory for a frame or a request
+    }
+    std::lock_guard lock{inbox.mutex};
+    inbox.ending = std::move(ending);
+    inbox.changed.notify_all();
+}
+
+std::string Server::Impl::read_until_done(Connection& c, Inbox& inbox) {
     FrameReader reader{config.max_frame_bytes};
     std::vector<uint8_t> chunk(kReadChunk);
-    Bytes out;  // the answers since the last write
-    // Consecutive CheckTx requests of one read, answered together (Application::check_txs):
-    // CometBFT pipelines them and reads no answer before its Flush, which ends a run.
-    std::vector<pb::Request> checks;
+    std::vector<pb::Request> parsed;  // the requests of one read
     boost::system::error_code ec;
     for (;;) {
+        {
+            std::unique_lock lock{inbox.mutex};
+            inbox.changed.wait(lock, [&] {
+                return inbox.bytes < config.max_unanswered_bytes || inbox.answerer_done;
+            });
+            if (inbox.answerer_done) return {};
+        }
         const size_t n = c.socket.read_some(asio::buffer(chunk), ec);
         if (ec == asio::error::eof || ec == asio::error::connection_reset) {
             return reader.between_frames() ? "closed by the peer"
@@ -387,45 +450,118 @@ std::string Server::Impl::exchange(Connection& c) {
         }
         if (ec) return "closed: reading failed: " + ec.message();
         reader.feed({chunk.data(), n});
-        bool write_now = false;  // a Flush or an exception was answered
-        // Writes what is waiting when it must go (a Flush, an exception) or has grown past the
-        // bound; "" or why the connection closes.
-        const auto write_if_due = [&]() -> std::string {
-            if (!write_now && out.size() <= kWriteEarlyBytes) return {};
-            write_now = false;
-            return write(c, out);
-        };
-        const auto answer_checks = [&]() -> std::string {
-            if (checks.empty()) return {};
-            for (const pb::Response& response : answer_check_txs(checks)) {
-                append_frame(response, out);
-                write_now = write_now || response.has_exception();
-            }
-            checks.clear();
-            return write_if_due();
-        };
+        std::string malformed;
+        size_t bytes = 0;
         for (;;) {
             auto frame = reader.next();
-            if (!frame) return "closed: " + frame.error();
+            if (!frame) {
+                malformed = "closed: " + frame.error();
+                break;
+            }
             if (!frame->has_value()) break;  // the rest of the frame is still to come
             auto request = parse_request(**frame);
-            if (!request) return "closed: " + request.error();
-            const bool is_check = request->has_check_tx();
-            if (is_check) {
-                checks.push_back(std::move(*request));
-                if (checks.size() < kMaxCheckRun) continue;
+            if (!request) {
+                malformed = "closed: " + request.error();
+                break;
             }
-            if (auto failed = answer_checks(); !failed.empty()) return failed;
-            if (!is_check) {
-                const pb::Response response = answer(*request);
-                append_frame(response, out);
-                // The client waits for Flush's answer; an exception is written at once, since
-                // CometBFT stops on it and may not flush again.
-                write_now = request->has_flush() || response.has_exception();
-                if (auto failed = write_if_due(); !failed.empty()) return failed;
+            bytes += (*frame)->size();
+            parsed.push_back(std::move(*request));
+        }
+        if (!parsed.empty()) {
+            std::lock_guard lock{inbox.mutex};
+            std::move(parsed.begin(), parsed.end(), std::back_inserter(inbox.requests));
+            inbox.bytes += bytes;
+            inbox.changed.notify_all();
+        }
+        parsed.clear();
+        // The requests before a malformed frame are answered, as if read one by one.
+        if (!malformed.empty()) return malformed;
+    }
+}
+
+std::optional<std::string> Server::Impl::take(Inbox& inbox, std::vector<pb::Request>& work,
+                                              bool wait) {
+    std::unique_lock lock{inbox.mutex};
+    if (wait) {
+        inbox.changed.wait(lock, [&] { return !inbox.requests.empty() || inbox.ending; });
+    }
+    work.swap(inbox.requests);
+    inbox.bytes = 0;
+    inbox.changed.notify_all();  // a reader waiting for room reads on
+    if (work.empty() && inbox.ending) return inbox.ending;
+    return std::nullopt;
+}
+
+std::string Server::Impl::answer_requests(Connection& c, Inbox& inbox) {
+    std::vector<pb::Request> work;  // taken from the inbox, answered in order from `next`
+    size_t next = 0;
+    Bytes out;  // the answers since the last write
+    // A run: consecutive CheckTx requests, answered together (Application::check_txs), with the
+    // Flushes among them. CometBFT's client flushes after nearly every CheckTx when it can (its
+    // flush timer waits 20 ns), so a run that ended at each Flush would be a request or two; a
+    // Flush's answer instead goes out after the run's answers before it, in order, which is all
+    // a Flush promises, and the run goes on.
+    std::vector<pb::Request> checks;
+    std::vector<size_t> flushes;  // for each Flush in the run, the CheckTx requests before it
+    bool write_now = false;       // a Flush or an exception was answered
+    // Writes what is waiting when it must go (a Flush, an exception) or has grown past the
+    // bound; "" or why the connection closes.
+    const auto write_if_due = [&]() -> std::string {
+        if (!write_now && out.size() <= kWriteEarlyBytes) return {};
+        write_now = false;
+        return write(c, out);
+    };
+    const auto answer_run = [&]() -> std::string {
+        const std::vector<pb::Response> responses = answer_check_txs(checks);
+        size_t flush = 0;
+        for (size_t i = 0; i <= responses.size(); ++i) {
+            for (; flush < flushes.size() && flushes[flush] == i; ++flush) {
+                append_frame(answer(flush_request()), out);
+                write_now = true;
+            }
+            if (i == responses.size()) break;
+            append_frame(responses[i], out);
+            write_now = write_now || responses[i].has_exception();
+        }
+        checks.clear();
+        flushes.clear();
+        return write_if_due();
+    };
+    for (;;) {
+        if (next == work.size()) {
+            work.clear();
+            next = 0;
+            // A run goes on with what was read meanwhile, and is answered once nothing was.
+            const auto ending = take(inbox, work, checks.empty());
+            if (work.empty()) {
+                if (!checks.empty()) {
+                    if (auto failed = answer_run(); !failed.empty()) return failed;
+                    continue;
+                }
+                if (ending) return *ending;
+                continue;
             }
         }
-        if (auto failed = answer_checks(); !failed.empty()) return failed;
+        pb::Request& request = work[next++];
+        if (request.has_check_tx()) {
+            checks.push_back(std::move(request));
+            if (checks.size() < kMaxCheckRun) continue;
+            if (auto failed = answer_run(); !failed.empty()) return failed;
+            continue;
+        }
+        if (request.has_flush() && !checks.empty()) {
+            flushes.push_back(checks.size());
+            continue;
+        }
+        if (!checks.empty()) {
+            if (auto failed = answer_run(); !failed.empty()) return failed;
+        }
+        const pb::Response response = answer(request);
+        append_frame(response, out);
+        // The client waits for Flush's answer; an exception is written at once, since
+        // CometBFT stops on it and may not flush again.
+        write_now = request.has_flush() || response.has_exception();
+        if (auto failed = write_if_due(); !failed.empty()) return failed;
     }
 }
 
@@ -478,6 +614,9 @@ Expected<std::unique_ptr<Server>, std::string> Server::start(const ServerConfig&
     if (config.max_frame_bytes == 0 || config.max_frame_bytes > INT_MAX) {
         return unexpected("abci: the frame limit must be 1 to " + std::to_string(INT_MAX) +
                           " bytes, not " + std::to_string(config.max_frame_bytes));
+    }
+    if (config.max_unanswered_bytes == 0) {
+        return unexpected(std::string{"abci: max_unanswered_bytes must be at least 1"});
     }
     if (config.max_connections == 0) {
         return unexpected(std::string{"abci: max_connections must be at least 1"});

@@ -2,8 +2,9 @@
 // The ABCI socket server: what `cometbft node` connects to as its application (proxy_app).
 // CometBFT opens four connections (consensus, mempool, query, snapshot) and sends on each a
 // stream of Requests, every one preceded by its length as an unsigned varint (frame.hpp); the
-// answers go back in the same order, written out when a Flush arrives (CometBFT waits for the
-// Flush's answer; buffering until then saves a write per CheckTx).
+// answers go back in the same order, written out when a Flush has been answered (CometBFT waits
+// for the Flush's answer; buffering until then saves a write per CheckTx). Each connection has
+// two threads: one reads and parses requests, one answers them.
 //
 // A connection that sends a malformed frame (a length past the bound, a message that does not
 // parse, a request with no value) is closed with a log line; the server and the other
@@ -21,9 +22,11 @@
 
 namespace barrel::abci {
 
-/// Consecutive CheckTx requests handed to Application::check_txs at most: a 64 KiB read holds a
-/// few hundred transfers, and thousands of the smallest frames. A run's answers are written
-/// before the next run once they pass the server's 1 MiB bound on unwritten answers.
+/// Consecutive CheckTx requests handed to Application::check_txs at most (the Flushes among
+/// them do not end a run: their answers follow the answers before them). A run is what the
+/// reader has queued: a few hundred transfers per 64 KiB read, more when the application is
+/// behind. A run's answers are written before the next run once they pass the server's 1 MiB
+/// bound on unwritten answers.
 inline constexpr size_t kMaxCheckRun = 1024;
 
 struct ServerConfig {
@@ -34,6 +37,14 @@ struct ServerConfig {
     /// up to the block's max_bytes of transactions (21 MiB by default, at most 100 MB:
     /// types.MaxBlockSizeBytes); the default leaves room for the largest with its framing.
     size_t max_frame_bytes{128u << 20};
+    /// Requests read and not yet answered, in bytes of their frames, past which a connection
+    /// stops reading until the application catches up. Each connection has a reader thread that
+    /// drains the socket while the application answers: CometBFT's socket client re-arms its
+    /// flush timer every 20 ns (flushThrottleMS, a time.Duration of 20) for as long as its
+    /// writer is not waiting, and a writer blocked on a full socket kept it spinning, which took
+    /// up to a third of cometbft's CPU in a 4-validator network (docs/benchmarks.md, "CometBFT's
+    /// flush timer"). 16 MiB holds over 100,000 CheckTx of a transfer.
+    size_t max_unanswered_bytes{16u << 20};
     /// Connections open at once (each has a thread). CometBFT opens four, and again after each
     /// restart, while the old ones may not be closed yet; one more is closed with a log line.
     size_t max_connections{16};

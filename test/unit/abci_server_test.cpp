@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 using namespace barrel;
@@ -53,6 +54,11 @@ public:
     }
     Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) override {
         called();
+        {
+            // The seam for a slow application: held, it answers nothing until released.
+            std::unique_lock lock{m_mutex};
+            m_changed.wait_for(lock, kPatience, [&] { return !m_held; });
+        }
         if (request.tx() == kThrow) throw std::runtime_error("boom in check_tx");
         pb::ResponseCheckTx response;
         response.set_code(request.tx().empty() ? 0 : static_cast<uint8_t>(request.tx()[0]));
@@ -79,6 +85,13 @@ public:
     /// A CheckTx of this transaction throws.
     static constexpr std::string_view kThrow = "\xee";
 
+    /// While held, a CheckTx waits inside the application (once it has counted as a call).
+    void hold(bool held) {
+        std::lock_guard lock{m_mutex};
+        m_held = held;
+        m_changed.notify_all();
+    }
+
     /// Waits until the application has been called `n` times in all.
     bool wait_for_calls(size_t n) {
         std::unique_lock lock{m_mutex};
@@ -94,6 +107,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_changed;
     size_t m_calls{0};
+    bool m_held{false};
     std::vector<size_t> m_runs;
 };
 
@@ -165,6 +179,24 @@ public:
             if (n <= 0) throw std::runtime_error(std::string{"send: "} + std::strerror(errno));
             bytes = bytes.subspan(static_cast<size_t>(n));
         }
+    }
+    /// Sends what the socket takes, waiting at most `patience` each time it takes nothing:
+    /// the bytes sent.
+    size_t send_while_taken(BytesView bytes, std::chrono::milliseconds patience) {
+        size_t sent = 0;
+        while (sent < bytes.size()) {
+            const ssize_t n =
+                ::send(m_fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n > 0) {
+                sent += static_cast<size_t>(n);
+                continue;
+            }
+            if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                throw std::runtime_error(std::string{"send: "} + std::strerror(errno));
+            pollfd p{m_fd, POLLOUT, 0};
+            if (::poll(&p, 1, static_cast<int>(patience.count())) != 1) break;
+        }
+        return sent;
     }
     void send(std::initializer_list<pb::Request> requests) {
         Bytes out;
@@ -343,33 +375,149 @@ TEST(abci_server, responses_wait_for_the_flush) {
     ASSERT_TRUE(r && r->has_flush());
 }
 
-TEST(abci_server, consecutive_check_tx_of_one_read_are_handed_over_as_one_run) {
-    // One write reaches the server as one read on a Unix socket: what it holds decides the runs.
+TEST(abci_server, consecutive_check_tx_are_handed_over_as_one_run_across_flushes) {
+    // One write reaches the server as one read on a Unix socket, queued at once for the
+    // application: what it holds decides the runs.
     test::ScratchDir dir;
     FakeApp app;
     LogLines log;
     auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
     Client client{server->address()};
     client.send({check_tx(1), check_tx(2), check_tx(3), echo_request("between"), check_tx(4),
-                 check_tx(5), flush(), check_tx(6)});
+                 check_tx(5), flush(), check_tx(6), flush(), flush(), check_tx(7)});
     for (const uint32_t code : {1u, 2u, 3u}) {
         EXPECT_TRUE(next_is_check_tx(client, code));
     }
     auto r = client.receive();
     ASSERT_TRUE(r && r->has_echo());
+    // The Flushes do not end the run: each is answered after the answers before it, and the
+    // run's answers go out together.
     for (const uint32_t code : {4u, 5u}) {
         EXPECT_TRUE(next_is_check_tx(client, code));
     }
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
-    // The CheckTx after the Flush is a run of its own, answered at the next Flush.
-    ASSERT_TRUE(app.wait_for_calls(6));
-    EXPECT_EQ(client.pending(), 0u);
-    EXPECT_EQ(app.runs(), (std::vector<size_t>{3, 2, 1}));
-    client.send({flush()});
     EXPECT_TRUE(next_is_check_tx(client, 6u));
+    for (int i = 0; i < 2; ++i) {
+        r = client.receive();
+        ASSERT_TRUE(r && r->has_flush()) << i;
+    }
+    EXPECT_TRUE(next_is_check_tx(client, 7u));
+    EXPECT_EQ(client.pending(), 0u);
+    EXPECT_EQ(app.runs(), (std::vector<size_t>{3, 4}));
+}
+
+TEST(abci_server, a_check_tx_after_the_last_flush_waits_for_the_next) {
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
+    Client client{server->address()};
+    client.send({check_tx(1), flush(), check_tx(2)});
+    EXPECT_TRUE(next_is_check_tx(client, 1u));
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+    // Answered in the same run, after the Flush's answer was due: written with it.
+    EXPECT_TRUE(next_is_check_tx(client, 2u));
+    client.send({check_tx(3)});
+    ASSERT_TRUE(app.wait_for_calls(3));
+    EXPECT_EQ(client.pending(), 0u);
+    client.send({flush()});
+    EXPECT_TRUE(next_is_check_tx(client, 3u));
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
+}
+
+namespace {
+
+/// `count` CheckTx frames (codes below 0xee, which throws) with a Flush after each 8th.
+Bytes check_txs_with_flushes(size_t count) {
+    Bytes out;
+    for (size_t i = 0; i < count; ++i) {
+        append_frame(check_tx(i % 200), out);
+        if (i % 8 == 7) append_frame(flush(), out);
+    }
+    append_frame(flush(), out);
+    return out;
+}
+
+/// Reads the answers to check_txs_with_flushes(count), in order.
+void expect_check_txs_with_flushes(Client& client, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+        ASSERT_TRUE(next_is_check_tx(client, i % 200)) << i;
+        if (i % 8 == 7) {
+            const auto r = client.receive();
+            ASSERT_TRUE(r && r->has_flush()) << i;
+        }
+    }
+    const auto r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+}
+
+}  // namespace
+
+TEST(abci_server, the_socket_is_read_while_the_application_answers) {
+    // A client that writes far more than a socket holds while the application is inside a
+    // call is never blocked: the server reads on (what CometBFT's socket client needs, see
+    // ServerConfig::max_unanswered_bytes).
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
+    Client client{server->address()};
+    app.hold(true);
+    client.send({check_tx(9), flush()});
+    ASSERT_TRUE(app.wait_for_calls(1));  // inside the application, held
+    constexpr size_t kCount = 500'000;   // 3.4 MB, against a Unix socket's 208 KiB
+    const Bytes more = check_txs_with_flushes(kCount);
+    EXPECT_EQ(client.send_while_taken(
+                  more, std::chrono::duration_cast<std::chrono::milliseconds>(kPatience)),
+              more.size());
+    app.hold(false);
+    EXPECT_TRUE(next_is_check_tx(client, 9u));
+    auto r = client.receive();
+    ASSERT_TRUE(r && r->has_flush());
+    expect_check_txs_with_flushes(client, kCount);
+    // Runs of what was queued, cut at their bound: never one per Flush.
+    const std::vector<size_t> runs = app.runs();
+    EXPECT_EQ(runs.front(), 1u);
+    EXPECT_LT(runs.size(), 1 + kCount / 8);
+}
+
+TEST(abci_server, a_reader_stops_at_the_bound_on_unanswered_requests_and_goes_on_after) {
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    constexpr size_t kBound = 64 << 10;
+    auto server =
+        start({.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = kBound}, app, log);
+    Client client{server->address()};
+    app.hold(true);
+    client.send({check_tx(9), flush()});
+    ASSERT_TRUE(app.wait_for_calls(1));
+    constexpr size_t kCount = 1'000'000;  // 6.9 MB
+    const Bytes more = check_txs_with_flushes(kCount);
+    // The server reads at least up to its bound (waited for as long as a broken server may
+    // take), then stops: what is sent after that fills the socket's buffer and no more.
+    const auto patience = std::chrono::duration_cast<std::chrono::milliseconds>(kPatience);
+    size_t sent = client.send_while_taken(BytesView{more}.first(kBound), patience);
+    ASSERT_EQ(sent, kBound);
+    sent +=
+        client.send_while_taken(BytesView{more}.subspan(kBound), std::chrono::milliseconds{500});
+    // The bound, a 64 KiB read past it, and a Unix socket's buffer (208 KiB here; 1 MiB of room).
+    EXPECT_LT(sent, kBound + (64u << 10) + (1u << 20));
+    // Released, it reads the rest while the answers are read (the client's socket holds only
+    // so many of them).
+    app.hold(false);
+    size_t rest = 0;
+    std::thread sender{
+        [&] { rest = client.send_while_taken(BytesView{more}.subspan(sent), patience); }};
+    EXPECT_TRUE(next_is_check_tx(client, 9u));
+    auto r = client.receive();
+    EXPECT_TRUE(r && r->has_flush());
+    expect_check_txs_with_flushes(client, kCount);
+    sender.join();
+    EXPECT_EQ(sent + rest, more.size());
 }
 
 TEST(abci_server, a_run_is_cut_at_its_bound) {
@@ -696,6 +844,10 @@ TEST(abci_server, limits_out_of_range) {
         Server::start({.address = "tcp://127.0.0.1:0", .max_frame_bytes = 1ull << 31}, app, {});
     ASSERT_FALSE(huge.has_value());
     EXPECT_EQ(huge.error(), "abci: the frame limit must be 1 to 2147483647 bytes, not 2147483648");
+    auto unread =
+        Server::start({.address = "tcp://127.0.0.1:0", .max_unanswered_bytes = 0}, app, {});
+    ASSERT_FALSE(unread.has_value());
+    EXPECT_EQ(unread.error(), "abci: max_unanswered_bytes must be at least 1");
     auto none = Server::start({.address = "tcp://127.0.0.1:0", .max_connections = 0}, app, {});
     ASSERT_FALSE(none.has_value());
     EXPECT_EQ(none.error(), "abci: max_connections must be at least 1");
