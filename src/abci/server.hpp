@@ -43,8 +43,11 @@ struct ServerConfig {
     /// flush timer every 20 ns (flushThrottleMS, a time.Duration of 20) for as long as its
     /// writer is not waiting, and a writer blocked on a full socket kept it spinning, which took
     /// up to a third of cometbft's CPU in a 4-validator network (docs/benchmarks.md, "CometBFT's
-    /// flush timer"). 16 MiB holds over 100,000 CheckTx of a transfer.
-    size_t max_unanswered_bytes{16u << 20};
+    /// flush timer"). Not more: before each Commit CometBFT flushes the mempool connection and
+    /// waits for every CheckTx it has sent, so what is queued here delays the block. 1 MiB is
+    /// about 7,000 CheckTx of a transfer, above the 3,500-6,800 a validator had queued at most
+    /// in a 20,000-transfer flood, and as fast there as 16 MiB.
+    size_t max_unanswered_bytes{1u << 20};
     /// Connections open at once (each has a thread). CometBFT opens four, and again after each
     /// restart, while the old ones may not be closed yet; one more is closed with a log line.
     size_t max_connections{16};
