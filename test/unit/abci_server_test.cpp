@@ -456,51 +456,64 @@ void expect_check_txs_with_flushes(Client& client, size_t count) {
 
 }  // namespace
 
+namespace {
+
+/// A server on a Unix socket whose application is held inside a CheckTx (code 9, a Flush after
+/// it): what the client sends meanwhile is up to the connection's reader alone.
+struct HeldServer {
+    explicit HeldServer(size_t max_unanswered_bytes = ServerConfig{}.max_unanswered_bytes) {
+        server = start(
+            {.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = max_unanswered_bytes},
+            app, log);
+        client = std::make_unique<Client>(server->address());
+        app.hold(true);
+        client->send({check_tx(9), flush()});
+        EXPECT_TRUE(app.wait_for_calls(1));  // inside the application, held
+    }
+    /// Releases the application and reads the answers to the held CheckTx and to
+    /// check_txs_with_flushes(count) sent after it.
+    void release_and_expect(size_t count) {
+        app.hold(false);
+        EXPECT_TRUE(next_is_check_tx(*client, 9u));
+        const auto r = client->receive();
+        EXPECT_TRUE(r && r->has_flush());
+        expect_check_txs_with_flushes(*client, count);
+    }
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    std::unique_ptr<Server> server;
+    std::unique_ptr<Client> client;
+};
+
+constexpr auto kPatienceMs = std::chrono::duration_cast<std::chrono::milliseconds>(kPatience);
+
+}  // namespace
+
 TEST(abci_server, the_socket_is_read_while_the_application_answers) {
     // A client that writes far more than a socket holds while the application is inside a
     // call is never blocked: the server reads on (what CometBFT's socket client needs, see
     // ServerConfig::max_unanswered_bytes).
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
-    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
-    Client client{server->address()};
-    app.hold(true);
-    client.send({check_tx(9), flush()});
-    ASSERT_TRUE(app.wait_for_calls(1));  // inside the application, held
-    constexpr size_t kCount = 100'000;   // 690 KB, against a Unix socket's 208 KiB
+    HeldServer held;
+    constexpr size_t kCount = 100'000;  // 690 KB, against a Unix socket's 208 KiB
     const Bytes more = check_txs_with_flushes(kCount);
-    EXPECT_EQ(client.send_while_taken(
-                  more, std::chrono::duration_cast<std::chrono::milliseconds>(kPatience)),
-              more.size());
-    app.hold(false);
-    EXPECT_TRUE(next_is_check_tx(client, 9u));
-    auto r = client.receive();
-    ASSERT_TRUE(r && r->has_flush());
-    expect_check_txs_with_flushes(client, kCount);
+    EXPECT_EQ(held.client->send_while_taken(more, kPatienceMs), more.size());
+    held.release_and_expect(kCount);
     // Runs of what was queued, cut at their bound: never one per Flush.
-    const std::vector<size_t> runs = app.runs();
+    const std::vector<size_t> runs = held.app.runs();
     EXPECT_EQ(runs.front(), 1u);
     EXPECT_LT(runs.size(), 1 + kCount / 8);
 }
 
 TEST(abci_server, a_reader_stops_at_the_bound_on_unanswered_requests_and_goes_on_after) {
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
     constexpr size_t kBound = 64 << 10;
-    auto server =
-        start({.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = kBound}, app, log);
-    Client client{server->address()};
-    app.hold(true);
-    client.send({check_tx(9), flush()});
-    ASSERT_TRUE(app.wait_for_calls(1));
+    HeldServer held{kBound};
+    Client& client = *held.client;
     constexpr size_t kCount = 1'000'000;  // 6.9 MB
     const Bytes more = check_txs_with_flushes(kCount);
     // The server reads at least up to its bound (waited for as long as a broken server may
     // take), then stops: what is sent after that fills the socket's buffer and no more.
-    const auto patience = std::chrono::duration_cast<std::chrono::milliseconds>(kPatience);
-    size_t sent = client.send_while_taken(BytesView{more}.first(kBound), patience);
+    size_t sent = client.send_while_taken(BytesView{more}.first(kBound), kPatienceMs);
     ASSERT_EQ(sent, kBound);
     sent +=
         client.send_while_taken(BytesView{more}.subspan(kBound), std::chrono::milliseconds{500});
@@ -508,14 +521,10 @@ TEST(abci_server, a_reader_stops_at_the_bound_on_unanswered_requests_and_goes_on
     EXPECT_LT(sent, kBound + (64u << 10) + (1u << 20));
     // Released, it reads the rest while the answers are read (the client's socket holds only
     // so many of them).
-    app.hold(false);
     size_t rest = 0;
     std::thread sender{
-        [&] { rest = client.send_while_taken(BytesView{more}.subspan(sent), patience); }};
-    EXPECT_TRUE(next_is_check_tx(client, 9u));
-    auto r = client.receive();
-    EXPECT_TRUE(r && r->has_flush());
-    expect_check_txs_with_flushes(client, kCount);
+        [&] { rest = client.send_while_taken(BytesView{more}.subspan(sent), kPatienceMs); }};
+    held.release_and_expect(kCount);
     sender.join();
     EXPECT_EQ(sent + rest, more.size());
 }
