@@ -44,10 +44,10 @@ public:
     virtual Answer<pb::ResponseCheckTx> check_tx(const pb::RequestCheckTx& request) = 0;
     /// CheckTx of consecutive requests of the mempool connection, one answer each in their
     /// order, as if check_tx had been asked of each in turn. The server hands over together the
-    /// CheckTx requests that one read of the connection brought: CometBFT's client pipelines
-    /// them and waits for none until its next Flush, so answering them together delays none,
-    /// and an application can check them in parallel (barrel recovers their senders on every
-    /// core). This default asks check_tx of each.
+    /// CheckTx requests it has read and not yet answered, the Flushes among them aside (their
+    /// answers follow the answers before them): CometBFT's client pipelines them and waits only
+    /// for its synchronous Flushes, and an application can check them in parallel (barrel
+    /// recovers their senders on every core). This default asks check_tx of each.
     virtual std::vector<Answer<pb::ResponseCheckTx>> check_txs(
         std::span<const pb::RequestCheckTx* const> requests);
 

@@ -218,7 +218,8 @@ std::vector<Answer<pb::ResponseCheckTx>> ChainApp::check_txs(
             // After each commit: Commit has told the pool what the block made invalid, so
             // whether the pool still holds it is the whole answer, and nothing is recovered
             // again. Asked after the requests before it are admitted (CometBFT sends rechecks
-            // on their own, after a Flush, so this splits no run in practice).
+            // on their own, under its mempool's lock, after the Flush before Commit it waited
+            // for, so this splits no run in practice).
             admit_batch();
             if (const pool::TxPtr pooled = m_pool.find(hash, kLivePool)) {
                 response.set_gas_wanted(static_cast<int64_t>(pooled->tx.gas_limit));

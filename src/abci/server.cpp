@@ -24,7 +24,6 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
-#include <iterator>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -140,11 +139,16 @@ struct Server::Impl {
 
     /// What a connection's reader hands its answerer: two threads per connection, so that the
     /// socket is read while the application answers (ServerConfig::max_unanswered_bytes).
+    /// A request read, with the bytes of its frame.
+    struct Queued {
+        pb::Request request;
+        size_t bytes;
+    };
     struct Inbox {
         std::mutex mutex;
-        std::condition_variable changed;    // requests queued or taken, the reader or answerer done
-        std::vector<pb::Request> requests;  // read, not yet taken
-        size_t bytes{0};                    // their frames' bytes
+        std::condition_variable changed;    // requests queued or answered, reader or answerer done
+        std::vector<Queued> requests;       // read, not yet taken
+        size_t bytes{0};                    // the frames read and not yet answered
         std::optional<std::string> ending;  // set when the reader stopped: why
         bool answerer_done{false};
     };
@@ -195,9 +199,11 @@ struct Server::Impl {
     /// Why the reader stopped ("closed by the peer", "closed: <error>"; "" if the answerer was
     /// done first).
     std::string read_until_done(Connection& connection, Inbox& inbox);
-    /// Moves what the reader has queued into `work` (empty), waiting for some if `wait`; the
-    /// reader's ending once it has stopped and nothing is left.
-    static std::optional<std::string> take(Inbox& inbox, std::vector<pb::Request>& work, bool wait);
+    /// Counts `answered` bytes of frames as answered (and zeroes it), then moves what the reader
+    /// has queued into `work` (empty), waiting for some if `wait`; the reader's ending once it
+    /// has stopped and nothing is left.
+    static std::optional<std::string> take(Inbox& inbox, std::vector<Queued>& work,
+                                           size_t& answered, bool wait);
     /// Answers what the reader queues until the connection ends; why it did.
     std::string answer_requests(Connection& connection, Inbox& inbox);
     /// Writes `out` and empties it: "" or why the connection closes.
@@ -396,13 +402,16 @@ void Server::Impl::serve(Connection& c) {
         ending = std::string{"failed: "} + e.what();  // no memory for a response, no thread
     }
     if (reader.joinable()) {
+        bool reader_done = false;
         {
             std::lock_guard lock{inbox.mutex};
             inbox.answerer_done = true;  // a reader waiting for room stops
+            reader_done = inbox.ending.has_value();
             inbox.changed.notify_all();
         }
-        {
-            // A reader blocked in a read returns; the peer sees nothing of it (SHUT_RD).
+        if (!reader_done) {
+            // A reader blocked in a read returns. Nothing is sent: on TCP the peer sees nothing
+            // of it, on a Unix socket its further sends fail (the connection closes anyway).
             std::lock_guard lock{c.close_mutex};
             if (!c.closed) ::shutdown(c.socket.native_handle(), SHUT_RD);
         }
@@ -433,7 +442,7 @@ void Server::Impl::read_requests(Connection& c, Inbox& inbox) {
 std::string Server::Impl::read_until_done(Connection& c, Inbox& inbox) {
     FrameReader reader{config.max_frame_bytes};
     std::vector<uint8_t> chunk(kReadChunk);
-    std::vector<pb::Request> parsed;  // the requests of one read
+    std::vector<Queued> parsed;  // the requests of one read
     boost::system::error_code ec;
     for (;;) {
         {
@@ -451,7 +460,6 @@ std::string Server::Impl::read_until_done(Connection& c, Inbox& inbox) {
         if (ec) return "closed: reading failed: " + ec.message();
         reader.feed({chunk.data(), n});
         std::string malformed;
-        size_t bytes = 0;
         for (;;) {
             auto frame = reader.next();
             if (!frame) {
@@ -464,13 +472,14 @@ std::string Server::Impl::read_until_done(Connection& c, Inbox& inbox) {
                 malformed = "closed: " + request.error();
                 break;
             }
-            bytes += (*frame)->size();
-            parsed.push_back(std::move(*request));
+            parsed.push_back({std::move(*request), (*frame)->size()});
         }
         if (!parsed.empty()) {
             std::lock_guard lock{inbox.mutex};
-            std::move(parsed.begin(), parsed.end(), std::back_inserter(inbox.requests));
-            inbox.bytes += bytes;
+            for (Queued& queued : parsed) {
+                inbox.bytes += queued.bytes;
+                inbox.requests.push_back(std::move(queued));
+            }
             inbox.changed.notify_all();
         }
         parsed.clear();
@@ -479,23 +488,25 @@ std::string Server::Impl::read_until_done(Connection& c, Inbox& inbox) {
     }
 }
 
-std::optional<std::string> Server::Impl::take(Inbox& inbox, std::vector<pb::Request>& work,
-                                              bool wait) {
+std::optional<std::string> Server::Impl::take(Inbox& inbox, std::vector<Queued>& work,
+                                              size_t& answered, bool wait) {
     std::unique_lock lock{inbox.mutex};
+    inbox.bytes -= answered;
+    answered = 0;
+    inbox.changed.notify_all();  // a reader waiting for room reads on
     if (wait) {
         inbox.changed.wait(lock, [&] { return !inbox.requests.empty() || inbox.ending; });
     }
     work.swap(inbox.requests);
-    inbox.bytes = 0;
-    inbox.changed.notify_all();  // a reader waiting for room reads on
     if (work.empty() && inbox.ending) return inbox.ending;
     return std::nullopt;
 }
 
 std::string Server::Impl::answer_requests(Connection& c, Inbox& inbox) {
-    std::vector<pb::Request> work;  // taken from the inbox, answered in order from `next`
+    std::vector<Queued> work;  // taken from the inbox, answered in order from `next`
     size_t next = 0;
-    Bytes out;  // the answers since the last write
+    size_t answered = 0;  // bytes of frames answered since the last take
+    Bytes out;            // the answers since the last write
     // A run: consecutive CheckTx requests, answered together (Application::check_txs), with the
     // Flushes among them. CometBFT's client flushes after nearly every CheckTx when it can (its
     // flush timer waits 20 ns), so a run that ended at each Flush would be a request or two; a
@@ -503,6 +514,7 @@ std::string Server::Impl::answer_requests(Connection& c, Inbox& inbox) {
     // a Flush promises, and the run goes on.
     std::vector<pb::Request> checks;
     std::vector<size_t> flushes;  // for each Flush in the run, the CheckTx requests before it
+    size_t run_bytes = 0;         // the frames of the run's requests
     bool write_now = false;       // a Flush or an exception was answered
     // Writes what is waiting when it must go (a Flush, an exception) or has grown past the
     // bound; "" or why the connection closes.
@@ -525,14 +537,18 @@ std::string Server::Impl::answer_requests(Connection& c, Inbox& inbox) {
         }
         checks.clear();
         flushes.clear();
+        answered += run_bytes;
+        run_bytes = 0;
         return write_if_due();
     };
     for (;;) {
+        // Once the server stops, nothing more is asked of the application.
+        if (stopping.load(std::memory_order_relaxed)) return {};
         if (next == work.size()) {
             work.clear();
             next = 0;
             // A run goes on with what was read meanwhile, and is answered once nothing was.
-            const auto ending = take(inbox, work, checks.empty());
+            const auto ending = take(inbox, work, answered, checks.empty());
             if (work.empty()) {
                 if (!checks.empty()) {
                     if (auto failed = answer_run(); !failed.empty()) return failed;
@@ -542,21 +558,25 @@ std::string Server::Impl::answer_requests(Connection& c, Inbox& inbox) {
                 continue;
             }
         }
-        pb::Request& request = work[next++];
-        if (request.has_check_tx()) {
-            checks.push_back(std::move(request));
-            if (checks.size() < kMaxCheckRun) continue;
+        Queued& queued = work[next++];
+        pb::Request& request = queued.request;
+        if (request.has_check_tx() || (request.has_flush() && !checks.empty())) {
+            run_bytes += queued.bytes;
+            if (request.has_check_tx()) {
+                checks.push_back(std::move(request));
+            } else {
+                flushes.push_back(checks.size());
+            }
+            // The bound counts the Flushes too: their answers wait in the run.
+            if (checks.size() + flushes.size() < kMaxCheckRun) continue;
             if (auto failed = answer_run(); !failed.empty()) return failed;
-            continue;
-        }
-        if (request.has_flush() && !checks.empty()) {
-            flushes.push_back(checks.size());
             continue;
         }
         if (!checks.empty()) {
             if (auto failed = answer_run(); !failed.empty()) return failed;
         }
         const pb::Response response = answer(request);
+        answered += queued.bytes;
         append_frame(response, out);
         // The client waits for Flush's answer; an exception is written at once, since
         // CometBFT stops on it and may not flush again.
@@ -587,9 +607,9 @@ void Server::Impl::stop() {
         });
         accept_thread.join();  // io.run() returns: nothing is pending once the listener closed
     }
-    // No connection is accepted any more. A connection's thread blocked in a read or a write
-    // returns once its socket is shut down; one inside the application returns when the call
-    // does, and then finds the socket shut down.
+    // No connection is accepted any more. A connection's reader or answerer blocked in a read
+    // or a write returns once its socket is shut down; an answerer inside the application
+    // returns when the call does, and then asks the application nothing more (`stopping`).
     std::lock_guard lock{connections_mutex};
     for (auto& c : connections) {
         std::lock_guard close_lock{c->close_mutex};

@@ -38,17 +38,18 @@ struct ServerConfig {
     /// types.MaxBlockSizeBytes); the default leaves room for the largest with its framing.
     size_t max_frame_bytes{128u << 20};
     /// Requests read and not yet answered, in bytes of their frames, past which a connection
-    /// stops reading until the application catches up. Each connection has a reader thread that
-    /// drains the socket while the application answers: CometBFT's socket client re-arms its
-    /// flush timer every 20 ns (flushThrottleMS, a time.Duration of 20) for as long as its
-    /// writer is not waiting, and a writer blocked on a full socket kept it spinning, which took
-    /// up to a third of cometbft's CPU in a 4-validator network (docs/benchmarks.md, "CometBFT's
-    /// flush timer"). Not more: before each Commit CometBFT flushes the mempool connection and
-    /// waits for every CheckTx it has sent, so what is queued here delays the block. 1 MiB is
-    /// about 7,000 CheckTx of a transfer, above the 3,500-6,800 a validator had queued at most
-    /// in a 20,000-transfer flood, and as fast there as 16 MiB.
+    /// stops reading until the application catches up (one read of 64 KiB may pass it). Each
+    /// connection has a reader thread that drains the socket while the application answers:
+    /// CometBFT's socket client re-arms its flush timer every 20 ns (flushThrottleMS, a
+    /// time.Duration of 20) for as long as its writer is not waiting, and a writer blocked on a
+    /// full socket kept it spinning, which took up to a third of cometbft's CPU in a 4-validator
+    /// network (docs/benchmarks.md, "CometBFT's flush timer"). Not more: before each Commit
+    /// CometBFT flushes the mempool connection and waits for every CheckTx it has sent, so what is
+    /// queued here delays the block. 1 MiB is about 7,000 CheckTx of a transfer, above the
+    /// 3,500-6,800 a validator had queued at most in a 20,000-transfer flood, and as fast there as
+    /// 16 MiB.
     size_t max_unanswered_bytes{1u << 20};
-    /// Connections open at once (each has a thread). CometBFT opens four, and again after each
+    /// Connections open at once (each has two threads). CometBFT opens four, and again after each
     /// restart, while the old ones may not be closed yet; one more is closed with a log line.
     size_t max_connections{16};
     /// Each application call and its duration (dispatch's timing point; the node's
@@ -79,8 +80,8 @@ public:
     /// Where it listens, with the port resolved: tcp://127.0.0.1:40123, unix:///path.
     std::string address() const;
 
-    /// Connection threads not yet joined: the open connections, and closed ones until the next
-    /// connection arrives (or stop()), which joins them.
+    /// Connections whose threads are not yet joined: the open ones, and closed ones until the
+    /// next connection arrives (or stop()), which joins them.
     size_t threads() const;
 
 private:

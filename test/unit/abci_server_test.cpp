@@ -4,7 +4,9 @@
 //
 // Nothing waits on time to pass: the client's reads give up after a generous bound only so that
 // a broken server fails the test instead of hanging it, and what the server does on its own
-// threads is waited for through its log lines.
+// threads is waited for through its log lines. One exception: to tell that the server has stopped
+// reading at its bound, a client sends until half a second passes with nothing taken (a slow
+// server only makes it send less, which the test allows).
 
 #include "abci/frame.hpp"
 #include "abci/server.hpp"
@@ -197,6 +199,13 @@ public:
             if (::poll(&p, 1, static_cast<int>(patience.count())) != 1) break;
         }
         return sent;
+    }
+    /// Makes the socket's send buffer small: what a client sends beyond it must be read by the
+    /// server first, however the system's defaults are set.
+    void limit_send_buffer() {
+        const int bytes = 16 << 10;  // the kernel doubles it
+        if (::setsockopt(m_fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes) != 0)
+            throw std::runtime_error(std::string{"SO_SNDBUF: "} + std::strerror(errno));
     }
     void send(std::initializer_list<pb::Request> requests) {
         Bytes out;
@@ -419,11 +428,15 @@ TEST(abci_server, a_check_tx_after_the_last_flush_waits_for_the_next) {
     ASSERT_TRUE(r && r->has_flush());
     // Answered in the same run, after the Flush's answer was due: written with it.
     EXPECT_TRUE(next_is_check_tx(client, 2u));
-    client.send({check_tx(3)});
-    ASSERT_TRUE(app.wait_for_calls(3));
+    // The application answered Info, so the server has read (and would have written) the
+    // CheckTx's answer: none was sent, since no Flush came.
+    client.send({check_tx(3), info()});
+    ASSERT_TRUE(app.wait_for_calls(4));
     EXPECT_EQ(client.pending(), 0u);
     client.send({flush()});
     EXPECT_TRUE(next_is_check_tx(client, 3u));
+    r = client.receive();
+    ASSERT_TRUE(r && r->has_info());
     r = client.receive();
     ASSERT_TRUE(r && r->has_flush());
 }
@@ -466,9 +479,10 @@ struct HeldServer {
             {.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = max_unanswered_bytes},
             app, log);
         client = std::make_unique<Client>(server->address());
+        client->limit_send_buffer();
         app.hold(true);
         client->send({check_tx(9), flush()});
-        EXPECT_TRUE(app.wait_for_calls(1));  // inside the application, held
+        held = app.wait_for_calls(1);  // inside the application, held
     }
     /// Releases the application and reads the answers to the held CheckTx and to
     /// check_txs_with_flushes(count) sent after it.
@@ -484,6 +498,7 @@ struct HeldServer {
     LogLines log;
     std::unique_ptr<Server> server;
     std::unique_ptr<Client> client;
+    bool held{false};  ///< the application was called, and is held
 };
 
 constexpr auto kPatienceMs = std::chrono::duration_cast<std::chrono::milliseconds>(kPatience);
@@ -491,16 +506,18 @@ constexpr auto kPatienceMs = std::chrono::duration_cast<std::chrono::millisecond
 }  // namespace
 
 TEST(abci_server, the_socket_is_read_while_the_application_answers) {
-    // A client that writes far more than a socket holds while the application is inside a
+    // A client that writes far more than its socket holds while the application is inside a
     // call is never blocked: the server reads on (what CometBFT's socket client needs, see
     // ServerConfig::max_unanswered_bytes).
     HeldServer held;
-    constexpr size_t kCount = 100'000;  // 690 KB, against a Unix socket's 208 KiB
+    ASSERT_TRUE(held.held);
+    constexpr size_t kCount = 20'000;  // 127 KB, against the client's 32 KiB send buffer
     const Bytes more = check_txs_with_flushes(kCount);
     EXPECT_EQ(held.client->send_while_taken(more, kPatienceMs), more.size());
     held.release_and_expect(kCount);
     // Runs of what was queued, cut at their bound: never one per Flush.
     const std::vector<size_t> runs = held.app.runs();
+    ASSERT_FALSE(runs.empty());
     EXPECT_EQ(runs.front(), 1u);
     EXPECT_LT(runs.size(), 1 + kCount / 8);
 }
@@ -508,25 +525,62 @@ TEST(abci_server, the_socket_is_read_while_the_application_answers) {
 TEST(abci_server, a_reader_stops_at_the_bound_on_unanswered_requests_and_goes_on_after) {
     constexpr size_t kBound = 64 << 10;
     HeldServer held{kBound};
+    ASSERT_TRUE(held.held);
     Client& client = *held.client;
-    constexpr size_t kCount = 1'000'000;  // 6.9 MB
+    constexpr size_t kCount = 100'000;  // 637 KB: 6-byte CheckTx frames, a 3-byte Flush per 8
     const Bytes more = check_txs_with_flushes(kCount);
-    // The server reads at least up to its bound (waited for as long as a broken server may
-    // take), then stops: what is sent after that fills the socket's buffer and no more.
+    // Twice what the client's socket holds: taken only if the server reads it (waited for as
+    // long as a broken server may take). Below the bound, which counts frames without their
+    // length prefix (5 of 6 bytes).
     size_t sent = client.send_while_taken(BytesView{more}.first(kBound), kPatienceMs);
     ASSERT_EQ(sent, kBound);
+    // Then the server stops reading: what is sent after that fills the socket and no more.
     sent +=
         client.send_while_taken(BytesView{more}.subspan(kBound), std::chrono::milliseconds{500});
-    // The bound, a 64 KiB read past it, and a Unix socket's buffer (208 KiB here; 1 MiB of room).
-    EXPECT_LT(sent, kBound + (64u << 10) + (1u << 20));
+    // The bound in wire bytes (6/5 of it), one 64 KiB read past it, and the client's 32 KiB
+    // send buffer: 173 KiB. Without the bound, all 637 KB.
+    EXPECT_LT(sent, kBound * 6 / 5 + (64u << 10) + (48u << 10));
     // Released, it reads the rest while the answers are read (the client's socket holds only
     // so many of them).
     size_t rest = 0;
-    std::thread sender{
-        [&] { rest = client.send_while_taken(BytesView{more}.subspan(sent), kPatienceMs); }};
+    std::thread sender{[&] {
+        try {
+            rest = client.send_while_taken(BytesView{more}.subspan(sent), kPatienceMs);
+        } catch (const std::exception&) {
+            // The server closed: `rest` falls short, and the test fails below.
+        }
+    }};
     held.release_and_expect(kCount);
     sender.join();
     EXPECT_EQ(sent + rest, more.size());
+}
+
+TEST(abci_server, stop_while_the_application_is_inside_a_call_asks_it_nothing_more) {
+    // The answerer inside the application with requests queued and no answer due (no Flush),
+    // the reader at its bound: stop() wakes the reader, and once the call returns nothing more
+    // is asked of the application.
+    test::ScratchDir dir;
+    FakeApp app;
+    LogLines log;
+    auto server = start({.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = 64 << 10},
+                        app, log);
+    Client client{server->address()};
+    client.limit_send_buffer();
+    app.hold(true);
+    client.send({check_tx(9)});
+    ASSERT_TRUE(app.wait_for_calls(1));
+    Bytes more;
+    for (size_t i = 0; i < 100'000; ++i) append_frame(check_tx(i % 200), more);
+    client.send_while_taken(more, std::chrono::milliseconds{500});
+    // The call is released once stop() has shut the connection down (the client sees it close).
+    std::thread releaser{[&] {
+        EXPECT_TRUE(client.closed_by_server());
+        app.hold(false);
+    }};
+    server->stop();
+    releaser.join();
+    EXPECT_EQ(server->threads(), 0u);
+    EXPECT_EQ(app.runs(), (std::vector<size_t>{1}));
 }
 
 TEST(abci_server, a_run_is_cut_at_its_bound) {
