@@ -137,13 +137,13 @@ struct Server::Impl {
         std::thread thread;
     };
 
-    /// What a connection's reader hands its answerer: two threads per connection, so that the
-    /// socket is read while the application answers (ServerConfig::max_unanswered_bytes).
     /// A request read, with the bytes of its frame.
     struct Queued {
         pb::Request request;
         size_t bytes;
     };
+    /// What a connection's reader hands its answerer: two threads per connection, so that the
+    /// socket is read while the application answers (ServerConfig::max_unanswered_bytes).
     struct Inbox {
         std::mutex mutex;
         std::condition_variable changed;    // requests queued or answered, reader or answerer done
