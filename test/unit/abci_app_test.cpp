@@ -372,7 +372,7 @@ TEST_F(AbciApp, recheck_keeps_what_the_pool_holds_and_drops_the_rest_without_rec
 
 TEST_F(AbciApp, a_run_of_check_tx_is_answered_as_the_same_requests_one_at_a_time) {
     // Two nodes in the same state: one asked each request in turn, the other the whole run in
-    // one check_txs (as the server hands over what one read of the mempool connection brought).
+    // one check_txs (as the server hands over the CheckTx it has read and not yet answered).
     // Twice: as it is, a run admitted one by one; with 20 more transfers to admit at its start,
     // a run admitted as one parallel batch.
     for (const size_t padding : {size_t{0}, size_t{20}}) {
