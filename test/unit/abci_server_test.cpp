@@ -384,14 +384,31 @@ TEST(abci_server, responses_wait_for_the_flush) {
     ASSERT_TRUE(r && r->has_flush());
 }
 
-TEST(abci_server, consecutive_check_tx_are_handed_over_as_one_run_across_flushes) {
-    // One write reaches the server as one read on a Unix socket, queued at once for the
-    // application: what it holds decides the runs.
+namespace {
+
+/// A server on a Unix socket in a folder of its own, its application a FakeApp, and a client
+/// connected to it.
+struct UnixServer {
+    explicit UnixServer(size_t max_unanswered_bytes = ServerConfig{}.max_unanswered_bytes)
+        : server{start({.address = "unix://" + dir / "app.sock",
+                        .max_unanswered_bytes = max_unanswered_bytes},
+                       app, log)},
+          client{std::make_unique<Client>(server->address())} {}
     test::ScratchDir dir;
     FakeApp app;
     LogLines log;
-    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
-    Client client{server->address()};
+    std::unique_ptr<Server> server;
+    std::unique_ptr<Client> client;
+};
+
+}  // namespace
+
+TEST(abci_server, consecutive_check_tx_are_handed_over_as_one_run_across_flushes) {
+    // One write reaches the server as one read on a Unix socket, queued at once for the
+    // application: what it holds decides the runs.
+    UnixServer served;
+    FakeApp& app = served.app;
+    Client& client = *served.client;
     client.send({check_tx(1), check_tx(2), check_tx(3), echo_request("between"), check_tx(4),
                  check_tx(5), flush(), check_tx(6), flush(), flush(), check_tx(7)});
     for (const uint32_t code : {1u, 2u, 3u}) {
@@ -417,11 +434,9 @@ TEST(abci_server, consecutive_check_tx_are_handed_over_as_one_run_across_flushes
 }
 
 TEST(abci_server, a_check_tx_after_the_last_flush_waits_for_the_next) {
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
-    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
-    Client client{server->address()};
+    UnixServer served;
+    FakeApp& app = served.app;
+    Client& client = *served.client;
     client.send({check_tx(1), flush(), check_tx(2)});
     EXPECT_TRUE(next_is_check_tx(client, 1u));
     auto r = client.receive();
@@ -473,12 +488,9 @@ namespace {
 
 /// A server on a Unix socket whose application is held inside a CheckTx (code 9, a Flush after
 /// it): what the client sends meanwhile is up to the connection's reader alone.
-struct HeldServer {
-    explicit HeldServer(size_t max_unanswered_bytes = ServerConfig{}.max_unanswered_bytes) {
-        server = start(
-            {.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = max_unanswered_bytes},
-            app, log);
-        client = std::make_unique<Client>(server->address());
+struct HeldServer : UnixServer {
+    explicit HeldServer(size_t max_unanswered_bytes = ServerConfig{}.max_unanswered_bytes)
+        : UnixServer{max_unanswered_bytes} {
         client->limit_send_buffer();
         app.hold(true);
         client->send({check_tx(9), flush()});
@@ -493,11 +505,6 @@ struct HeldServer {
         EXPECT_TRUE(r && r->has_flush());
         expect_check_txs_with_flushes(*client, count);
     }
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
-    std::unique_ptr<Server> server;
-    std::unique_ptr<Client> client;
     bool held{false};  ///< the application was called, and is held
 };
 
@@ -559,12 +566,9 @@ TEST(abci_server, stop_while_the_application_is_inside_a_call_asks_it_nothing_mo
     // The answerer inside the application with requests queued and no answer due (no Flush),
     // the reader at its bound: stop() wakes the reader, and once the call returns nothing more
     // is asked of the application.
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
-    auto server = start({.address = "unix://" + dir / "app.sock", .max_unanswered_bytes = 64 << 10},
-                        app, log);
-    Client client{server->address()};
+    UnixServer served{64 << 10};
+    FakeApp& app = served.app;
+    Client& client = *served.client;
     client.limit_send_buffer();
     app.hold(true);
     client.send({check_tx(9)});
@@ -577,18 +581,16 @@ TEST(abci_server, stop_while_the_application_is_inside_a_call_asks_it_nothing_mo
         EXPECT_TRUE(client.closed_by_server());
         app.hold(false);
     }};
-    server->stop();
+    served.server->stop();
     releaser.join();
-    EXPECT_EQ(server->threads(), 0u);
+    EXPECT_EQ(served.server->threads(), 0u);
     EXPECT_EQ(app.runs(), (std::vector<size_t>{1}));
 }
 
 TEST(abci_server, a_run_is_cut_at_its_bound) {
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
-    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
-    Client client{server->address()};
+    UnixServer served;
+    FakeApp& app = served.app;
+    Client& client = *served.client;
     Bytes out;
     // Codes below 0xee, which throws.
     for (size_t i = 0; i < kMaxCheckRun + 6; ++i) append_frame(check_tx(i % 200), out);
@@ -603,11 +605,9 @@ TEST(abci_server, a_run_is_cut_at_its_bound) {
 }
 
 TEST(abci_server, a_run_of_check_tx_that_throws_is_answered_with_the_exception_each_at_once) {
-    test::ScratchDir dir;
-    FakeApp app;
-    LogLines log;
-    auto server = start({.address = "unix://" + dir / "app.sock"}, app, log);
-    Client client{server->address()};
+    UnixServer served;
+    FakeApp& app = served.app;
+    Client& client = *served.client;
     pb::Request throwing;
     throwing.mutable_check_tx()->set_tx(std::string{FakeApp::kThrow});
     client.send({echo_request("before"), check_tx(1), throwing, check_tx(2)});
